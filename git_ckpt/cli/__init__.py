@@ -1,0 +1,183 @@
+"""The click layer: parse arguments, read the environment, print.  Nothing else lives here.
+
+Each subcommand is ``git_ckpt/cli/cmd_<name>.py`` exposing ``command``; modules are imported
+only when their command runs, so ``git ckpt gate`` and ``git ckpt list`` pay for nothing else.
+One handler (:func:`main`) turns every :class:`~git_ckpt.errors.CkptError` into
+``error: …``/``hint: …`` and its exit code, and any other exception into exit 70 with a log.
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib
+import os
+import sys
+import traceback
+from typing import Any, Callable
+
+import click
+
+from ..errors import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    CkptError,
+    IOFailure,
+)
+
+SCHEMA = "ckpt/1"
+_HERE = os.path.dirname(__file__)
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are the ``cmd_*.py`` modules beside this file."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(
+            name[4:-3].replace("_", "-")
+            for name in os.listdir(_HERE)
+            if name.startswith("cmd_") and name.endswith(".py")
+        )
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if not cmd_name.replace("-", "").isalnum():
+            return None
+        try:
+            mod = importlib.import_module(f"{__name__}.cmd_{cmd_name.replace('-', '_')}")
+        except ModuleNotFoundError:
+            return None
+        return getattr(mod, "command", None)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="git-ckpt", prog_name="git ckpt")
+def cli() -> None:
+    """git ckpt: checkpoint a Git working tree into hidden refs and restore it exactly.
+
+    Checkpoints live in refs/ckpt/TASK/N of this repository.  See `man git-ckpt` for the
+    storage layout, checkpoint names and exit codes.
+    """
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add ``--json`` (machine output: a versioned envelope on stdout)."""
+    return click.option("--json", "as_json", is_flag=True, help="Print a JSON envelope instead of text.")(f)
+
+
+def open_repo():
+    """Open the repository of the current directory (``$GIT_DIR`` honoured)."""
+    from ..gitcore import Repo
+
+    return Repo.discover(os.getcwd(), os.environ.get("GIT_DIR"))
+
+
+def emit(command: str, result: Any, as_json: bool, human: Callable[[], None]) -> None:
+    """Print ``result`` as the JSON envelope, or call ``human`` to print text."""
+    if as_json:
+        import msgspec
+
+        out = {"schema": SCHEMA, "command": command, "result": result}
+        sys.stdout.write(msgspec.json.encode(out, order="deterministic").decode() + "\n")
+    else:
+        human()
+
+
+_ARGS: list[str] = []
+
+
+def after_dashdash() -> list[str]:
+    """The arguments given after ``--`` on the command line (paths), or []."""
+    return _ARGS[_ARGS.index("--") + 1:] if "--" in _ARGS else []
+
+
+def warn(text: str) -> None:
+    """``warning: text`` on stderr."""
+    click.echo(f"warning: {text}", err=True)
+
+
+def say(text: str = "") -> None:
+    """A line of human output on stdout."""
+    click.echo(text)
+
+
+# ------------------------------------------------------------------------------ entry point
+
+
+def _report(exc: CkptError, as_json: bool, command: str) -> int:
+    if as_json:
+        import msgspec
+
+        env = {"schema": SCHEMA, "command": command, "error": {"code": exc.code, "message": exc.message, "hint": exc.hint, "exit_code": exc.exit_code}}
+        sys.stdout.write(msgspec.json.encode(env, order="deterministic").decode() + "\n")
+    click.echo(f"error: {exc.message}", err=True)
+    if exc.hint:
+        click.echo(f"hint: {exc.hint}", err=True)
+    return exc.exit_code
+
+
+def _crash_log(text: str) -> str:
+    try:
+        import platformdirs
+
+        d = platformdirs.user_log_dir("git-ckpt")
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "crash.log")
+        with open(path, "a") as fh:
+            fh.write(text + "\n")
+        return path
+    except Exception:  # noqa: BLE001 - best effort only
+        return "(no log could be written)"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: run the CLI and exit with the documented code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in args
+    _ARGS[:] = args
+    command = next((a for a in args if not a.startswith("-")), "")
+    try:
+        rv = cli.main(args=args, prog_name="git ckpt", standalone_mode=False)
+        code = rv if isinstance(rv, int) else 0
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("error: interrupted", err=True)
+        code = EXIT_INTERRUPTED
+    except click.ClickException as exc:
+        if as_json:
+            code = _report(CkptUsage(exc.format_message()), True, command)
+        else:
+            exc.show()
+            code = EXIT_USAGE
+    except CkptError as exc:
+        code = _report(exc, as_json, command)
+    except KeyboardInterrupt:
+        click.echo("error: interrupted", err=True)
+        code = EXIT_INTERRUPTED
+    except BrokenPipeError:
+        code = 0
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT):
+            code = _report(IOFailure(f"{exc.strerror}: {exc.filename or ''}".rstrip(": "), "free disk space or fix permissions, then run the command again"), as_json, command)
+        else:
+            code = _internal(exc, as_json, command)
+    except Exception as exc:  # noqa: BLE001 - the one place that catches everything
+        code = _internal(exc, as_json, command)
+    sys.stdout.flush()
+    sys.exit(code)
+
+
+def _internal(exc: BaseException, as_json: bool, command: str) -> int:
+    path = _crash_log("".join(traceback.format_exception(exc)))
+    err = CkptError(f"internal error: {type(exc).__name__}: {exc}", f"this is a bug in git-ckpt; please report it with {path}")
+    err.exit_code = EXIT_INTERNAL
+    err.code = "internal"
+    return _report(err, as_json, command)
+
+
+class CkptUsage(CkptError):
+    exit_code = EXIT_USAGE
+    code = "usage"

@@ -1,0 +1,31 @@
+"""git ckpt init: write a starter .ckpt.toml."""
+
+from __future__ import annotations
+
+import click
+
+from . import emit, json_option, open_repo, say
+
+
+@click.command("init")
+@click.option("--force", is_flag=True, help="Overwrite an existing .ckpt.toml.")
+@click.option("--hooks", "with_hooks", is_flag=True, help="Also install the commit gate hooks (git ckpt hooks install).")
+@json_option
+def command(force: bool, with_hooks: bool, as_json: bool) -> int:
+    """Write a starter .ckpt.toml at the worktree root (never overwriting one without --force)."""
+    from ..config import CONFIG_FILE, STARTER
+    from ..errors import UsageError
+    from ..store import atomic_write
+
+    repo = open_repo()
+    path = repo.workdir / CONFIG_FILE
+    if path.exists() and not force:
+        raise UsageError(f"{CONFIG_FILE} already exists", "edit it, or pass --force to replace it")
+    atomic_write(path, STARTER.encode())
+    hooks = None
+    if with_hooks:
+        from ..hooks import install
+
+        hooks = install(repo)
+    emit("init", {"config": str(path), "hooks": hooks}, as_json, lambda: say(f"wrote {path}"))
+    return 0

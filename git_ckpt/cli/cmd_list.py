@@ -1,0 +1,40 @@
+"""git ckpt list: the checkpoints of a task."""
+
+from __future__ import annotations
+
+import click
+
+from . import emit, json_option, open_repo, say
+
+
+@click.command("list")
+@click.option("--task", default=None, help="List this task instead of the current one.")
+@click.option("--all", "all_", is_flag=True, help="List every task.")
+@click.option("--remote", default=None, help="List checkpoints fetched from REMOTE (git ckpt fetch).")
+@json_option
+def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> int:
+    """List checkpoints: id, age, kind, message, verifier state, and * for the promoted one."""
+    from .. import inspect, store
+
+    repo = open_repo()
+    prefix, shown = store.PREFIX, ""
+    if remote:
+        prefix, shown = f"{store.REMOTE_PREFIX}{remote}/", f"{remote}:"
+    if all_:
+        names = sorted({r[len(prefix):].split("/", 1)[0] for r in repo.refs_under(prefix) if "/" in r[len(prefix):]})
+    else:
+        names = [store.check_task_name(task) if task else store.current_task(repo)]
+    rows = [row for name in names for row in inspect.rows(repo, name, prefix, shown)]
+
+    def human() -> None:
+        if not rows:
+            say(f"no checkpoints in task {names[0] if names else '(none)'}" if not all_ else "no checkpoints")
+            return
+        for r in rows:
+            ver = " ".join(f"{k}:{v}" for k, v in sorted(r.verifiers.items()))
+            mark = "*" if r.promoted else " "
+            msg = r.message.splitlines()[0] if r.message else ""
+            say(f"{mark} {r.id:<20} {inspect.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  [{ver}]" if ver else ""))
+
+    emit("list", [r.to_json() for r in rows], as_json, human)
+    return 0

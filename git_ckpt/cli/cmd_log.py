@@ -1,0 +1,43 @@
+"""git ckpt log: the ledger of a task."""
+
+from __future__ import annotations
+
+import click
+
+from . import emit, json_option, open_repo, say
+
+
+@click.command("log")
+@click.option("--task", default=None, help="Show this task instead of the current one.")
+@click.option("--verify", "verify_", is_flag=True, help="Re-check the hash chain; exit 1 naming the first broken link.")
+@click.option("--since", default=None, help="Only events at or after this time (RFC 3339, e.g. 2026-11-30T10:00:00Z).")
+@json_option
+def command(task: str | None, verify_: bool, since: str | None, as_json: bool) -> int:
+    """Print the ledger: one terminal-friendly line per event (save, restore, verify, promote…)."""
+    from .. import ledger, store
+    from ..errors import CheckFailed
+
+    repo = open_repo()
+    task = store.check_task_name(task) if task else store.current_task(repo)
+    if verify_:
+        problems = ledger.verify(repo, task)
+        n = len(ledger.records(repo, task)) if not problems else None
+        emit("log", {"task": task, "ok": not problems, "problems": problems}, as_json,
+             lambda: say(f"ledger of {task}: intact ({n} events)") if not problems else None)
+        if problems:
+            raise CheckFailed(f"ledger of {task} is broken: {problems[0]}", "the ledger was rewritten or edited; compare with a teammate's copy (git ckpt fetch)")
+        return 0
+    recs = ledger.records(repo, task)
+    if since:
+        recs = [r for r in recs if r.event.at >= since]
+
+    def human() -> None:
+        if not recs:
+            say(f"no events in task {task}")
+        for r in recs:
+            say(f"#{r.event.seq:<4} {r.event.at}  {ledger.describe(r.event)}")
+
+    import msgspec
+
+    emit("log", [msgspec.to_builtins(r.event) for r in recs], as_json, human)
+    return 0

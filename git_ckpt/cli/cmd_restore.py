@@ -1,0 +1,79 @@
+"""git ckpt restore: bring a checkpoint back exactly, saving the current state first."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from . import emit, json_option, open_repo, say
+
+
+def print_plan(plan) -> None:
+    """Human rendering of a restore plan (write / delete / leave)."""
+    from ..model import path_display
+
+    for p in plan.write:
+        say(f"write   {path_display(p)}")
+    for p in plan.delete:
+        say(f"delete  {path_display(p)}")
+    for p in plan.overlay_write:
+        say(f"write   {path_display(p)} (overlay)")
+    for p in plan.overlay_delete:
+        say(f"delete  {path_display(p)} (overlay)")
+    if plan.index_changes:
+        say("index   set to the checkpoint's staged state")
+    if plan.head_changes:
+        say("HEAD    moved to the checkpoint's base")
+    say(f"leave   everything else")
+
+
+def report(res, as_json: bool, command: str) -> None:
+    """Print a RestoreResult."""
+    def human() -> None:
+        if res.dry_run:
+            say(f"would restore {res.target}:")
+            print_plan(res.plan)
+            return
+        if res.saved:
+            say(f"saved current state as {res.saved} (pre-restore)")
+        elif res.previous:
+            say(f"current state is already {res.previous}")
+        say(f"restored {res.target}" if res.type == "restore" else f"undo: restored {res.target}")
+
+    emit(command, {"target": res.target, "previous": res.previous, "saved": res.saved, "dry_run": res.dry_run, "plan": res.plan.to_json()}, as_json, human)
+
+
+@click.command("restore")
+@click.argument("ckpt", required=False)
+@click.argument("paths", nargs=-1)
+@click.option("--dry-run", "-n", is_flag=True, help="Print the plan (write / delete / leave); change nothing.")
+@click.option("--reset-head", is_flag=True, help="Also move HEAD (the current branch) to the checkpoint's base.")
+@click.option("--continue", "cont", is_flag=True, help="Finish a restore that was interrupted.")
+@json_option
+def command(ckpt: str | None, paths: tuple[str, ...], dry_run: bool, reset_head: bool, cont: bool, as_json: bool) -> int:
+    """Restore CKPT (T/N, N, @, @~2, promoted, REMOTE:T/N, a revision), whole or only PATHS.
+
+    The current state is saved first as a pre-restore checkpoint (git ckpt undo returns to it).
+    Untracked files that appeared since, and extra files in overlay paths, are removed; ignored
+    files outside the overlay are never touched; HEAD stays unless --reset-head.
+    """
+    from .. import config, store
+    from ..errors import UsageError
+    from ..restore import continue_restore, parse_paths, restore
+
+    repo = open_repo()
+    cfg = config.load(repo)
+    if cont:
+        if ckpt or paths:
+            raise UsageError("--continue takes no checkpoint or paths")
+        report(continue_restore(repo, cfg), as_json, "restore")
+        return 0
+    if not ckpt:
+        raise UsageError("which checkpoint? give one, e.g. git ckpt restore @", "git ckpt list shows the checkpoints")
+    task = store.current_task(repo)
+    cp = store.resolve(repo, ckpt, task)
+    rel = parse_paths(repo, paths, os.getcwd()) if paths else None
+    res = restore(repo, cfg, cp, task=task, paths=rel or None, dry_run=dry_run, reset_head=reset_head)
+    report(res, as_json, "restore")
+    return 0

@@ -1,0 +1,36 @@
+"""git ckpt save: snapshot the worktree as the next checkpoint of the current task."""
+
+from __future__ import annotations
+
+import click
+
+from . import emit, json_option, open_repo, say, warn
+
+
+@click.command("save")
+@click.option("-m", "--message", default="", help="What this checkpoint is.")
+@click.option("--next", "next_", default=None, help="The next step (recorded on the task card).")
+@click.option("--hypothesis", default=None, help="What you expect this state to show.")
+@click.option("--task", default=None, help="Save into this task instead of the current one.")
+@click.option("--allow-empty", is_flag=True, help="Save even when nothing changed since the latest checkpoint.")
+@click.option("--kind", type=click.Choice(["manual", "auto"]), default="manual", help="Recorded in the manifest.")
+@json_option
+def command(message: str, next_: str | None, hypothesis: str | None, task: str | None, allow_empty: bool, kind: str, as_json: bool) -> int:
+    """Save tracked and untracked files, the index, HEAD and the overlay as refs/ckpt/TASK/N.
+
+    Prints "checkpoint saved: TASK/N".  When nothing changed since the latest checkpoint it
+    says so and saves nothing (exit 0), unless --allow-empty.
+    """
+    from .. import config, store
+    from ..snapshot import save
+
+    repo = open_repo()
+    cfg = config.load(repo)
+    task = store.check_task_name(task) if task else store.current_task(repo)
+    with repo.worktree_lock(exclusive=False):
+        res = save(repo, cfg, task=task, message=message, kind=kind, next=next_, hypothesis=hypothesis, allow_empty=allow_empty)
+    for w in res.warnings:
+        warn(w)
+    emit("save", {"id": res.id, "commit": res.commit, "created": res.created, "kind": res.kind, "task": res.task, "warnings": res.warnings}, as_json,
+         lambda: say(f"checkpoint saved: {res.id}" if res.created else f"no changes since {res.id}; nothing saved (use --allow-empty to save anyway)"))
+    return 0

@@ -1,0 +1,50 @@
+"""git ckpt show: one checkpoint in full."""
+
+from __future__ import annotations
+
+import click
+
+from . import emit, json_option, open_repo, say
+
+
+@click.command("show")
+@click.argument("ckpt", default="@")
+@json_option
+def command(ckpt: str, as_json: bool) -> int:
+    """Show CKPT (default @): manifest, files changed vs its base, overlay contents, results."""
+    from .. import inspect, store
+
+    repo = open_repo()
+    cp = store.resolve(repo, ckpt)
+    data = inspect.show(repo, cp)
+
+    def human() -> None:
+        m = cp.manifest
+        say(f"checkpoint {cp.id}{'  (promoted)' if data['promoted'] else ''}")
+        say(f"commit:   {cp.commit}")
+        say(f"kind:     {m.kind}")
+        say(f"created:  {m.created_at} by {m.author} on {m.host}")
+        say(f"base:     {m.base or '(unborn branch)'}{' on ' + m.branch if m.branch else ' (detached)'}")
+        if m.message:
+            say(f"message:  {m.message}")
+        if m.next:
+            say(f"next:     {m.next}")
+        if m.hypothesis:
+            say(f"hypothesis: {m.hypothesis}")
+        for label, items in (("intent-to-add", m.intent_to_add), ("skip-worktree", m.skip_worktree), ("conflicts", m.conflicts), ("skipped", m.skipped)):
+            if items:
+                say(f"{label}: {len(items)} path(s)")
+        say(f"changed vs base ({len(data['changed'])}):")
+        for c in data["changed"]:
+            say(f"  {c['status']} {c['path']}")
+        if data["overlay"]:
+            say(f"overlay ({len(data['overlay'])} entries):")
+            for o in data["overlay"]:
+                say(f"  {o['path']} ({o['kind']}, {o['size']} bytes)")
+        if data["results"]:
+            say("results:")
+            for r in data["results"]:
+                say(f"  {r.get('verifier', '?')}: {r.get('status', '?')} (exit {r.get('exit_code')}, {r.get('duration', 0):.1f} s)" if "verifier" in r else f"  {r}")
+
+    emit("show", data, as_json, human)
+    return 0

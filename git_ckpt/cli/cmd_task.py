@@ -1,0 +1,88 @@
+"""git ckpt task: start, show, list and finish tasks (a named line of work with a card)."""
+
+from __future__ import annotations
+
+import click
+
+from . import emit, json_option, open_repo, say
+
+
+@click.group("task")
+def command() -> None:
+    """Manage tasks: start T, show, list, done."""
+
+
+@command.command("start")
+@click.argument("name")
+@click.option("--goal", default=None, help="What the task is for.")
+@click.option("--constraint", "constraints", multiple=True, help="A constraint (repeatable).")
+@click.option("--acceptance", "acceptance", multiple=True, help="An acceptance criterion (repeatable).")
+@json_option
+def start_cmd(name: str, goal: str | None, constraints: tuple[str, ...], acceptance: tuple[str, ...], as_json: bool) -> int:
+    """Make NAME the current task of this worktree and record its card."""
+    from .. import task
+
+    repo = open_repo()
+    card = task.start(repo, name, goal=goal, constraints=list(constraints), acceptance=list(acceptance))
+    emit("task start", task.card_json(card), as_json, lambda: say(f"task {name} is now current" + (f": {card.goal}" if card.goal else "")))
+    return 0
+
+
+@command.command("show")
+@click.argument("name", required=False)
+@json_option
+def show_cmd(name: str | None, as_json: bool) -> int:
+    """Show the card of NAME (default: the current task)."""
+    from .. import ledger, store, task
+
+    repo = open_repo()
+    name = store.check_task_name(name) if name else store.current_task(repo)
+    card = ledger.card(repo, name)
+
+    def human() -> None:
+        say(f"task: {name}{' (done)' if card.done else ''}")
+        say(f"goal: {card.goal or '(none)'}")
+        for label, items in (("constraints", card.constraints), ("acceptance", card.acceptance), ("read", card.reads)):
+            for it in items:
+                say(f"{label}: {it}")
+        for label, items in (("fact", card.facts), ("decided", card.decisions), ("failed", card.failed), ("question", card.questions), ("assumption", card.assumptions)):
+            for i, it in enumerate(items, start=1):
+                extra = f" [{it.status}]" if it.status else ""
+                extra += f" ({it.reason})" if it.reason else ""
+                say(f"{label} {i}: {it.text}{extra}")
+        if card.next:
+            say(f"next: {card.next}")
+
+    emit("task show", task.card_json(card), as_json, human)
+    return 0
+
+
+@command.command("list")
+@json_option
+def list_cmd(as_json: bool) -> int:
+    """List tasks with their checkpoint counts; * marks the current one."""
+    from .. import task
+
+    repo = open_repo()
+    rows = task.listing(repo)
+
+    def human() -> None:
+        for r in rows:
+            say(f"{'*' if r['current'] else ' '} {r['task']:<24} {r['checkpoints']:>4} checkpoints  {'(done) ' if r['done'] else ''}{r['goal']}")
+
+    emit("task list", rows, as_json, human)
+    return 0
+
+
+@command.command("done")
+@click.argument("name", required=False)
+@json_option
+def done_cmd(name: str | None, as_json: bool) -> int:
+    """Mark NAME (default: the current task) done."""
+    from .. import store, task
+
+    repo = open_repo()
+    name = store.check_task_name(name) if name else store.current_task(repo)
+    card = task.done(repo, name)
+    emit("task done", task.card_json(card), as_json, lambda: say(f"task {name} marked done"))
+    return 0

@@ -1,0 +1,265 @@
+"""``.ckpt.toml`` (committed, shared) overridden by ``git config ckpt.*`` (local).
+
+Decoded with msgspec into :class:`Config`; unknown keys and wrong types are errors that name the
+key (and, for TOML syntax errors, the line).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .gitcore import Repo
+
+CONFIG_FILE = ".ckpt.toml"
+DEFAULT_MAX_FILE_SIZE = 100 * 1024 * 1024
+
+# Ignored paths that must never be archived and never be touched.
+DEFAULT_EXCLUDE = ["node_modules/", ".venv/", "venv/", "__pycache__/", ".tox/", ".mypy_cache/", ".pytest_cache/"]
+
+# Likely-secret files: left out of the overlay (with a warning naming them) unless
+# overlay.allow_secrets = true.
+SECRET_PATTERNS = [
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    "credentials",
+    "credentials.json",
+    "*.keystore",
+    "*.jks",
+]
+
+STARTER = """\
+# git ckpt configuration (https://example.invalid/git-ckpt): committed and shared.
+# Local overrides: git config ckpt.overlay.include PATTERN, ckpt.verifier.NAME.command CMD, ...
+
+[overlay]
+# Ignored paths worth keeping with each checkpoint (gitignore-style patterns).
+include = []
+exclude = ["node_modules/", ".venv/"]
+max_file_size = "100MiB"
+
+# [[verifier]]
+# name = "tests"
+# command = ["python", "-m", "pytest", "-q"]   # or a string, run by the shell
+# required = true
+# timeout = 600                                 # seconds
+
+[retention]
+keep = 50
+older_than = "30d"
+"""
+
+
+class OverlayConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[overlay]``: gitignore-style ``include``/``exclude`` patterns and a per-file size cap."""
+
+    include: list[str] = []
+    exclude: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_EXCLUDE))
+    max_file_size: int | str = "100MiB"
+    allow_secrets: bool = False
+
+
+class VerifierConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One ``[[verifier]]``: ``command`` is an argv list, or a string run by ``sh -c``."""
+
+    name: str
+    command: list[str] | str
+    required: bool = True
+    timeout: float = 600.0
+    env: dict[str, str] = {}
+    cwd: str | None = None
+
+
+class RetentionConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[retention]`` for ``git ckpt gc``."""
+
+    keep: int = 50
+    older_than: str = "30d"
+    max_bytes: int | str | None = None
+
+
+class AttemptConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[attempt]``: what ``git ckpt attempt`` does when verification fails."""
+
+    on_failure: str = "restore"
+
+
+class GateConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[gate]``: whether the pre-push hook refuses unverified commits (default: warn)."""
+
+    pre_push: str = "warn"
+
+
+class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """The whole configuration.  ``source`` is the raw ``.ckpt.toml`` bytes (b"" when absent)."""
+
+    overlay: OverlayConfig = msgspec.field(default_factory=OverlayConfig)
+    verifier: list[VerifierConfig] = []
+    retention: RetentionConfig = msgspec.field(default_factory=RetentionConfig)
+    attempt: AttemptConfig = msgspec.field(default_factory=AttemptConfig)
+    gate: GateConfig = msgspec.field(default_factory=GateConfig)
+    source: bytes = b""
+
+    @property
+    def max_file_size(self) -> int:
+        """The overlay/untracked size cap in bytes."""
+        return parse_size(self.overlay.max_file_size, "overlay.max_file_size")
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.I)
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "ki": 1024, "m": 10**6, "mb": 10**6,
+          "mib": 1024**2, "mi": 1024**2, "g": 10**9, "gb": 10**9, "gib": 1024**3, "gi": 1024**3,
+          "t": 10**12, "tb": 10**12, "tib": 1024**4, "ti": 1024**4}
+
+
+def parse_size(value: int | str, key: str) -> int:
+    """``"100MiB"`` → 104857600; plain ints are bytes.  :class:`ConfigError` names ``key``."""
+    if isinstance(value, int):
+        if value < 0:
+            raise ConfigError(f"{key} must not be negative")
+        return value
+    m = _SIZE.match(value)
+    if not m or (m.group(2) or "").lower() not in _UNITS:
+        raise ConfigError(f"{key}: cannot read size {value!r}", 'write it like "100MiB" or a number of bytes')
+    return int(float(m.group(1)) * _UNITS[(m.group(2) or "").lower()])
+
+
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+
+
+def parse_duration(value: str, key: str) -> int:
+    """``"14d"`` → seconds.  Units s, m, h, d, w.  :class:`ConfigError` names ``key``."""
+    m = _DURATION.match(value)
+    if not m:
+        raise ConfigError(f"{key}: cannot read duration {value!r}", 'write it like "30d", "12h" or "90m"')
+    return int(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[m.group(2)]
+
+
+def decode(data: bytes, origin: str = CONFIG_FILE) -> Config:
+    """Decode ``.ckpt.toml`` bytes.  Raises :class:`ConfigError` naming the line or key."""
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{origin} is not valid UTF-8", f"fix or remove {origin}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{origin}: {exc}", f"fix the TOML syntax in {origin}") from None
+    try:
+        cfg = msgspec.convert(raw, type=Config)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{origin}: {exc}", f"fix that key in {origin}") from None
+    cfg.source = data
+    _validate(cfg, origin)
+    return cfg
+
+
+def _validate(cfg: Config, origin: str) -> None:
+    cfg.max_file_size  # noqa: B018 - raises on a bad size
+    parse_duration(cfg.retention.older_than, "retention.older_than")
+    seen: set[str] = set()
+    for v in cfg.verifier:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", v.name):
+            raise ConfigError(f"{origin}: verifier name {v.name!r} must be letters, digits, '.', '_' or '-'")
+        if v.name in seen:
+            raise ConfigError(f"{origin}: verifier {v.name!r} is defined twice")
+        seen.add(v.name)
+        if not v.command or (isinstance(v.command, list) and not all(v.command)):
+            raise ConfigError(f"{origin}: verifier {v.name!r} has an empty command")
+        if v.timeout <= 0:
+            raise ConfigError(f"{origin}: verifier {v.name!r}: timeout must be positive")
+    if cfg.attempt.on_failure not in ("restore", "keep"):
+        raise ConfigError(f"{origin}: attempt.on_failure must be \"restore\" or \"keep\"")
+    if cfg.gate.pre_push not in ("warn", "refuse", "off"):
+        raise ConfigError(f"{origin}: gate.pre_push must be \"warn\", \"refuse\" or \"off\"")
+
+
+def load(repo: "Repo") -> Config:
+    """Read ``.ckpt.toml`` from the worktree root and apply ``git config ckpt.*`` overrides.
+
+    Overrides: ``ckpt.overlay.include`` / ``ckpt.overlay.exclude`` (multi-valued, appended),
+    ``ckpt.overlay.maxFileSize``, ``ckpt.retention.keep``, ``ckpt.retention.olderThan``,
+    ``ckpt.attempt.onFailure``, and ``ckpt.verifier.NAME.command|required|timeout`` (adds or
+    replaces verifier NAME).
+    """
+    path = Path(repo.workdir) / CONFIG_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        data = b""
+    except IsADirectoryError:
+        raise ConfigError(f"{CONFIG_FILE} is a directory", f"remove it or move it aside") from None
+    cfg = decode(data) if data else Config()
+    _apply_git_config(repo, cfg)
+    return cfg
+
+
+def _apply_git_config(repo: "Repo", cfg: Config) -> None:
+    import pygit2
+
+    try:
+        conf = repo.pg.config
+        entries = [(e.name, e.value) for e in conf if e.name.startswith("ckpt.")]
+    except pygit2.GitError as exc:
+        raise ConfigError(f"cannot read git config: {exc}") from None
+    verifiers: dict[str, dict[str, object]] = {}
+    for name, value in entries:
+        key = name[len("ckpt."):]
+        low = key.lower()
+        if low == "overlay.include":
+            cfg.overlay.include.append(value)
+        elif low == "overlay.exclude":
+            cfg.overlay.exclude.append(value)
+        elif low == "overlay.maxfilesize":
+            cfg.overlay.max_file_size = value
+        elif low == "retention.keep":
+            try:
+                cfg.retention.keep = int(value)
+            except ValueError:
+                raise ConfigError(f"git config ckpt.retention.keep: {value!r} is not a number") from None
+        elif low == "retention.olderthan":
+            cfg.retention.older_than = value
+        elif low == "attempt.onfailure":
+            cfg.attempt.on_failure = value
+        elif low.startswith("verifier.") and low.count(".") >= 2:
+            vname, _, field = key[len("verifier."):].rpartition(".")
+            verifiers.setdefault(vname, {})[field.lower()] = value
+    for vname, fields in verifiers.items():
+        existing = next((v for v in cfg.verifier if v.name == vname), None)
+        spec: dict[str, object] = {"name": vname}
+        if existing is not None:
+            spec.update(msgspec.structs.asdict(existing))
+        if "command" in fields:
+            spec["command"] = fields["command"]
+        if "required" in fields:
+            spec["required"] = str(fields["required"]).lower() in ("true", "yes", "on", "1")
+        if "timeout" in fields:
+            try:
+                spec["timeout"] = float(str(fields["timeout"]))
+            except ValueError:
+                raise ConfigError(f"git config ckpt.verifier.{vname}.timeout is not a number") from None
+        if "command" not in spec:
+            raise ConfigError(f"git config ckpt.verifier.{vname} has no command", f"git config ckpt.verifier.{vname}.command CMD")
+        try:
+            new = msgspec.convert(spec, type=VerifierConfig)
+        except msgspec.ValidationError as exc:
+            raise ConfigError(f"git config ckpt.verifier.{vname}: {exc}") from None
+        cfg.verifier = [v for v in cfg.verifier if v.name != vname] + [new]
+    _validate(cfg, "git config ckpt.*")

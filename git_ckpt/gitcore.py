@@ -1,0 +1,472 @@
+"""The git layer: the only module that touches pygit2 or runs the ``git`` executable.
+
+Objects, refs and notes go through pygit2 (libgit2).  The index and the worktree go through the
+user's ``git`` executable, because libgit2 does not implement everything real indexes use (split
+index, sparse index, fsmonitor, external filter drivers such as Git LFS) and because ``git add``
+and ``git checkout-index`` are the definition of "content as git stores it" and "bytes as git
+writes them".  Every ref write goes through :meth:`Repo.update_ref`, a compare-and-swap under the
+same ``.lock`` files git uses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pygit2
+
+from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, RepoError
+
+ZERO_OID = "0" * 40
+EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+# Variables git sets for hooks and subcommands that would point our own git calls at another
+# index or repository; we pass the locations explicitly instead.
+_LOCATION_VARS = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_LITERAL_PATHSPECS",
+    "GIT_GLOB_PATHSPECS",
+    "GIT_NOGLOB_PATHSPECS",
+    "GIT_ICASE_PATHSPECS",
+)
+
+
+class RefConflict(BusyError):
+    """A compare-and-swap ref update found another value than expected.
+
+    ``name`` is the ref, ``expected`` and ``actual`` are hex object ids or None (absent).
+    Callers that can rebuild on the new value catch this and retry.
+    """
+
+    def __init__(self, name: str, expected: str | None, actual: str | None) -> None:
+        super().__init__(
+            f"ref {name} changed underneath us (expected {expected or 'absent'}, found {actual or 'absent'})",
+            "another git ckpt process wrote it at the same time; run the command again",
+        )
+        self.name = name
+        self.expected = expected
+        self.actual = actual
+
+
+def fault(step: str) -> None:
+    """Test-only crash injection: SIGKILL this process when ``$GIT_CKPT_FAULT`` names ``step``."""
+    if os.environ.get("GIT_CKPT_FAULT") == step:
+        os.kill(os.getpid(), 9)
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One entry of a recursive tree listing or diff side: ``path`` as bytes, octal ``mode``, ``oid`` hex."""
+
+    path: bytes
+    mode: int
+    oid: str
+
+
+class Repo:
+    """An open, non-bare repository with a worktree.
+
+    Attributes: ``workdir`` (Path, the worktree root), ``git_dir`` (Path, this worktree's
+    ``$GIT_DIR``), ``common_dir`` (Path, where refs and objects live), ``pg`` (the pygit2
+    Repository).  Construct with :meth:`discover`.
+    """
+
+    def __init__(self, pg: pygit2.Repository) -> None:
+        self.pg = pg
+        if pg.is_bare or pg.workdir is None:
+            raise RepoError(
+                "this is a bare repository; git ckpt checkpoints a working tree",
+                "run it inside a clone or a linked worktree (git worktree add)",
+            )
+        self.workdir = Path(pg.workdir).resolve()
+        self.git_dir = Path(pg.path).resolve()
+        common = self.git_dir / "commondir"
+        if common.exists():
+            self.common_dir = (self.git_dir / common.read_text().strip()).resolve()
+        else:
+            self.common_dir = self.git_dir
+        self._git_env: dict[str, str] | None = None
+
+    # ---------------------------------------------------------------- opening
+
+    @classmethod
+    def discover(cls, start: str | os.PathLike[str] | None = None, git_dir: str | None = None) -> "Repo":
+        """Open the repository containing ``start`` (default: the current directory).
+
+        ``git_dir`` (from ``$GIT_DIR``, read by the CLI) opens that repository directly.
+        Raises :class:`RepoError` outside a repository or in a bare one; mirrors
+        ``git rev-parse --git-dir`` discovery.
+        """
+        try:
+            if git_dir:
+                pg = pygit2.Repository(git_dir)
+            else:
+                found = pygit2.discover_repository(str(start or os.getcwd()))
+                if found is None:
+                    raise RepoError(
+                        "not a git repository (or any of the parent directories)",
+                        "run git ckpt inside a git worktree, or create one with git init",
+                    )
+                pg = pygit2.Repository(found)
+        except pygit2.GitError as exc:
+            raise RepoError(f"cannot open the repository: {exc}", "check that .git is readable") from None
+        return cls(pg)
+
+    # ---------------------------------------------------------------- git binary
+
+    def git_env(self, index_file: str | os.PathLike[str] | None = None) -> dict[str, str]:
+        """The environment for our own ``git`` calls: location variables pinned to this repository."""
+        if self._git_env is None:
+            env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
+            env["GIT_DIR"] = str(self.git_dir)
+            env["GIT_WORK_TREE"] = str(self.workdir)
+            env["GIT_LITERAL_PATHSPECS"] = "1"
+            env.setdefault("GIT_TERMINAL_PROMPT", "0")
+            self._git_env = env
+        env = dict(self._git_env)
+        if index_file is not None:
+            env["GIT_INDEX_FILE"] = str(index_file)
+        return env
+
+    def git(
+        self,
+        *args: str | bytes,
+        input: bytes | None = None,
+        index_file: str | os.PathLike[str] | None = None,
+        check: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run ``git ARGS`` in the worktree root and return the completed process (stdout as bytes).
+
+        ``index_file`` sets ``GIT_INDEX_FILE`` (a temporary index); ``check`` raises a
+        :class:`CkptError` carrying git's own first error line when git exits non-zero.
+        """
+        full_env = self.git_env(index_file)
+        if env:
+            full_env.update(env)
+        try:
+            proc = subprocess.run(
+                ["git", *args],
+                input=input,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self.workdir,
+                env=full_env,
+            )
+        except FileNotFoundError:
+            raise RepoError("the git executable was not found on PATH", "install git or fix PATH") from None
+        if check and proc.returncode != 0:
+            raise git_failure(args, proc)
+        return proc
+
+    # ---------------------------------------------------------------- state
+
+    def in_progress(self) -> str | None:
+        """Name the operation in progress in this worktree (merge, rebase, …) or None."""
+        g = self.git_dir
+        for name, what in (
+            ("rebase-merge", "a rebase"),
+            ("rebase-apply", "a rebase or am"),
+            ("MERGE_HEAD", "a merge"),
+            ("CHERRY_PICK_HEAD", "a cherry-pick"),
+            ("REVERT_HEAD", "a revert"),
+        ):
+            if (g / name).exists():
+                return what
+        return None
+
+    def check_index_unlocked(self) -> None:
+        """Raise :class:`BusyError` when ``index.lock`` is held (another git process is running)."""
+        if (self.git_dir / "index.lock").exists():
+            raise BusyError(
+                f"the index is locked: {self.git_dir / 'index.lock'} exists",
+                "wait for the other git process to finish; if none is running, remove that file",
+            )
+
+    def head(self) -> tuple[str | None, str | None]:
+        """Return ``(commit id or None if unborn, branch ref name or None if detached)``."""
+        pg = self.pg
+        branch: str | None = None
+        try:
+            ref = pg.references.get("HEAD")
+            if ref is not None and ref.type == pygit2.enums.ReferenceType.SYMBOLIC:
+                branch = str(ref.target)
+        except pygit2.GitError:
+            pass
+        if pg.head_is_unborn:
+            return None, branch
+        try:
+            return str(pg.head.target), branch
+        except pygit2.GitError:
+            return None, branch
+
+    def index_path(self) -> Path:
+        """The real index file of this worktree."""
+        return self.git_dir / "index"
+
+    def ckpt_dir(self) -> Path:
+        """``$GIT_DIR/ckpt`` (per worktree), created on demand."""
+        path = self.git_dir / "ckpt"
+        path.mkdir(exist_ok=True)
+        return path
+
+    @contextlib.contextmanager
+    def worktree_lock(self, exclusive: bool, timeout: float = 60.0) -> Iterator[None]:
+        """Hold ``$GIT_DIR/ckpt/lock`` (flock): exclusive for restore/undo, shared for save."""
+        path = self.ckpt_dir() / "lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise BusyError(
+                            "another git ckpt restore or save is running in this worktree",
+                            "wait for it to finish and run the command again",
+                        ) from None
+                    time.sleep(0.05)
+            yield
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def temp_index(self, copy_real: bool) -> Iterator[Path]:
+        """A temporary index file inside ``$GIT_DIR`` (so renames stay on one file system).
+
+        With ``copy_real`` it starts as a copy of the real index (stat data included, so git
+        re-hashes only files whose stat changed); otherwise it starts absent (empty).
+        """
+        fd, name = tempfile.mkstemp(prefix="ckpt-index-", dir=self.git_dir)
+        os.close(fd)
+        path = Path(name)
+        try:
+            real = self.index_path()
+            if copy_real and real.exists():
+                shutil.copyfile(real, path)
+            else:
+                path.unlink()
+            yield path
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            with contextlib.suppress(FileNotFoundError):
+                Path(str(path) + ".lock").unlink()
+
+    # ---------------------------------------------------------------- refs
+
+    def read_ref(self, name: str) -> str | None:
+        """The object id a direct ref points at, or None when absent."""
+        try:
+            ref = self.pg.references.get(name)
+        except (pygit2.GitError, ValueError):
+            return None
+        if ref is None:
+            return None
+        try:
+            return str(ref.resolve().target)
+        except pygit2.GitError:
+            return None
+
+    def refs_under(self, prefix: str) -> dict[str, str]:
+        """All refs whose name starts with ``prefix`` (e.g. ``refs/ckpt/T/``), name → object id."""
+        out: dict[str, str] = {}
+        for ref in self.pg.references.iterator():
+            name = ref.name
+            if name.startswith(prefix):
+                try:
+                    out[name] = str(ref.target)
+                except pygit2.GitError:
+                    continue
+        return out
+
+    def update_ref(
+        self,
+        name: str,
+        new: str | None,
+        *,
+        expected_old: str | None,
+        reason: str,
+        reflog: bool = False,
+        timeout: float = 20.0,
+    ) -> None:
+        """Compare-and-swap ``name`` from ``expected_old`` to ``new`` (None deletes), like
+        ``git update-ref NAME NEW OLD``.
+
+        The ref is locked with git's own ``NAME.lock`` file, re-read under the lock, compared and
+        written in one libgit2 transaction.  A lock held by another process is waited for (up to
+        ``timeout`` seconds, then :class:`BusyError`); a different current value raises
+        :class:`RefConflict` and writes nothing.  ``reflog`` makes sure a reflog is kept for the
+        ref (libgit2 only appends to existing logs outside ``refs/heads`` and ``refs/notes``).
+        """
+        if reflog:
+            log = self.common_dir / "logs" / name
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.touch(exist_ok=True)
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            try:
+                with self.pg.transaction() as txn:
+                    txn.lock_ref(name)
+                    actual = self.read_ref(name)
+                    if actual != expected_old:
+                        raise RefConflict(name, expected_old, actual)
+                    if new is None:
+                        txn.remove(name)
+                    else:
+                        txn.set_target(name, pygit2.Oid(hex=new), message=reason)
+                return
+            except pygit2.GitError as exc:
+                text = str(exc)
+                if "lock" in text and time.monotonic() < deadline:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.2)
+                    continue
+                if "lock" in text:
+                    raise BusyError(f"ref {name} is locked by another process", "try again") from None
+                raise io_or_corrupt(exc, f"cannot update {name}") from None
+
+    # ---------------------------------------------------------------- objects
+
+    def blob(self, data: bytes) -> str:
+        """Write ``data`` as a blob and return its id (``git hash-object -w``)."""
+        try:
+            return str(self.pg.create_blob(data))
+        except pygit2.GitError as exc:
+            raise io_or_corrupt(exc, "cannot write an object") from None
+
+    def read_blob(self, oid: str) -> bytes:
+        """The bytes of blob ``oid``; :class:`CorruptError` if missing or not a blob."""
+        try:
+            obj = self.pg[oid]
+        except (KeyError, ValueError, pygit2.GitError):
+            raise CorruptError(f"object {oid} is missing from the object store") from None
+        if not isinstance(obj, pygit2.Blob):
+            raise CorruptError(f"object {oid} is not a blob")
+        return obj.data
+
+    def commit(self, tree: str, parents: list[str], message: str) -> str:
+        """Write a commit (author = committer = the user's identity, now) and return its id."""
+        sig = self.signature()
+        try:
+            return str(
+                self.pg.create_commit(
+                    None, sig, sig, message, pygit2.Oid(hex=tree), [pygit2.Oid(hex=p) for p in parents]
+                )
+            )
+        except pygit2.GitError as exc:
+            raise io_or_corrupt(exc, "cannot write a commit") from None
+
+    def signature(self) -> pygit2.Signature:
+        """The user's identity (``user.name``/``user.email``), or ``git-ckpt <git-ckpt@localhost>``."""
+        try:
+            return self.pg.default_signature
+        except (pygit2.GitError, KeyError):
+            return pygit2.Signature("git-ckpt", "git-ckpt@localhost")
+
+    def mktree(self, entries: list[tuple[int, str, bytes]]) -> str:
+        """Build a (nested) tree from ``(mode, oid, path)`` entries, paths as bytes with ``/``.
+
+        Goes through a temporary index and ``git write-tree``, so any path bytes work.
+        """
+        with self.temp_index(copy_real=False) as idx:
+            data = b"".join(b"%o %s\t%s\0" % (mode, oid.encode(), path) for mode, oid, path in entries)
+            self.git("update-index", "-z", "--index-info", input=data, index_file=idx)
+            return self.git("write-tree", "--missing-ok", index_file=idx).stdout.decode().strip()
+
+    def ls_tree(self, tree: str, *paths: bytes) -> list[TreeEntry]:
+        """Recursive listing of ``tree`` (``git ls-tree -r -z``), optionally limited to ``paths``."""
+        out = self.git("ls-tree", "-r", "-z", "--full-tree", tree, "--", *paths).stdout
+        entries = []
+        for rec in out.split(b"\0"):
+            if not rec:
+                continue
+            meta, _, path = rec.partition(b"\t")
+            mode, _kind, oid = meta.split(b" ")
+            entries.append(TreeEntry(path, int(mode, 8), oid.decode()))
+        return entries
+
+    def diff_trees(self, old: str, new: str, paths: list[bytes] | None = None) -> list[tuple[TreeEntry | None, TreeEntry | None]]:
+        """Changed paths between two trees (``git diff-tree -r -z --no-renames``).
+
+        Returns ``(old entry or None, new entry or None)`` pairs in git's path order.
+        """
+        args = ["diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", old, new]
+        if paths:
+            args += ["--", *[p.decode("utf-8", "surrogateescape") if isinstance(p, bytes) else p for p in paths]]
+        out = self.git(*args).stdout
+        parts = out.split(b"\0")
+        result = []
+        i = 0
+        while i + 1 < len(parts):
+            meta = parts[i]
+            if not meta.startswith(b":"):
+                i += 1
+                continue
+            path = parts[i + 1]
+            i += 2
+            m1, m2, o1, o2, _status = meta[1:].split(b" ")
+            a = None if int(m1, 8) == 0 else TreeEntry(path, int(m1, 8), o1.decode())
+            b = None if int(m2, 8) == 0 else TreeEntry(path, int(m2, 8), o2.decode())
+            result.append((a, b))
+        return result
+
+    def object_exists(self, oid: str) -> bool:
+        """Whether ``oid`` is in the object store."""
+        try:
+            return pygit2.Oid(hex=oid) in self.pg.odb
+        except (ValueError, pygit2.GitError):
+            return False
+
+
+def git_failure(args: tuple[str | bytes, ...], proc: subprocess.CompletedProcess[bytes]) -> CkptError:
+    """Turn a failed ``git`` call into the matching :class:`CkptError` with git's first error line."""
+    err = proc.stderr.decode("utf-8", "replace").strip()
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    first = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), lines[0] if lines else "")
+    first = first.removeprefix("fatal: ").removeprefix("error: ")
+    cmd = args[0].decode() if isinstance(args[0], bytes) else args[0]
+    low = err.lower()
+    if "no space left" in low or "read-only file system" in low or "permission denied" in low:
+        return IOFailure(f"git {cmd} failed: {first}", "free disk space or fix permissions, then run the command again")
+    if "index.lock" in low or ".lock': file exists" in low:
+        return BusyError(f"git {cmd} failed: {first}", "another git process holds a lock; wait for it and retry")
+    return CkptError(f"git {cmd} failed (exit {proc.returncode}): {first}")
+
+
+def io_or_corrupt(exc: BaseException, what: str) -> CkptError:
+    """Classify a libgit2/OS error: disk full or read-only → :class:`IOFailure`, else corrupt data."""
+    text = str(exc)
+    low = text.lower()
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT):
+        return IOFailure(f"{what}: {exc.strerror}", "free disk space or fix permissions, then run the command again")
+    if any(s in low for s in ("no space", "read-only", "permission denied", "failed to write", "could not write", "failed to create", "failed to make")):
+        return IOFailure(f"{what}: {text}", "free disk space or fix permissions, then run the command again")
+    return CorruptError(f"{what}: {text}")
+
+
+def not_found(what: str, hint: str | None = None) -> NotFoundError:
+    """Shorthand for a :class:`NotFoundError`."""
+    return NotFoundError(what, hint)

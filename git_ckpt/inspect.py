@@ -1,0 +1,108 @@
+"""Read-only views of checkpoints: ``list``, ``show``, ``status`` data as plain structures."""
+
+from __future__ import annotations
+
+import calendar
+import time
+from dataclasses import dataclass, field
+
+import pygit2
+
+from . import notes, store
+from .errors import CkptError
+from .gitcore import EMPTY_TREE, Repo
+from .model import path_display, path_from_str
+from .store import Checkpoint
+
+
+def age(created_at: str, now: float | None = None) -> str:
+    """``3m``, ``2h``, ``5d`` since an RFC 3339 UTC time."""
+    try:
+        t = calendar.timegm(time.strptime(created_at, "%Y-%m-%dT%H:%M:%SZ"))
+    except ValueError:
+        return "?"
+    secs = max(0, int((now or time.time()) - t))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if secs >= size:
+            return f"{secs // size}{unit}"
+    return f"{secs}s"
+
+
+def verifier_state(results: list[dict]) -> dict[str, str]:
+    """Latest status per verifier name from a note's result lines (later lines win)."""
+    state: dict[str, str] = {}
+    for r in results:
+        name = r.get("verifier")
+        if isinstance(name, str):
+            state[name] = str(r.get("status", "?"))
+    return state
+
+
+@dataclass
+class Row:
+    """One line of ``git ckpt list``."""
+
+    id: str
+    commit: str
+    kind: str
+    created_at: str
+    message: str
+    promoted: bool
+    verifiers: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id, "commit": self.commit, "kind": self.kind, "created_at": self.created_at,
+            "message": self.message, "promoted": self.promoted, "verifiers": self.verifiers,
+        }
+
+
+def rows(repo: Repo, task: str, prefix: str = store.PREFIX, shown: str = "") -> list[Row]:
+    """Every checkpoint of ``task`` (under ``prefix``), ascending by number."""
+    promoted = repo.read_ref(f"{prefix}{task}/promoted")
+    notes_commit = repo.read_ref(store.NOTES_REF)
+    out = []
+    for n, oid in store.numbered(repo, task, prefix):
+        try:
+            cp = store.load(repo, oid, id=f"{shown}{task}/{n}")
+        except CkptError as exc:
+            out.append(Row(f"{shown}{task}/{n}", oid, "corrupt", "", exc.message, False))
+            continue
+        m = cp.manifest
+        try:
+            results = notes.read_lines(repo, oid) if notes_commit else []
+        except CkptError:
+            results = [{"verifier": "?", "status": "corrupt-note"}]
+        out.append(Row(cp.id, oid, m.kind, m.created_at, m.message, oid == promoted, verifier_state(results)))
+    return out
+
+
+def changed_files(repo: Repo, cp: Checkpoint) -> list[tuple[str, str]]:
+    """``(status letter, path)`` of files the checkpoint's worktree changes relative to its base."""
+    base_tree = str(repo.pg[cp.base].peel(pygit2.Tree).id) if cp.base else EMPTY_TREE
+    out = []
+    for a, b in repo.diff_trees(base_tree, cp.tree):
+        status = "A" if a is None else "D" if b is None else "M"
+        out.append((status, path_display((b or a).path)))
+    return out
+
+
+def show(repo: Repo, cp: Checkpoint) -> dict:
+    """Everything ``git ckpt show`` prints, as JSON-ready data."""
+    import msgspec
+
+    m = cp.manifest
+    try:
+        results = notes.read_lines(repo, cp.commit)
+    except CkptError as exc:
+        results = [{"error": exc.message}]
+    promoted = repo.read_ref(store.promoted_ref(m.task)) == cp.commit
+    return {
+        "id": cp.id,
+        "commit": cp.commit,
+        "manifest": msgspec.to_builtins(m),
+        "promoted": promoted,
+        "changed": [{"status": s, "path": p} for s, p in changed_files(repo, cp)],
+        "overlay": [{"path": path_display(path_from_str(f.path)), "kind": f.kind, "size": f.size} for f in m.overlay.files],
+        "results": results,
+    }

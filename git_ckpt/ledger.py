@@ -1,0 +1,228 @@
+"""The ledger of a task: ``refs/ckpt/T/log``, a chain of commits with {event.json, card.json}.
+
+Each event carries ``seq`` (1, 2, …), ``prev`` (the previous event's hash) and ``hash`` (sha256 of
+its own deterministic encoding), and each ledger commit has the previous one as its only parent:
+a commit chain that is also a hash chain inside the JSON, so rewriting, dropping or editing an
+event is caught by :func:`verify`.  Appends are compare-and-swap on the ref, retried on conflict.
+"""
+
+from __future__ import annotations
+
+import getpass
+import socket
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+import msgspec
+import pygit2
+
+from .errors import CorruptError
+from .gitcore import RefConflict, Repo, fault
+from .model import Card, Event, encode
+from . import store
+
+
+def now_iso() -> str:
+    """Current UTC time as RFC 3339 with seconds (``2026-11-30T05:00:00Z``)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def user_name() -> str:
+    """The login name, or ``unknown``."""
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no passwd entry in containers
+        return "unknown"
+
+
+HOST = socket.gethostname()
+
+
+@dataclass
+class Record:
+    """One ledger entry as read back: ledger ``commit`` id, its ``event`` and the ``card`` then."""
+
+    commit: str
+    event: Event
+    card: Card
+
+
+def _read(repo: Repo, commit: str, task: str) -> Record:
+    try:
+        c = repo.pg[commit]
+        tree = c.peel(pygit2.Tree)
+        ev = msgspec.json.decode(repo.read_blob(str(tree["event.json"].id)), type=Event)
+        card = msgspec.json.decode(repo.read_blob(str(tree["card.json"].id)), type=Card)
+    except (KeyError, ValueError, pygit2.GitError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise CorruptError(f"ledger of task {task} is corrupt at {commit[:12]}: {exc}", f"git ckpt log --verify --task {task} names the first bad event") from None
+    return Record(commit, ev, card)
+
+
+def head(repo: Repo, task: str) -> Record | None:
+    """The newest ledger entry of ``task``, or None when it has no ledger yet."""
+    oid = repo.read_ref(store.log_ref(task))
+    return _read(repo, oid, task) if oid else None
+
+
+def card(repo: Repo, task: str) -> Card:
+    """The task card as of the newest event (an empty card when there is none)."""
+    rec = head(repo, task)
+    return rec.card if rec else Card(task=task)
+
+
+def append(
+    repo: Repo,
+    task: str,
+    type: str,
+    data: dict[str, Any],
+    update_card: Callable[[Card], Card | None] | None = None,
+) -> Record:
+    """Append one event (and the card, changed by ``update_card`` if given) to the ledger of
+    ``task``; compare-and-swap on ``refs/ckpt/T/log``, rebuilt and retried when another process
+    appended first.  Returns the new :class:`Record`."""
+    ref = store.log_ref(task)
+    for _attempt in range(200):
+        old = repo.read_ref(ref)
+        prev = _read(repo, old, task) if old else None
+        cur_card = prev.card if prev else Card(task=task)
+        new_card = cur_card
+        if update_card is not None:
+            changed = update_card(msgspec.structs.replace(cur_card))
+            new_card = changed if changed is not None else cur_card
+        ev = Event(
+            seq=(prev.event.seq + 1) if prev else 1,
+            type=type,
+            task=task,
+            at=now_iso(),
+            host=HOST,
+            user=user_name(),
+            data=data,
+            prev=prev.event.hash if prev else None,
+        )
+        ev.hash = ev.compute_hash()
+        ev_blob = repo.blob(encode(ev))
+        card_blob = repo.blob(encode(new_card))
+        tree = repo.pg.TreeBuilder()
+        tree.insert("card.json", pygit2.Oid(hex=card_blob), pygit2.enums.FileMode.BLOB)
+        tree.insert("event.json", pygit2.Oid(hex=ev_blob), pygit2.enums.FileMode.BLOB)
+        tree_id = str(tree.write())
+        summary = describe(ev)
+        commit = repo.commit(tree_id, [old] if old else [], f"ckpt ledger {task} #{ev.seq}: {summary}\n")
+        fault("ledger.before-ref")
+        try:
+            repo.update_ref(ref, commit, expected_old=old, reason=f"ckpt: {type}")
+        except RefConflict:
+            time.sleep(0.002)
+            continue
+        return Record(commit, ev, new_card)
+    raise CorruptError(f"could not append to the ledger of task {task}: too much contention")
+
+
+def records(repo: Repo, task: str) -> list[Record]:
+    """All ledger entries of ``task``, oldest first (first-parent walk from the ref)."""
+    out = []
+    oid = repo.read_ref(store.log_ref(task))
+    while oid:
+        rec = _read(repo, oid, task)
+        out.append(rec)
+        c = repo.pg[oid]
+        oid = str(c.parent_ids[0]) if c.parent_ids else None
+    out.reverse()
+    return out
+
+
+def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int = 500) -> Record | None:
+    """The newest event of ``task`` for which ``match`` is true, looking back ``limit`` events."""
+    oid = repo.read_ref(store.log_ref(task))
+    while oid and limit > 0:
+        rec = _read(repo, oid, task)
+        if match(rec.event):
+            return rec
+        c = repo.pg[oid]
+        oid = str(c.parent_ids[0]) if c.parent_ids else None
+        limit -= 1
+    return None
+
+
+def verify(repo: Repo, task: str) -> list[str]:
+    """Re-check the ledger of ``task``; return problems, first broken link first ([] when intact).
+
+    Checks: every commit has at most one parent; ``seq`` counts up from 1; each ``hash`` matches
+    the event; each ``prev`` names the previous event's hash; every checkpoint manifest's
+    ``ledger_head`` is a commit on the chain.
+    """
+    problems: list[str] = []
+    ref = store.log_ref(task)
+    oid = repo.read_ref(ref)
+    chain: list[str] = []
+    while oid:
+        chain.append(oid)
+        try:
+            c = repo.pg[oid]
+        except (KeyError, ValueError):
+            problems.append(f"ledger commit {oid[:12]} is missing")
+            break
+        if len(c.parent_ids) > 1:
+            problems.append(f"ledger commit {oid[:12]} has {len(c.parent_ids)} parents")
+        oid = str(c.parent_ids[0]) if c.parent_ids else None
+    chain.reverse()
+    prev_hash: str | None = None
+    for i, commit in enumerate(chain, start=1):
+        try:
+            rec = _read(repo, commit, task)
+        except CorruptError as exc:
+            problems.append(f"event #{i} ({commit[:12]}): unreadable: {exc.message}")
+            break
+        ev = rec.event
+        if ev.seq != i:
+            problems.append(f"event #{i} ({commit[:12]}): sequence number is {ev.seq}, expected {i} (an event was deleted or inserted)")
+            break
+        if ev.compute_hash() != ev.hash:
+            problems.append(f"event #{i} ({commit[:12]}): event.json does not match its hash (edited)")
+            break
+        if ev.prev != prev_hash:
+            problems.append(f"event #{i} ({commit[:12]}): does not link to the event before it (history rewritten)")
+            break
+        prev_hash = ev.hash
+    on_chain = set(chain)
+    for n, cp_oid in store.numbered(repo, task):
+        try:
+            cp = store.load(repo, cp_oid, id=f"{task}/{n}")
+        except Exception as exc:  # noqa: BLE001 - reported, not raised
+            problems.append(f"checkpoint {task}/{n}: unreadable ({exc})")
+            continue
+        lh = cp.manifest.ledger_head
+        if lh and lh not in on_chain:
+            problems.append(f"checkpoint {task}/{n} records ledger head {lh[:12]}, which is no longer on the chain (history rewritten)")
+    return problems
+
+
+def describe(ev: Event) -> str:
+    """A one-line, terminal-friendly description of an event."""
+    d = ev.data
+    t = ev.type
+    if t == "save":
+        return f"checkpoint saved: {d.get('id')}" + (f" ({d.get('kind')})" if d.get("kind") not in (None, "manual") else "")
+    if t == "restore":
+        return f"restored {d.get('target')} (previous state {d.get('from')})"
+    if t == "undo":
+        return f"undo: restored {d.get('target')} (previous state {d.get('from')})"
+    if t == "verify":
+        return f"verifier: {d.get('verifier')} ...... {d.get('status')} on {d.get('id')}"
+    if t == "promote":
+        return f"promoted {d.get('id')}" + (" (forced)" if d.get("forced") else "")
+    if t == "gate-refused":
+        return f"gate refused a commit: {d.get('reason')}"
+    if t == "task-start":
+        return f"task started: {d.get('goal') or ''}".rstrip(": ")
+    if t == "card":
+        return "task card updated"
+    if t == "push":
+        return f"pushed to {d.get('remote')}"
+    if t == "fetch":
+        return f"fetched from {d.get('remote')}"
+    if t == "prune":
+        return f"pruned {len(d.get('pruned', []))} checkpoints"
+    return t

@@ -1,0 +1,95 @@
+"""Verifier results as notes on checkpoint commits in ``refs/notes/ckpt``.
+
+A note is one JSON object per line, appended.  Appends build the notes commit themselves and
+swap ``refs/notes/ckpt`` with compare-and-swap (``git notes add`` and pygit2's ``create_note``
+overwrite blindly), retrying on the new value, so concurrent verifiers never lose a line.
+The notes tree uses git's flat layout (one blob per annotated object, named by its id) and
+reads fan-out layouts too, so ``git log --notes=ckpt`` and ``git notes merge`` work on it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import msgspec
+import pygit2
+
+from .errors import CorruptError
+from .gitcore import RefConflict, Repo, fault
+from .store import NOTES_REF
+
+
+def _locate(repo: Repo, notes_commit: str | None, target: str) -> tuple[str | None, bytes]:
+    """Where the note on ``target`` lives in the notes tree (flat or fanned out) and its bytes."""
+    if not notes_commit:
+        return None, b""
+    tree = repo.pg[notes_commit].peel(pygit2.Tree)
+    for name in (target, f"{target[:2]}/{target[2:]}", f"{target[:2]}/{target[2:4]}/{target[4:]}"):
+        try:
+            entry = tree[name]
+        except KeyError:
+            continue
+        return name, repo.read_blob(str(entry.id))
+    return None, b""
+
+
+def _note_blob(repo: Repo, notes_commit: str | None, target: str) -> bytes:
+    return _locate(repo, notes_commit, target)[1]
+
+
+def _insert(repo: Repo, tree: pygit2.Tree | None, parts: list[str], blob: str) -> str:
+    """Write ``blob`` at ``parts`` below ``tree`` (None: empty), returning the new tree id."""
+    tb = repo.pg.TreeBuilder(tree) if tree is not None else repo.pg.TreeBuilder()
+    if len(parts) == 1:
+        tb.insert(parts[0], pygit2.Oid(hex=blob), pygit2.enums.FileMode.BLOB)
+    else:
+        sub = None
+        if tree is not None and parts[0] in tree:
+            sub = repo.pg[tree[parts[0]].id]
+        tb.insert(parts[0], pygit2.Oid(hex=_insert(repo, sub, parts[1:], blob)), pygit2.enums.FileMode.TREE)
+    return str(tb.write())
+
+
+def read_lines(repo: Repo, target: str, ref: str = NOTES_REF) -> list[dict]:
+    """The JSON result lines of the note on commit ``target`` (oldest first); [] when none.
+
+    A line that is not a JSON object raises :class:`CorruptError`.
+    """
+    data = _note_blob(repo, repo.read_ref(ref), target)
+    out = []
+    for n, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = msgspec.json.decode(line)
+        except msgspec.DecodeError:
+            raise CorruptError(f"the note on {target[:12]} in {ref} is corrupt at line {n}", "inspect it with git notes --ref=ckpt show " + target[:12]) from None
+        if not isinstance(obj, dict):
+            raise CorruptError(f"the note on {target[:12]} in {ref} is corrupt at line {n}")
+        out.append(obj)
+    return out
+
+
+def append_line(repo: Repo, target: str, line: bytes, ref: str = NOTES_REF) -> str:
+    """Append one line (no newline inside) to the note on ``target``; returns the notes commit.
+
+    Compare-and-swap on ``ref``, rebuilt on the new value when another process wrote first.
+    """
+    assert b"\n" not in line
+    for _ in range(500):
+        old = repo.read_ref(ref)
+        where, existing = _locate(repo, old, target)
+        if existing and not existing.endswith(b"\n"):
+            existing += b"\n"
+        blob = repo.blob(existing + line + b"\n")
+        base = repo.pg[old].peel(pygit2.Tree) if old else None
+        tree = _insert(repo, base, (where or target).split("/"), blob)
+        commit = repo.commit(tree, [old] if old else [], "Notes added by 'git ckpt'\n")
+        fault("notes.before-ref")
+        try:
+            repo.update_ref(ref, commit, expected_old=old, reason="ckpt: add result")
+        except RefConflict:
+            time.sleep(0.002)
+            continue
+        return commit
+    raise CorruptError(f"could not append to {ref}: too much contention")

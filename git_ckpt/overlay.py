@@ -1,0 +1,382 @@
+"""The overlay: named ignored paths (fixtures, agent state) archived as a deterministic tar.
+
+* :func:`select` walks only the directories the ``include`` patterns can reach, keeps ignored
+  regular files and symlinks matching ``include`` and not ``exclude``, leaves likely-secret and
+  oversized files out (reported), and never descends into ``.git``.
+* :func:`build_tar` writes an **uncompressed** tar with entries sorted by path, fixed owner
+  (0/0, no names), the file's mode and integer mtime, symlinks as links.
+* :func:`read_archive` parses a tar with the standard library and validates every entry with our
+  own strict rules; :func:`extract` writes validated entries itself (never ``tarfile.extract``):
+  regular files, directories and symlinks only; no absolute paths, no ``..``; never through a
+  symlink, whether in the archive or already on disk; sizes and counts capped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import stat
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import pathspec
+
+from .config import SECRET_PATTERNS, Config
+from .errors import CorruptError, IOFailure
+from .model import OverlayFile, OverlayInfo, digest, path_display, path_to_str
+
+MAX_ENTRIES = 200_000
+MAX_TOTAL = 8 * 1024**3
+
+
+@dataclass
+class Item:
+    """One selected overlay entry: ``path`` relative (bytes), ``kind`` ``file``/``symlink``."""
+
+    path: bytes
+    kind: str
+    mode: int
+    size: int
+    mtime: int
+    sha256: str
+    data: bytes  # file content, or the link target
+
+
+@dataclass
+class Selection:
+    """What :func:`select` found: ``items`` sorted by path, plus what it left out and why."""
+
+    items: list[Item]
+    secrets: list[bytes]
+    too_large: list[bytes]
+    unsafe_links: list[bytes]
+
+    def info(self, cfg: Config) -> OverlayInfo:
+        """The manifest's overlay record for this selection."""
+        files = [
+            OverlayFile(path=path_to_str(i.path), kind=i.kind, mode=i.mode, size=i.size, sha256=i.sha256, mtime=i.mtime)
+            for i in self.items
+        ]
+        return OverlayInfo(
+            include=list(cfg.overlay.include),
+            exclude=list(cfg.overlay.exclude),
+            max_file_size=cfg.max_file_size,
+            files=files,
+            digest=overlay_digest(files),
+            skipped=[path_to_str(p) for p in self.secrets + self.too_large + self.unsafe_links],
+        )
+
+
+def overlay_digest(files: Iterable[OverlayFile]) -> str:
+    """Content digest of an overlay (paths, kinds, modes, content hashes; not mtimes)."""
+    files = list(files)
+    if not files:
+        return ""
+    return digest([[f.path, f.kind, f.mode, f.sha256] for f in files])
+
+
+def _static_prefix(pattern: str) -> str | None:
+    """The literal directory part of an anchored pattern (``tmp/fixtures/`` → ``tmp/fixtures``).
+
+    None when the pattern may match at any depth (no slash before its end).
+    """
+    p = pattern.strip()
+    if p.startswith("!"):
+        return ""
+    anchored = "/" in p.rstrip("/")
+    p = p.lstrip("/")
+    if not anchored:
+        return None
+    parts = []
+    for comp in p.rstrip("/").split("/"):
+        if any(c in comp for c in "*?[\\"):
+            break
+        parts.append(comp)
+    return "/".join(parts)
+
+
+def select(repo_root: Path, cfg: Config, is_ignored) -> Selection:
+    """Find the overlay entries under ``repo_root`` for the ``[overlay]`` policy in ``cfg``.
+
+    ``is_ignored(relpath: str) -> bool`` decides git-ignoredness (only ignored files belong to the
+    overlay; the others are in the worktree snapshot already).  Returns a :class:`Selection`
+    with items sorted by path bytes.
+    """
+    include = [p for p in cfg.overlay.include if p.strip()]
+    if not include:
+        return Selection([], [], [], [])
+    inc = pathspec.GitIgnoreSpec.from_lines(include)
+    exc = pathspec.GitIgnoreSpec.from_lines(cfg.overlay.exclude)
+    secret = pathspec.GitIgnoreSpec.from_lines(SECRET_PATTERNS)
+    limit = cfg.max_file_size
+    prefixes = [_static_prefix(p) for p in include]
+    walk_all = any(p is None or p == "" for p in prefixes)
+    roots = [""] if walk_all else sorted({p for p in prefixes if p is not None})
+
+    items: list[Item] = []
+    secrets: list[bytes] = []
+    too_large: list[bytes] = []
+    unsafe: list[bytes] = []
+    seen: set[bytes] = set()
+    root_b = os.fsencode(repo_root)
+
+    def visit(rel: bytes) -> None:
+        full = os.path.join(root_b, rel) if rel else root_b
+        try:
+            st = os.lstat(full)
+        except FileNotFoundError:
+            return
+        rel_s = os.fsdecode(rel)
+        if stat.S_ISDIR(st.st_mode):
+            if rel and (rel.split(b"/")[-1] == b".git" or exc.match_file(rel_s + "/")):
+                return
+            try:
+                names = sorted(os.listdir(full))
+            except OSError:
+                return
+            for name in names:
+                if not rel and name == b".git":
+                    continue
+                visit(rel + b"/" + name if rel else name)
+            return
+        if rel in seen or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            return
+        if not inc.match_file(rel_s) or exc.match_file(rel_s):
+            return
+        if not is_ignored(rel_s):
+            return
+        seen.add(rel)
+        if secret.match_file(rel_s) and not cfg.overlay.allow_secrets:
+            secrets.append(rel)
+            return
+        if stat.S_ISLNK(st.st_mode):
+            target = os.readlink(full)
+            if not link_stays_inside(rel, target):
+                unsafe.append(rel)
+                return
+            items.append(Item(rel, "symlink", 0o120000, len(target), int(st.st_mtime), hashlib.sha256(target).hexdigest(), target))
+            return
+        if st.st_size > limit:
+            too_large.append(rel)
+            return
+        with open(full, "rb") as fh:
+            data = fh.read()
+        mode = 0o100755 if st.st_mode & 0o111 else 0o100644
+        items.append(Item(rel, "file", mode, len(data), int(st.st_mtime), hashlib.sha256(data).hexdigest(), data))
+
+    for r in roots:
+        visit(os.fsencode(r))
+    items.sort(key=lambda i: i.path)
+    return Selection(items, sorted(secrets), sorted(too_large), sorted(unsafe))
+
+
+def link_stays_inside(rel: bytes, target: bytes) -> bool:
+    """Whether symlink ``rel`` → ``target`` resolves (lexically) inside the worktree root."""
+    if not target or target.startswith(b"/"):
+        return False
+    parts = rel.split(b"/")[:-1]
+    for comp in target.split(b"/"):
+        if comp in (b"", b"."):
+            continue
+        if comp == b"..":
+            if not parts:
+                return False
+            parts.pop()
+        else:
+            parts.append(comp)
+    return True
+
+
+def build_tar(items: list[Item]) -> bytes:
+    """A deterministic, uncompressed tar of ``items`` (sorted; uid/gid 0, no owner names).
+
+    Parent directories are implied by the paths and not stored.
+    """
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT, encoding="utf-8", errors="surrogateescape") as tar:
+        for item in sorted(items, key=lambda i: i.path):
+            info = tarfile.TarInfo(os.fsdecode(item.path))
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.mtime = item.mtime
+            if item.kind == "symlink":
+                info.type = tarfile.SYMTYPE
+                info.linkname = os.fsdecode(item.data)
+                info.mode = 0o777
+                tar.addfile(info)
+            else:
+                info.type = tarfile.REGTYPE
+                info.mode = item.mode & 0o777
+                info.size = len(item.data)
+                tar.addfile(info, io.BytesIO(item.data))
+    return buf.getvalue()
+
+
+@dataclass
+class Entry:
+    """A validated archive entry ready to write."""
+
+    path: bytes
+    kind: str  # file | symlink | dir
+    mode: int
+    mtime: int
+    data: bytes
+
+
+def _safe_relpath(name: str) -> bytes:
+    raw = os.fsencode(name)
+    if raw.startswith(b"/"):
+        raise CorruptError(f"overlay archive entry {path_display(raw)!r} has an absolute path; refusing the archive")
+    parts = [p for p in raw.split(b"/") if p not in (b"", b".")]
+    if not parts:
+        raise CorruptError(f"overlay archive entry {name!r} has an empty path; refusing the archive")
+    if any(p == b".." for p in parts):
+        raise CorruptError(f"overlay archive entry {path_display(raw)!r} contains '..'; refusing the archive")
+    if parts[0] == b".git" or any(p == b".git" for p in parts):
+        raise CorruptError(f"overlay archive entry {path_display(raw)!r} writes into .git; refusing the archive")
+    return b"/".join(parts)
+
+
+def read_archive(data: bytes, max_file_size: int) -> list[Entry]:
+    """Parse and validate a whole overlay tar before anything is written.
+
+    Raises :class:`CorruptError` naming the first refused entry: absolute paths, ``..``,
+    ``.git``, hard links, devices, FIFOs, an entry below a symlink of the archive, a symlink
+    pointing outside the worktree, an entry over ``max_file_size`` bytes, more than
+    ``MAX_ENTRIES`` entries or ``MAX_TOTAL`` bytes, or a truncated/garbled archive.
+    """
+    entries: list[Entry] = []
+    links: set[bytes] = set()
+    total = 0
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:", encoding="utf-8", errors="surrogateescape") as tar:
+            for member in tar:
+                if len(entries) >= MAX_ENTRIES:
+                    raise CorruptError(f"overlay archive has more than {MAX_ENTRIES} entries; refusing it")
+                rel = _safe_relpath(member.name)
+                shown = path_display(rel)
+                prefix = rel.split(b"/")
+                for i in range(1, len(prefix)):
+                    if b"/".join(prefix[:i]) in links:
+                        raise CorruptError(f"overlay archive entry {shown!r} lies below a symlink of the archive; refusing the archive")
+                if member.isreg():
+                    if member.size > max_file_size:
+                        raise CorruptError(f"overlay archive entry {shown!r} is {member.size} bytes, over the {max_file_size}-byte limit; refusing the archive")
+                    total += member.size
+                    if total > MAX_TOTAL:
+                        raise CorruptError("overlay archive is larger than the total size limit; refusing it")
+                    fh = tar.extractfile(member)
+                    content = fh.read() if fh else b""
+                    if len(content) != member.size:
+                        raise CorruptError(f"overlay archive entry {shown!r} is truncated")
+                    entries.append(Entry(rel, "file", 0o755 if member.mode & 0o111 else 0o644, int(member.mtime), content))
+                elif member.issym():
+                    target = os.fsencode(member.linkname)
+                    if not link_stays_inside(rel, target):
+                        raise CorruptError(f"overlay archive symlink {shown!r} points outside the worktree; refusing the archive")
+                    links.add(rel)
+                    entries.append(Entry(rel, "symlink", 0o777, int(member.mtime), target))
+                elif member.isdir():
+                    entries.append(Entry(rel, "dir", 0o755, int(member.mtime), b""))
+                elif member.islnk():
+                    raise CorruptError(f"overlay archive entry {shown!r} is a hard link; refusing the archive")
+                else:
+                    raise CorruptError(f"overlay archive entry {shown!r} is a device, FIFO or other special file; refusing the archive")
+    except tarfile.TarError as exc:
+        raise CorruptError(f"overlay archive is corrupt: {exc}") from None
+    seen: set[bytes] = set()
+    for e in entries:
+        if e.path in seen and e.kind != "dir":
+            raise CorruptError(f"overlay archive names {path_display(e.path)!r} twice; refusing the archive")
+        seen.add(e.path)
+    return entries
+
+
+def _check_parents(root: bytes, rel: bytes) -> None:
+    """Refuse when any existing parent of ``rel`` under ``root`` is a symlink or not a directory."""
+    parts = rel.split(b"/")[:-1]
+    cur = root
+    for comp in parts:
+        cur = os.path.join(cur, comp)
+        try:
+            st = os.lstat(cur)
+        except FileNotFoundError:
+            return
+        if stat.S_ISLNK(st.st_mode):
+            raise CorruptError(
+                f"refusing to write overlay entry {path_display(rel)!r}: {path_display(os.path.relpath(cur, root))!r} is a symlink in the worktree",
+                "move that symlink aside and run the command again",
+            )
+        if not stat.S_ISDIR(st.st_mode):
+            raise CorruptError(f"refusing to write overlay entry {path_display(rel)!r}: a parent is not a directory")
+
+
+def check_writable(root: Path, entries: list[Entry]) -> None:
+    """Pre-flight: refuse (writing nothing) if any entry would be written through a symlink on disk."""
+    root_b = os.fsencode(root)
+    for e in entries:
+        _check_parents(root_b, e.path)
+
+
+def _makedirs(root: bytes, rel_dir: bytes) -> None:
+    cur = root
+    for comp in rel_dir.split(b"/") if rel_dir else []:
+        cur = os.path.join(cur, comp)
+        try:
+            os.mkdir(cur, 0o755)
+        except FileExistsError:
+            st = os.lstat(cur)
+            if not stat.S_ISDIR(st.st_mode):
+                raise CorruptError(f"refusing to write below {path_display(cur)!r}: not a directory") from None
+
+
+def write_entry(root: Path, e: Entry) -> None:
+    """Write one validated entry below ``root``: replaces a file or link there, never follows one."""
+    root_b = os.fsencode(root)
+    _check_parents(root_b, e.path)
+    full = os.path.join(root_b, e.path)
+    try:
+        if e.kind == "dir":
+            _makedirs(root_b, e.path)
+            return
+        _makedirs(root_b, os.path.dirname(e.path))
+        try:
+            st = os.lstat(full)
+            if stat.S_ISDIR(st.st_mode):
+                raise CorruptError(f"refusing to replace directory {path_display(e.path)!r} with an overlay {e.kind}")
+            os.unlink(full)
+        except FileNotFoundError:
+            pass
+        if e.kind == "symlink":
+            os.symlink(e.data, full)
+            os.utime(full, (e.mtime, e.mtime), follow_symlinks=False)
+            return
+        fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, e.mode)
+        try:
+            view = memoryview(e.data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fchmod(fd, e.mode)
+        finally:
+            os.close(fd)
+        os.utime(full, (e.mtime, e.mtime), follow_symlinks=False)
+    except OSError as exc:
+        raise IOFailure(f"cannot write overlay file {path_display(e.path)!r}: {exc.strerror}", "free disk space or fix permissions, then run git ckpt restore --continue") from None
+
+
+def extract(root: Path, data: bytes, max_file_size: int, only: set[bytes] | None = None) -> list[bytes]:
+    """Validate the whole archive, pre-flight every target, then write (``only`` limits which paths).
+
+    Returns the paths written.  A refused archive raises :class:`CorruptError` and writes nothing.
+    """
+    entries = read_archive(data, max_file_size)
+    if only is not None:
+        entries = [e for e in entries if e.path in only]
+    check_writable(root, entries)
+    for e in entries:
+        write_entry(root, e)
+    return [e.path for e in entries if e.kind != "dir"]

@@ -1,0 +1,351 @@
+"""Capture the state of a worktree and save it as a checkpoint (``git ckpt save``).
+
+What is captured, and how (DESIGN.md "Storage layout", behaviour 2):
+
+* the worktree as ``git add -A`` would store it (clean filters and eol rules applied), run by the
+  user's ``git`` on a *copy* of the index, so stat data is reused and the real index is never
+  touched or locked;
+* the index as staged, via ``git write-tree`` on another copy; intent-to-add entries (which
+  ``write-tree`` leaves out) and skip-worktree entries are listed in the manifest, and conflict
+  stages 1–3 are stored as trees under ``stages/`` in the meta commit;
+* bytes that ``smudge(clean(bytes))`` would not give back (checked only where eol rules or
+  filters can apply) as blobs under ``raw/``;
+* the overlay (see :mod:`git_ckpt.overlay`);
+* HEAD and its branch.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import ledger, overlay, store
+from .config import Config
+from .errors import BusyError, CkptError
+from .gitcore import EMPTY_BLOB, EMPTY_TREE, RefConflict, Repo, fault
+from .model import Manifest, digest, encode, path_display, path_to_str
+
+
+@dataclass
+class Snapshot:
+    """Everything a checkpoint records about a worktree, before it is written as commits."""
+
+    tree: str
+    index_tree: str
+    base: str | None
+    branch: str | None
+    intent_to_add: list[bytes] = field(default_factory=list)
+    skip_worktree: list[bytes] = field(default_factory=list)
+    stages: list[tuple[int, str, int, bytes]] = field(default_factory=list)  # (mode, oid, stage, path)
+    raw: list[tuple[bytes, int, str]] = field(default_factory=list)  # (path, mode, blob of the exact bytes)
+    selection: overlay.Selection = field(default_factory=lambda: overlay.Selection([], [], [], []))
+    too_large: list[bytes] = field(default_factory=list)
+    overlay_info: object = None
+
+    @property
+    def conflicts(self) -> list[bytes]:
+        """Paths with conflict stages, sorted."""
+        return sorted({p for _m, _o, _s, p in self.stages})
+
+    def state(self) -> str:
+        """A digest of everything restore would reproduce (not who or when)."""
+        return digest(
+            [
+                self.tree,
+                self.index_tree,
+                self.base,
+                [path_to_str(p) for p in self.intent_to_add],
+                [path_to_str(p) for p in self.skip_worktree],
+                [[m, o, s, path_to_str(p)] for m, o, s, p in self.stages],
+                [[path_to_str(p), m, o] for p, m, o in self.raw],
+                self.overlay_info.digest if self.overlay_info else "",
+            ]
+        )
+
+
+_STAGE_REC = re.compile(rb"([A-Z?]) (\d+) ([0-9a-f]+) (\d)\t")
+
+
+def _parse_ls_files(out: bytes) -> tuple[list[tuple[int, str, int, bytes]], list[bytes], list[bytes]]:
+    """Parse ``git ls-files -s -t -z``: (unmerged stage entries, empty-blob stage-0 paths, skip-worktree paths).
+
+    Only the records that can matter are parsed in Python; a plain index is scanned in C.
+    """
+    stages: list[tuple[int, str, int, bytes]] = []
+    empties: list[bytes] = []
+    skips: list[bytes] = []
+    interesting = (
+        EMPTY_BLOB.encode() in out
+        or b"\0S " in out
+        or out.startswith(b"S ")
+        or re.search(rb" [123]\t", out) is not None
+    )
+    if not interesting:
+        return stages, empties, skips
+    for rec in out.split(b"\0"):
+        if not rec:
+            continue
+        m = _STAGE_REC.match(rec)
+        if not m:
+            continue
+        tag, mode, oid, stg = m.group(1), int(m.group(2), 8), m.group(3).decode(), int(m.group(4))
+        path = rec[m.end():]
+        if stg:
+            stages.append((mode, oid, stg, path))
+            continue
+        if tag == b"S":
+            skips.append(path)
+        if oid == EMPTY_BLOB:
+            empties.append(path)
+    return stages, empties, skips
+
+
+def _filters_may_apply(repo: Repo, index_listing: bytes, untracked: list[bytes]) -> bool:
+    """Whether eol conversion or filters could make ``smudge(clean(bytes)) != bytes``."""
+    conf = repo.pg.config
+    for key in ("core.autocrlf", "core.eol", "core.attributesFile"):
+        try:
+            val = conf[key]
+        except (KeyError, Exception):  # noqa: BLE001 - pygit2 raises KeyError for missing keys
+            continue
+        if key == "core.autocrlf" and str(val).lower() in ("false", "0", "no", "off"):
+            continue
+        if key == "core.eol" and str(val).lower() in ("native", "lf"):
+            continue
+        return True
+    if (repo.common_dir / "info" / "attributes").exists():
+        return True
+    if b".gitattributes\0" in index_listing:
+        return True
+    return any(p == b".gitattributes" or p.endswith(b"/.gitattributes") for p in untracked)
+
+
+def _raw_check(repo: Repo, w_tree: str, base: str | None) -> list[tuple[bytes, int, str]]:
+    """Blobs of the exact bytes of changed files whose smudged blob would differ from the disk."""
+    base_tree = str(repo.pg[base].tree_id) if base else EMPTY_TREE
+    candidates = [
+        new for _old, new in repo.diff_trees(base_tree, w_tree) if new is not None and new.mode in (0o100644, 0o100755)
+    ]
+    if not candidates:
+        return []
+    out: list[tuple[bytes, int, str]] = []
+    for entry in candidates:
+        disk_path = os.path.join(os.fsencode(repo.workdir), entry.path)
+        try:
+            with open(disk_path, "rb") as fh:
+                disk = fh.read()
+        except OSError:
+            continue
+        smudged = repo.git(
+            "cat-file", "--filters", "--path=" + os.fsdecode(entry.path), entry.oid, check=False
+        ).stdout
+        if smudged != disk:
+            out.append((entry.path, entry.mode, repo.blob(disk)))
+    return out
+
+
+def capture(repo: Repo, cfg: Config) -> Snapshot:
+    """Capture the worktree, index, HEAD and overlay of ``repo`` as objects (no refs written).
+
+    Raises :class:`BusyError` while ``index.lock`` is held.  Mirrors ``git stash create`` plus
+    untracked files, with ``git add -A`` semantics for what the worktree tree holds.
+    """
+    repo.check_index_unlocked()
+    base, branch = repo.head()
+    limit = cfg.max_file_size
+    with repo.temp_index(copy_real=True) as idx_w, repo.temp_index(copy_real=True) as idx_i:
+        # Untracked files over the size cap are left out (reported); ignored ones are never added.
+        untracked = [p for p in repo.git("ls-files", "-z", "-o", "--exclude-standard", index_file=idx_w).stdout.split(b"\0") if p]
+        too_large = []
+        root = os.fsencode(repo.workdir)
+        for p in untracked:
+            try:
+                st = os.lstat(os.path.join(root, p))
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_size > limit:
+                too_large.append(p)
+        if too_large:
+            spec = b":(top)\0" + b"".join(b":(top,exclude,literal)" + p + b"\0" for p in too_large)
+            repo.git("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", input=spec,
+                     index_file=idx_w, env={"GIT_LITERAL_PATHSPECS": "0"})
+        else:
+            repo.git("add", "-A", index_file=idx_w)
+        w_tree = repo.git("write-tree", index_file=idx_w).stdout.decode().strip()
+
+        listing = repo.git("ls-files", "-s", "-t", "-z", index_file=idx_i).stdout
+        stages, empties, skips = _parse_ls_files(listing)
+        if stages:
+            conflicted = sorted({p for *_x, p in stages})
+            repo.git("update-index", "-z", "--force-remove", "--stdin", input=b"\0".join(conflicted) + b"\0", index_file=idx_i)
+        i_tree = repo.git("write-tree", index_file=idx_i).stdout.decode().strip()
+    ita: list[bytes] = []
+    if empties:
+        present = {e.path for e in repo.ls_tree(i_tree, *[os.fsdecode(p) for p in empties])}
+        ita = [p for p in empties if p not in present]
+    raw = _raw_check(repo, w_tree, base) if _filters_may_apply(repo, listing, untracked) else []
+    sel = overlay.select(repo.workdir, cfg, lambda rel: repo.pg.path_is_ignored(rel))
+    snap = Snapshot(
+        tree=w_tree,
+        index_tree=i_tree,
+        base=base,
+        branch=branch,
+        intent_to_add=sorted(ita),
+        skip_worktree=sorted(skips),
+        stages=sorted(stages, key=lambda s: (s[3], s[2])),
+        raw=raw,
+        selection=sel,
+        too_large=sorted(too_large),
+    )
+    snap.overlay_info = sel.info(cfg)
+    return snap
+
+
+@dataclass
+class SaveResult:
+    """What :func:`save` did: ``id`` (``T/N``), ``commit``, ``created`` (False when nothing changed
+    since ``id``), ``kind``, and the warnings it printed (secrets/oversized files left out)."""
+
+    id: str
+    commit: str
+    created: bool
+    kind: str
+    task: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def warnings_for(snap: Snapshot) -> list[str]:
+    """Human warnings for what the snapshot left out."""
+    out = []
+    sel = snap.selection
+    if sel.secrets:
+        out.append("overlay: left out likely-secret files: " + ", ".join(path_display(p) for p in sel.secrets)
+                   + " (set overlay.allow_secrets = true to keep them)")
+    if sel.too_large or snap.too_large:
+        out.append("skipped files over the size limit: " + ", ".join(path_display(p) for p in sel.too_large + snap.too_large)
+                   + " (raise overlay.max_file_size to keep them)")
+    if sel.unsafe_links:
+        out.append("overlay: left out symlinks pointing outside the worktree: " + ", ".join(path_display(p) for p in sel.unsafe_links))
+    return out
+
+
+def write_checkpoint(
+    repo: Repo,
+    snap: Snapshot,
+    *,
+    task: str,
+    kind: str,
+    message: str,
+    next: str | None = None,
+    hypothesis: str | None = None,
+) -> tuple[str, str]:
+    """Write the meta, index and checkpoint commits and create ``refs/ckpt/T/N`` with the next free
+    N (compare-and-swap from absent; a number taken concurrently moves on to the next one).
+
+    Returns ``(id "T/N", checkpoint commit id)``.
+    """
+    tar_blob = repo.blob(overlay.build_tar(snap.selection.items)) if snap.selection.items else None
+    sub_entries: list[tuple[int, str, bytes]] = []
+    if tar_blob:
+        sub_entries.append((0o100644, tar_blob, b"overlay.tar"))
+    for mode, oid, stg, path in snap.stages:
+        sub_entries.append((mode, oid, b"stages/%d/" % stg + path))
+    for path, mode, oid in snap.raw:
+        sub_entries.append((mode, oid, b"raw/" + path))
+    index_commit = repo.commit(snap.index_tree, [snap.base] if snap.base else [], f"ckpt index of {task}\n")
+    sig = repo.signature()
+    nums = store.numbered(repo, task)
+    number = nums[-1][0] + 1 if nums else 1
+    for _attempt in range(1000):
+        cid = f"{task}/{number}"
+        manifest = Manifest(
+            id=cid,
+            task=task,
+            number=number,
+            kind=kind,
+            base=snap.base,
+            branch=snap.branch,
+            created_at=ledger.now_iso(),
+            author=f"{sig.name} <{sig.email}>",
+            host=ledger.HOST,
+            message=message,
+            tree=snap.tree,
+            index_tree=snap.index_tree,
+            intent_to_add=[path_to_str(p) for p in snap.intent_to_add],
+            skip_worktree=[path_to_str(p) for p in snap.skip_worktree],
+            conflicts=[path_to_str(p) for p in snap.conflicts],
+            raw=[path_to_str(p) for p, _m, _o in snap.raw],
+            skipped=[path_to_str(p) for p in snap.too_large],
+            overlay=snap.overlay_info,
+            state=snap.state(),
+            next=next,
+            hypothesis=hypothesis,
+            ledger_head=repo.read_ref(store.log_ref(task)),
+        )
+        man_blob = repo.blob(encode(manifest))
+        meta_tree = repo.mktree([(0o100644, man_blob, b"manifest.json"), *sub_entries])
+        meta_commit = repo.commit(meta_tree, [], f"ckpt meta {cid}\n")
+        parents = ([snap.base] if snap.base else []) + [index_commit, meta_commit]
+        subject = message.splitlines()[0] if message else ("pre-restore state" if kind == "pre-restore" else "checkpoint")
+        body = f"ckpt {cid}: {subject}\n\nCkpt-Id: {cid}\nCkpt-Kind: {kind}\n"
+        commit = repo.commit(snap.tree, parents, body)
+        fault("save.before-ref")
+        try:
+            repo.update_ref(store.ckpt_ref(task, number), commit, expected_old=None, reason=f"ckpt: save {cid}")
+        except RefConflict:
+            number += 1
+            continue
+        fault("save.after-ref")
+        return cid, commit
+    raise CkptError(f"could not find a free checkpoint number in task {task}")
+
+
+def save(
+    repo: Repo,
+    cfg: Config,
+    *,
+    task: str,
+    message: str = "",
+    kind: str = "manual",
+    next: str | None = None,
+    hypothesis: str | None = None,
+    allow_empty: bool = False,
+    snap: Snapshot | None = None,
+) -> SaveResult:
+    """Save the worktree of ``repo`` as the next checkpoint of ``task`` and log it in the ledger.
+
+    When the state equals the latest checkpoint of the task and ``allow_empty`` is False,
+    nothing is written and ``created`` is False.  Raises :class:`BusyError` during an
+    interrupted restore or while ``index.lock`` is held.
+    """
+    store.check_task_name(task)
+    if (repo.git_dir / "ckpt" / "RESTORE").exists():
+        raise BusyError("a restore was interrupted in this worktree", "run git ckpt restore --continue, or git ckpt undo")
+    snap = snap or capture(repo, cfg)
+    warns = warnings_for(snap)
+    if not allow_empty:
+        last = store.latest(repo, task)
+        if last is not None and last.manifest.state == snap.state():
+            return SaveResult(last.id, last.commit, False, last.manifest.kind, task, warns)
+    cid, commit = write_checkpoint(repo, snap, task=task, kind=kind, message=message, next=next, hypothesis=hypothesis)
+
+    def card_update(card):
+        if next is not None:
+            card.next = next
+        if hypothesis is not None:
+            card.hypothesis = hypothesis
+        return card
+
+    ledger.append(
+        repo,
+        task,
+        "save",
+        {"id": cid, "commit": commit, "kind": kind, "message": message, "tree": snap.tree,
+         "next": next, "hypothesis": hypothesis},
+        card_update if (next is not None or hypothesis is not None) else None,
+    )
+    return SaveResult(cid, commit, True, kind, task, warns)

@@ -1,0 +1,285 @@
+"""The storage contract (DESIGN.md, "Storage layout"): every command reads and writes through here.
+
+=============================  ==============================================================
+``refs/ckpt/T/N``              checkpoint commit N of task T (immutable)
+checkpoint commit              tree = worktree snapshot; parents = [HEAD?, index commit, meta commit]
+index commit                   tree = the index as staged; parent = HEAD (when born)
+meta commit                    tree = {manifest.json, overlay.tar?, stages/1|2|3/…?, raw/…?}
+``refs/ckpt/T/promoted``       the promoted checkpoint of T (with a reflog)
+``refs/ckpt/T/log``            the ledger: a chain of commits with {event.json, card.json}
+``refs/notes/ckpt``            verifier results, one JSON line each, on the checkpoint commit
+``refs/ckpt-remotes/R/T/N``    checkpoints fetched from remote R
+``$GIT_DIR/ckpt/TASK``         the current task of this worktree
+=============================  ==============================================================
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+import msgspec
+import pygit2
+
+from .errors import CorruptError, NotFoundError, UsageError
+from .gitcore import Repo
+from .model import Manifest, decode_manifest
+
+PREFIX = "refs/ckpt/"
+REMOTE_PREFIX = "refs/ckpt-remotes/"
+NOTES_REF = "refs/notes/ckpt"
+DEFAULT_TASK = "default"
+
+_TASK_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def check_task_name(name: str) -> str:
+    """Validate a task name (it becomes one ref component).  Raises :class:`UsageError`.
+
+    Letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit, at most 100
+    characters, not all digits, no ``..``, not ending in ``.lock`` (git's ref-name rules).
+    """
+    if (
+        not _TASK_RE.fullmatch(name)
+        or name.isdigit()
+        or ".." in name
+        or name.endswith((".lock", "."))
+    ):
+        raise UsageError(
+            f"invalid task name {name!r}",
+            "use letters, digits, '.', '_' and '-' (not all digits), e.g. fix-auth-null",
+        )
+    return name
+
+
+def ckpt_ref(task: str, number: int) -> str:
+    """``refs/ckpt/T/N``."""
+    return f"{PREFIX}{task}/{number}"
+
+
+def promoted_ref(task: str) -> str:
+    """``refs/ckpt/T/promoted``."""
+    return f"{PREFIX}{task}/promoted"
+
+
+def log_ref(task: str) -> str:
+    """``refs/ckpt/T/log``."""
+    return f"{PREFIX}{task}/log"
+
+
+# ---------------------------------------------------------------------------- current task
+
+
+def current_task(repo: Repo) -> str:
+    """The task named in ``$GIT_DIR/ckpt/TASK`` (per worktree), or ``default``."""
+    try:
+        name = (repo.git_dir / "ckpt" / "TASK").read_text().strip()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return DEFAULT_TASK
+    try:
+        return check_task_name(name)
+    except UsageError:
+        return DEFAULT_TASK
+
+
+def set_current_task(repo: Repo, task: str) -> None:
+    """Write ``$GIT_DIR/ckpt/TASK`` atomically."""
+    check_task_name(task)
+    atomic_write(repo.ckpt_dir() / "TASK", (task + "\n").encode())
+
+
+def atomic_write(path: os.PathLike[str] | str, data: bytes) -> None:
+    """Write ``data`` to a temp file beside ``path``, fsync, then ``os.replace``."""
+    path = os.fspath(path)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def tasks(repo: Repo) -> list[str]:
+    """Every task with a checkpoint or a ledger, sorted."""
+    names = set()
+    for ref in repo.refs_under(PREFIX):
+        rest = ref[len(PREFIX):]
+        if "/" in rest:
+            names.add(rest.split("/", 1)[0])
+    return sorted(names)
+
+
+# ---------------------------------------------------------------------------- checkpoints
+
+
+@dataclass
+class Checkpoint:
+    """A checkpoint read from the object store.
+
+    ``id`` is ``T/N`` (``REMOTE:T/N`` when fetched), ``commit`` the checkpoint commit id,
+    ``parents`` its parent ids; the index and meta commits are always the last two parents.
+    """
+
+    repo: Repo
+    id: str
+    commit: str
+    ref: str | None
+    tree: str
+    parents: list[str]
+    manifest: Manifest
+
+    @property
+    def index_commit(self) -> str:
+        """The index commit (second-to-last parent)."""
+        return self.parents[-2]
+
+    @property
+    def meta_commit(self) -> str:
+        """The meta commit (last parent)."""
+        return self.parents[-1]
+
+    @property
+    def base(self) -> str | None:
+        """HEAD at save time (None on an unborn branch)."""
+        return self.parents[0] if len(self.parents) == 3 else None
+
+    @cached_property
+    def meta_tree(self) -> pygit2.Tree:
+        """The meta commit's tree (manifest.json, overlay.tar, stages/, raw/)."""
+        return self.repo.pg[self.meta_commit].peel(pygit2.Tree)
+
+    @cached_property
+    def index_tree(self) -> str:
+        """The tree of the index commit."""
+        return str(self.repo.pg[self.index_commit].peel(pygit2.Tree).id)
+
+    def meta_blob(self, name: str) -> bytes | None:
+        """A blob at the top of the meta tree, or None when absent."""
+        try:
+            entry = self.meta_tree[name]
+        except KeyError:
+            return None
+        return self.repo.read_blob(str(entry.id))
+
+    def meta_subtree(self, name: str) -> str | None:
+        """The id of a subtree of the meta tree (``stages``, ``raw``), or None."""
+        try:
+            entry = self.meta_tree[name]
+        except KeyError:
+            return None
+        return str(entry.id) if entry.type_str == "tree" else None
+
+    def overlay_tar(self) -> bytes | None:
+        """``overlay.tar`` bytes, or None when the overlay is empty."""
+        return self.meta_blob("overlay.tar")
+
+
+def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = None) -> Checkpoint:
+    """Read the checkpoint at ``commit``.  Raises :class:`NotFoundError` when the commit is not a
+    checkpoint, :class:`CorruptError` when its manifest is missing or malformed."""
+    try:
+        obj = repo.pg[commit]
+    except (KeyError, ValueError):
+        raise CorruptError(f"checkpoint object {commit} is missing from the object store") from None
+    if not isinstance(obj, pygit2.Commit):
+        raise CorruptError(f"{id or commit} does not point at a commit")
+    parents = [str(p) for p in obj.parent_ids]
+    if len(parents) not in (2, 3):
+        raise NotFoundError(f"{id or commit} is not a checkpoint commit", "git ckpt list shows the checkpoints")
+    try:
+        meta = repo.pg[parents[-1]].peel(pygit2.Tree)
+        data = repo.read_blob(str(meta["manifest.json"].id))
+    except (KeyError, ValueError, pygit2.GitError):
+        raise NotFoundError(f"{id or commit} is not a checkpoint commit (no manifest)", "git ckpt list shows the checkpoints") from None
+    try:
+        manifest = decode_manifest(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise CorruptError(f"the manifest of {id or commit} is corrupt: {exc}", "git ckpt check --all lists damaged checkpoints") from None
+    if manifest.schema != "ckpt/1":
+        raise CorruptError(f"the manifest of {id or commit} has unknown schema {manifest.schema!r}", "upgrade git-ckpt")
+    return Checkpoint(repo, id or manifest.id, commit, ref, str(obj.tree_id), parents, manifest)
+
+
+def numbered(repo: Repo, task: str, prefix: str = PREFIX) -> list[tuple[int, str]]:
+    """``(N, commit id)`` of every numbered checkpoint of ``task``, ascending by N."""
+    out = []
+    base = f"{prefix}{task}/"
+    for name, oid in repo.refs_under(base).items():
+        last = name[len(base):]
+        if last.isdigit() and not last.startswith("0"):
+            out.append((int(last), oid))
+    out.sort()
+    return out
+
+
+def latest(repo: Repo, task: str) -> Checkpoint | None:
+    """The highest-numbered checkpoint of ``task``, or None."""
+    nums = numbered(repo, task)
+    if not nums:
+        return None
+    n, oid = nums[-1]
+    return load(repo, oid, id=f"{task}/{n}", ref=ckpt_ref(task, n))
+
+
+_AT = re.compile(r"@(?:~(\d+))?")
+
+
+def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
+    """Resolve a checkpoint name (DESIGN.md "Commands"): ``T/N``, ``N``, ``@``, ``@~K``,
+    ``promoted``, ``T/@``, ``T/promoted``, ``REMOTE:T/N``, or any revision naming a checkpoint
+    commit.  ``task`` is the current task (for bare ``N``/``@``/``promoted``).
+
+    Raises :class:`NotFoundError` with a hint when nothing matches.
+    """
+    task = task or current_task(repo)
+    spec = spec.strip()
+    if not spec or any(ord(c) < 32 for c in spec):
+        raise NotFoundError(f"invalid checkpoint name {spec!r}", "git ckpt list shows the checkpoints")
+    prefix = PREFIX
+    shown_prefix = ""
+    body = spec
+    if ":" in spec and not spec.startswith(":"):
+        remote, _, body = spec.partition(":")
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", remote):
+            raise NotFoundError(f"invalid remote name in {spec!r}")
+        prefix = f"{REMOTE_PREFIX}{remote}/"
+        shown_prefix = f"{remote}:"
+    t, sep, rest = body.rpartition("/")
+    if not sep:
+        t, rest = task, body
+    if _TASK_RE.fullmatch(t or "") and ".." not in t:
+        if rest.isdigit():
+            ref = f"{prefix}{t}/{int(rest)}"
+            oid = repo.read_ref(ref)
+            if oid is None:
+                raise NotFoundError(f"no checkpoint {shown_prefix}{t}/{int(rest)}", f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t} shows its checkpoints")
+            return load(repo, oid, id=f"{shown_prefix}{t}/{int(rest)}", ref=ref)
+        if rest == "promoted":
+            ref = f"{prefix}{t}/promoted"
+            oid = repo.read_ref(ref)
+            if oid is None:
+                raise NotFoundError(f"task {t} has no promoted checkpoint", "git ckpt verify promotes a checkpoint whose verifiers pass")
+            cp = load(repo, oid, ref=ref)
+            cp.id = shown_prefix + cp.manifest.id
+            return cp
+        m = _AT.fullmatch(rest)
+        if m:
+            back = int(m.group(1) or 0)
+            nums = numbered(repo, t, prefix)
+            if not nums:
+                raise NotFoundError(f"task {t} has no checkpoints", "git ckpt save makes one")
+            if back >= len(nums):
+                raise NotFoundError(f"{spec}: task {t} has only {len(nums)} checkpoints")
+            n, oid = nums[-1 - back]
+            return load(repo, oid, id=f"{shown_prefix}{t}/{n}", ref=f"{prefix}{t}/{n}")
+    if shown_prefix:
+        raise NotFoundError(f"no checkpoint {spec}", "use REMOTE:T/N, e.g. origin:fix-auth/3")
+    try:
+        obj = repo.pg.revparse_single(spec)
+        commit = obj.peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        raise NotFoundError(f"unknown checkpoint {spec!r}", "git ckpt list shows the checkpoints of the current task") from None
+    cp = load(repo, str(commit.id))
+    return cp
