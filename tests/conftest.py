@@ -1,0 +1,162 @@
+"""Hermetic test harness: real repositories in temp folders, the real ``git-ckpt`` entry point and
+the real ``git`` binary; HOME, XDG directories and git config sealed off from the developer's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+REAL_HOME = os.environ.get("HOME", "")
+
+
+@pytest.fixture(autouse=True)
+def hermetic(tmp_path_factory, monkeypatch):
+    """Seal every test off from the user's HOME, config, editor, pager and dates."""
+    home = tmp_path_factory.mktemp("home")
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text(
+        "[user]\n\tname = Test User\n\temail = test@example.com\n"
+        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n[tag]\n\tgpgsign = false\n"
+        "[core]\n\tautocrlf = false\n[advice]\n\tdetachedHead = false\n[protocol \"file\"]\n\tallow = always\n"
+    )
+    for var in list(os.environ):
+        if var.startswith("GIT_") or var.startswith("XDG_"):
+            monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local/share"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local/state"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_EDITOR", "true")
+    monkeypatch.setenv("GIT_PAGER", "cat")
+    monkeypatch.setenv("PAGER", "cat")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    monkeypatch.setenv("TZ", "UTC")
+    monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    yield home
+
+
+def run(args, cwd, *, input=None, env=None, check=True):
+    """Run a process, capture bytes; assert exit 0 when ``check``."""
+    full = dict(os.environ)
+    if env:
+        full.update(env)
+    proc = subprocess.run(args, cwd=cwd, input=input, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{args} exited {proc.returncode}\nstdout: {proc.stdout!r}\nstderr: {proc.stderr!r}")
+    return proc
+
+
+def git(cwd, *args, input=None, check=True, env=None) -> bytes:
+    """``git ARGS`` in ``cwd``; returns stdout bytes."""
+    return run(["git", *args], cwd, input=input, check=check, env=env).stdout
+
+
+class Result:
+    """A finished ``git ckpt`` run: ``rc``, ``out`` and ``err`` as text."""
+
+    def __init__(self, proc):
+        self.rc = proc.returncode
+        self.out = proc.stdout.decode("utf-8", "replace")
+        self.err = proc.stderr.decode("utf-8", "replace")
+
+    def json(self):
+        import json
+
+        return json.loads(self.out)
+
+    def __repr__(self):
+        return f"Result(rc={self.rc}, out={self.out!r}, err={self.err!r})"
+
+
+def ckpt(cwd, *args, rc=0, input=None, env=None, fsck=True) -> Result:
+    """Run the real ``git ckpt ARGS`` (through git's subcommand dispatch) and check the outcome.
+
+    Asserts the exit code ``rc`` (None: any), that no traceback was printed, and that
+    ``git fsck --strict`` is clean afterwards.
+    """
+    proc = run(["git", "ckpt", *args], cwd, input=input, env=env, check=False)
+    res = Result(proc)
+    assert "Traceback" not in res.err, res
+    if rc is not None:
+        assert res.rc == rc, res
+    if fsck:
+        fsck_clean(cwd)
+    return res
+
+
+def fsck_clean(cwd) -> None:
+    """Assert ``git fsck --strict`` reports nothing (when ``cwd`` is in a repository)."""
+    top = run(["git", "rev-parse", "--git-dir"], cwd, check=False)
+    if top.returncode != 0:
+        return
+    bare = run(["git", "rev-parse", "--is-bare-repository"], cwd, check=False).stdout.strip() == b"true"
+    if bare:
+        return
+    proc = run(["git", "fsck", "--strict", "--no-progress", "--no-dangling"], cwd, check=False)
+    assert proc.returncode == 0 and not proc.stdout.strip(), (proc.stdout, proc.stderr)
+
+
+def init_repo(path: Path, *, commit: bool = True) -> Path:
+    """A new repository at ``path`` with one commit (README) unless ``commit`` is False."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    if commit:
+        (path / "README").write_text("readme\n")
+        git(path, "add", "README")
+        git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    """A fresh repository with one commit."""
+    return init_repo(tmp_path / "repo")
+
+
+def worktree_state(root: Path, skip=(".git",)) -> dict:
+    """Every path under ``root`` (bytes) → (kind, mode bits, content or link target), ``.git`` excluded."""
+    out = {}
+    root_b = os.fsencode(root)
+    for dirpath, dirnames, filenames in os.walk(root_b):
+        rel_dir = os.path.relpath(dirpath, root_b)
+        if rel_dir == b".":
+            dirnames[:] = [d for d in dirnames if d not in [os.fsencode(s) for s in skip]]
+        for name in dirnames + filenames:
+            full = os.path.join(dirpath, name)
+            rel = os.path.normpath(os.path.join(rel_dir, name))
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                out[rel] = ("link", 0, os.readlink(full))
+            elif stat.S_ISDIR(st.st_mode):
+                if os.path.islink(full):
+                    continue
+                out[rel] = ("dir", 0, b"")
+            else:
+                with open(full, "rb") as fh:
+                    out[rel] = ("file", st.st_mode & 0o777, fh.read())
+    return out
+
+
+def index_state(root: Path) -> tuple[bytes, bytes, bytes]:
+    """The index as git shows it: ``ls-files -s``, ``ls-files -t`` and ``diff --cached --binary``."""
+    return (
+        git(root, "ls-files", "-s", "-z"),
+        git(root, "ls-files", "-t", "-z"),
+        git(root, "diff", "--cached", "--binary"),
+    )
+
+
+def copy_tree(src: Path, dst: Path) -> None:
+    """Copy a directory tree (symlinks as links)."""
+    shutil.copytree(src, dst, symlinks=True)
