@@ -218,7 +218,18 @@ def describe(ev: Event) -> str:
     if t == "task-start":
         return f"task started: {d.get('goal') or ''}".rstrip(": ")
     if t == "card":
-        return "task card updated"
+        parts = []
+        if d.get("failed"):
+            parts.append(f"ruled out: {d['failed']}" + (f" ({d['reason']})" if d.get("reason") else ""))
+        if d.get("fact"):
+            parts.append(f"fact: {d['fact']}")
+        for text in d.get("decided") or []:
+            parts.append(f"decided: {text}")
+        if d.get("next"):
+            parts.append(f"next action: {d['next']}")
+        if d.get("done"):
+            parts.append("task done")
+        return "; ".join(parts) if parts else "task card updated"
     if t == "push":
         return f"pushed to {d.get('remote')}"
     if t == "fetch":

@@ -107,6 +107,10 @@ class Evidence(msgspec.Struct, kw_only=True, omit_defaults=True):
     checkpoint: str | None = None
     result: str | None = None
     text: str | None = None
+    commit: str | None = None  # the checkpoint commit id (so a pruned or renamed checkpoint is still named)
+    verifier: str | None = None  # with ``result`` (its status): a verifier result on ``checkpoint``
+    log: str | None = None  # blob id of that verifier run's output
+    file: str | None = None  # a worktree path
 
 
 class CardItem(msgspec.Struct, kw_only=True, omit_defaults=True):

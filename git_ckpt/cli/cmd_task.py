@@ -86,3 +86,37 @@ def done_cmd(name: str | None, as_json: bool) -> int:
     card = task.done(repo, name)
     emit("task done", task.card_json(card), as_json, lambda: say(f"task {name} marked done"))
     return 0
+
+
+@command.command("note")
+@click.argument("name", required=False)
+@click.option("--read", "read", multiple=True, metavar="FILE", help="A file you read (repeatable).")
+@click.option("--fact", default=None, metavar="TEXT", help="A fact you verified (needs --evidence).")
+@click.option("--evidence", "evidence", multiple=True, metavar="E",
+              help="What backs --fact/--failed/--confirm/--refute: T/N, T/N#VERIFIER, file:PATH or text (repeatable).")
+@click.option("--decided", "decided", multiple=True, metavar="TEXT", help="A decision (repeatable).")
+@click.option("--failed", default=None, metavar="OPTION", help="A path you tried and ruled out (needs --reason and --evidence CKPT).")
+@click.option("--reason", default=None, metavar="TEXT", help="Why the --failed path was ruled out.")
+@click.option("--assume", "assume", multiple=True, metavar="TEXT", help="An assumption not yet verified (repeatable).")
+@click.option("--confirm", type=int, default=None, metavar="N", help="Mark assumption N confirmed.")
+@click.option("--refute", type=int, default=None, metavar="N", help="Mark assumption N refuted.")
+@click.option("--question", "question", multiple=True, metavar="TEXT", help="An open question (repeatable).")
+@click.option("--next", "next_", default=None, metavar="TEXT", help="The next step.")
+@json_option
+def note_cmd(name: str | None, read: tuple[str, ...], fact: str | None, evidence: tuple[str, ...], decided: tuple[str, ...],
+             failed: str | None, reason: str | None, assume: tuple[str, ...], confirm: int | None, refute: int | None,
+             question: tuple[str, ...], next_: str | None, as_json: bool) -> int:
+    """Add to the card of NAME (default: the current task); one ledger event per call."""
+    import os
+
+    from .. import card as card_mod
+    from .. import store, task
+
+    repo = open_repo()
+    name = store.check_task_name(name) if name else store.current_task(repo)
+    edit = card_mod.Edit(read=list(read), fact=fact, decided=list(decided), failed=failed, reason=reason,
+                         evidence=list(evidence), assume=list(assume), confirm=confirm, refute=refute,
+                         question=list(question), next=next_)
+    rec = card_mod.note(repo, name, edit, cwd=os.getcwd())
+    emit("task note", task.card_json(rec.card), as_json, lambda: say(f"task card of {name} updated (event #{rec.event.seq})"))
+    return 0

@@ -1,0 +1,187 @@
+"""Edits of the task card (``git ckpt task note``), each one ``card`` event in the ledger.
+
+The card (:class:`~git_ckpt.model.Card`, ``card.json`` in every ledger commit) is never edited in
+place: an edit appends an event whose card is the previous card changed, so the ledger keeps the
+whole history of what was read, decided, ruled out and assumed, and who did it when.
+
+Evidence (``--evidence E``) is parsed by :func:`parse_evidence`:
+
+* ``CKPT#VERIFIER`` — the last result of VERIFIER recorded on checkpoint CKPT (status and log blob);
+* a checkpoint name (``T/N``, ``N``, ``@``, ``@~2``, ``promoted``) — that checkpoint (id and commit);
+* ``file:PATH`` or an existing worktree path — that file;
+* ``text:…`` or anything else — free text.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from . import ledger, notes, store
+from .errors import CkptError, NotFoundError, UsageError
+from .gitcore import Repo
+from .model import Card, CardItem, Evidence
+
+ASSUMPTION_STATES = ("unverified", "confirmed", "refuted")
+
+
+def parse_evidence(repo: Repo, spec: str, *, task: str, cwd: str | None = None, strict: bool = False) -> Evidence:
+    """Turn an ``--evidence`` argument into an :class:`Evidence` (see the module docstring).
+
+    ``strict`` accepts only a checkpoint or a verifier result (what a failed path must cite) and
+    raises :class:`UsageError` otherwise.  An unknown checkpoint in ``CKPT#VERIFIER`` raises
+    :class:`NotFoundError`, as does a verifier with no result on that checkpoint.
+    """
+    spec = spec.strip()
+    if not spec:
+        raise UsageError("--evidence is empty", "name a checkpoint (T/N), a result (T/N#VERIFIER), a file or some text")
+    if spec.startswith("text:") and not strict:
+        return Evidence(text=spec[5:].strip())
+    if "#" in spec:
+        cp_spec, _, verifier = spec.rpartition("#")
+        cp = store.resolve(repo, cp_spec or "@", task)
+        lines = [r for r in notes.read_lines(repo, cp.commit) if r.get("verifier") == verifier]
+        if not lines:
+            raise NotFoundError(f"no result of verifier {verifier!r} on {cp.id}", f"git ckpt show {cp.id} lists its results")
+        last = lines[-1]
+        return Evidence(checkpoint=cp.id, commit=cp.commit, verifier=verifier, result=str(last.get("status", "?")),
+                        log=last.get("log") if isinstance(last.get("log"), str) else None)
+    if not spec.startswith("file:"):
+        try:
+            cp = store.resolve(repo, spec, task)
+        except CkptError:
+            cp = None
+        if cp is not None:
+            return Evidence(checkpoint=cp.id, commit=cp.commit)
+    if strict:
+        raise UsageError(f"evidence {spec!r} is not a checkpoint or a verifier result",
+                         "cite a checkpoint (T/N) or a result (T/N#VERIFIER), e.g. --evidence fix-auth/3#tests")
+    path = spec[5:] if spec.startswith("file:") else spec
+    rel = _worktree_path(repo, path, cwd)
+    if spec.startswith("file:") or (rel is not None and os.path.lexists(os.path.join(repo.workdir, rel))):
+        if rel is None:
+            raise UsageError(f"path {path!r} is outside the worktree {repo.workdir}")
+        return Evidence(file=rel)
+    return Evidence(text=spec)
+
+
+def _worktree_path(repo: Repo, path: str, cwd: str | None) -> str | None:
+    """``path`` (relative to ``cwd``) relative to the worktree root with ``/``, or None outside it."""
+    full = os.path.normpath(os.path.join(cwd or os.getcwd(), path))
+    rel = os.path.relpath(full, repo.workdir)
+    if rel == "." or rel.startswith("..") or os.path.isabs(rel):
+        return None
+    return rel.replace(os.sep, "/")
+
+
+@dataclass
+class Edit:
+    """One ``task note`` invocation.  Every field is optional; what is given is applied in one event.
+
+    ``fact``/``failed``/``confirm``/``refute`` take the ``evidence`` list (and ``failed`` the
+    ``reason``); at most one of them per edit, so the evidence is never ambiguous.
+    """
+
+    read: list[str] = field(default_factory=list)
+    fact: str | None = None
+    decided: list[str] = field(default_factory=list)
+    failed: str | None = None
+    reason: str | None = None
+    evidence: list[str] = field(default_factory=list)
+    assume: list[str] = field(default_factory=list)
+    confirm: int | None = None
+    refute: int | None = None
+    question: list[str] = field(default_factory=list)
+    next: str | None = None
+
+    def empty(self) -> bool:
+        """True when nothing would change."""
+        return not (self.read or self.fact or self.decided or self.failed or self.assume or self.question
+                    or self.next is not None or self.confirm is not None or self.refute is not None)
+
+
+def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger.Record:
+    """Apply ``edit`` to the card of ``task`` as one ``card`` ledger event; return the new record.
+
+    Raises :class:`UsageError` for an empty or ambiguous edit (evidence with no item to attach it
+    to, two evidence-taking items at once, ``--failed`` without ``--reason`` or evidence, a fact
+    without evidence) and :class:`NotFoundError` for an unknown assumption number.
+    """
+    store.check_task_name(task)
+    takers = [name for name, val in (("--fact", edit.fact), ("--failed", edit.failed), ("--confirm", edit.confirm), ("--refute", edit.refute)) if val is not None]
+    if len(takers) > 1:
+        raise UsageError(f"{' and '.join(takers)} in one note: the evidence would be ambiguous", "run git ckpt task note once for each")
+    if edit.evidence and not takers:
+        raise UsageError("--evidence needs --fact, --failed, --confirm or --refute to attach to")
+    if edit.empty():
+        raise UsageError("nothing to note", "give --read, --fact, --decided, --failed, --assume, --confirm, --refute, --question or --next")
+    if edit.reason and edit.failed is None:
+        raise UsageError("--reason goes with --failed OPTION")
+    if edit.failed is not None and not (edit.reason and edit.reason.strip()):
+        raise UsageError("--failed needs --reason: say why this path was ruled out")
+    if (edit.fact is not None or edit.failed is not None) and not edit.evidence:
+        raise UsageError(f"{takers[0]} needs --evidence (a checkpoint T/N, a result T/N#VERIFIER, a file or text)")
+    for label, value in (("--fact", edit.fact), ("--failed", edit.failed), ("--next", edit.next)):
+        if value is not None and not value.strip() and label != "--next":
+            raise UsageError(f"{label} is empty")
+    evidence = [parse_evidence(repo, e, task=task, cwd=cwd, strict=edit.failed is not None) for e in edit.evidence]
+    reads = []
+    for r in edit.read:
+        rel = _worktree_path(repo, r, cwd)
+        if rel is None:
+            raise UsageError(f"path {r!r} is outside the worktree {repo.workdir}")
+        reads.append(rel)
+    at = ledger.now_iso()
+    current = ledger.card(repo, task)
+    for n, label in ((edit.confirm, "--confirm"), (edit.refute, "--refute")):
+        if n is not None and not 1 <= n <= len(current.assumptions):
+            raise NotFoundError(f"{label} {n}: task {task} has {len(current.assumptions)} assumption(s)", f"git ckpt task show {task} numbers them")
+
+    def update(card: Card) -> Card:
+        for r in reads:
+            if r not in card.reads:
+                card.reads = card.reads + [r]
+        if edit.fact is not None:
+            card.facts = card.facts + [CardItem(text=edit.fact.strip(), evidence=evidence, at=at)]
+        for d in edit.decided:
+            card.decisions = card.decisions + [CardItem(text=d.strip(), at=at)]
+        if edit.failed is not None:
+            card.failed = card.failed + [CardItem(text=edit.failed.strip(), reason=(edit.reason or "").strip(), evidence=evidence, at=at)]
+        for a in edit.assume:
+            card.assumptions = card.assumptions + [CardItem(text=a.strip(), status="unverified", at=at)]
+        for n, status in ((edit.confirm, "confirmed"), (edit.refute, "refuted")):
+            if n is None:
+                continue
+            if not 1 <= n <= len(card.assumptions):  # another process changed the card meanwhile
+                raise NotFoundError(f"assumption {n} of task {task} no longer exists")
+            items = list(card.assumptions)
+            old = items[n - 1]
+            items[n - 1] = CardItem(text=old.text, status=status, reason=old.reason, evidence=list(old.evidence) + evidence, at=at)
+            card.assumptions = items
+        for q in edit.question:
+            card.questions = card.questions + [CardItem(text=q.strip(), at=at)]
+        if edit.next is not None:
+            card.next = edit.next.strip() or None
+        return card
+
+    data = {k: v for k, v in {
+        "read": reads or None, "fact": edit.fact, "decided": edit.decided or None, "failed": edit.failed,
+        "reason": edit.reason, "evidence": [_evidence_text(e) for e in evidence] or None, "assume": edit.assume or None,
+        "confirm": edit.confirm, "refute": edit.refute, "question": edit.question or None, "next": edit.next,
+    }.items() if v is not None}
+    return ledger.append(repo, task, "card", data, update)
+
+
+def _evidence_text(ev: Evidence) -> str:
+    return evidence_display(ev)
+
+
+def evidence_display(ev: Evidence) -> str:
+    """One short human string for a piece of evidence (``T/3#tests: failed``, ``T/2``, ``file x``)."""
+    if ev.verifier:
+        return f"{ev.checkpoint}#{ev.verifier}: {ev.result}"
+    if ev.checkpoint:
+        return ev.checkpoint
+    if ev.file:
+        return f"file {ev.file}"
+    return ev.text or ev.result or ""
