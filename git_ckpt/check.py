@@ -1,0 +1,267 @@
+"""Test restore on purpose (``git ckpt check [CKPT | --all]``).
+
+A checkpoint is proved restorable by materialising it into a temporary directory, the same way
+restore writes it, and comparing what comes out with what the checkpoint claims:
+
+1. the ref points at a commit, its manifest decodes, and its tree, index commit, meta commit and
+   base are all present, with every object they reach (``git rev-list --objects
+   --missing=print``);
+2. the manifest agrees with the commits (``tree``, ``index_tree``, its own id);
+3. the tree is written out with ``git checkout-index`` through a temporary index (smudge filters
+   and eol rules applied, as restore does), the ``raw/`` bytes laid over it, and the result
+   hashed back with ``git add -A`` into that index: ``git write-tree`` must give the checkpoint's
+   tree again (gitlinks are checked for presence only: restore never descends into them);
+4. ``stages/`` and ``raw/`` hold exactly the paths the manifest lists;
+5. the overlay tar passes the strict extractor, is extracted into a second temporary directory,
+   and every file there matches the manifest's kind, mode and sha256; the digest recomputes;
+6. the verifier-result note on the commit (if any) is readable.
+
+Nothing outside the temporary directories is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+
+from . import notes, overlay, store
+from .errors import CkptError
+from .gitcore import Repo
+from .model import OverlayFile, path_display, path_from_str
+
+GITLINK = 0o160000
+
+
+@dataclass
+class CheckResult:
+    """The verdict on one checkpoint: ``id``, ``commit`` (or None), ``problems`` ([] when it
+    would restore exactly) and how many worktree/overlay ``files`` were compared."""
+
+    id: str
+    commit: str | None
+    problems: list[str] = field(default_factory=list)
+    files: int = 0
+    overlay_files: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """True when no problem was found."""
+        return not self.problems
+
+    def to_json(self) -> dict:
+        """JSON-ready data."""
+        return {"id": self.id, "commit": self.commit, "ok": self.ok, "problems": self.problems,
+                "files": self.files, "overlay_files": self.overlay_files}
+
+
+def targets(repo: Repo, *, spec: str | None, all_tasks: bool, task: str) -> list[tuple[str, str, str | None]]:
+    """Which checkpoints to check: ``(id, ref name, commit id or None)``.
+
+    ``spec`` names one checkpoint (resolved like every command; :class:`NotFoundError` when
+    unknown, but a ref that exists yet cannot be loaded is still returned, to be reported);
+    ``all_tasks`` every ``refs/ckpt/T/N`` of every task; otherwise every checkpoint of ``task``.
+    """
+    if spec:
+        ref = _ref_for_spec(repo, spec, task)
+        if ref is not None:
+            return [ref]
+        cp = store.resolve(repo, spec, task)
+        return [(cp.id, cp.ref or cp.commit, cp.commit)]
+    out = []
+    names = store.tasks(repo) if all_tasks else [task]
+    for t in names:
+        for n, oid in store.numbered(repo, t):
+            out.append((f"{t}/{n}", store.ckpt_ref(t, n), oid))
+    return out
+
+
+def _ref_for_spec(repo: Repo, spec: str, task: str) -> tuple[str, str, str | None] | None:
+    """``T/N`` or ``N`` naming an existing local ref, without loading it (so damage is reported)."""
+    t, sep, rest = spec.strip().rpartition("/")
+    if not sep:
+        t, rest = task, spec.strip()
+    if not rest.isdigit() or ":" in t:
+        return None
+    try:
+        store.check_task_name(t)
+    except CkptError:
+        return None
+    ref = store.ckpt_ref(t, int(rest))
+    oid = repo.read_ref(ref)
+    return (f"{t}/{int(rest)}", ref, oid) if oid else None
+
+
+def check_all(repo: Repo, items: list[tuple[str, str, str | None]]) -> list[CheckResult]:
+    """Run :func:`check_one` on each ``(id, ref, commit)``."""
+    return [check_one(repo, cid, ref, oid) for cid, ref, oid in items]
+
+
+def check_one(repo: Repo, cid: str, ref: str, commit: str | None) -> CheckResult:
+    """Prove that checkpoint ``cid`` (ref ``ref`` → ``commit``) would restore exactly.
+
+    Returns a :class:`CheckResult`; never raises for damage (damage is the result), only for
+    failures of the machine itself (disk full while materialising: :class:`IOFailure`).
+    """
+    res = CheckResult(cid, commit)
+    if commit is None:
+        res.problems.append("the ref points at nothing")
+        return res
+    try:
+        obj = repo.pg[commit]
+    except (KeyError, ValueError):
+        res.problems.append(f"checkpoint commit {commit[:12]} is missing from the object store")
+        return res
+    if not isinstance(obj, pygit2.Commit):
+        res.problems.append(f"{ref} points at a {obj.type_str}, not a checkpoint commit")
+        return res
+    try:
+        cp = store.load(repo, commit, id=cid, ref=ref)
+    except CkptError as exc:
+        res.problems.append(exc.message)
+        return res
+    m = cp.manifest
+    if ref.startswith(store.PREFIX) and m.id != cid:
+        res.problems.append(f"its manifest names it {m.id!r}, but it is stored as {cid}")
+    if m.tree != cp.tree:
+        res.problems.append(f"manifest tree {m.tree[:12]} differs from the commit's tree {cp.tree[:12]}")
+    missing = _missing_objects(repo, cp)
+    if missing:
+        res.problems.append(f"{len(missing)} object(s) missing from the object store (e.g. {missing[0]})")
+        return res
+    try:
+        if m.index_tree != cp.index_tree:
+            res.problems.append(f"manifest index tree {m.index_tree[:12]} differs from the index commit's tree {cp.index_tree[:12]}")
+    except (KeyError, ValueError, pygit2.GitError) as exc:
+        res.problems.append(f"index commit unreadable: {exc}")
+        return res
+    _check_lists(repo, cp, res)
+    _check_worktree(repo, cp, res)
+    _check_overlay(repo, cp, res)
+    try:
+        notes.read_lines(repo, commit)
+    except CkptError as exc:
+        res.problems.append(exc.message)
+    return res
+
+
+def _missing_objects(repo: Repo, cp: store.Checkpoint) -> list[str]:
+    """Objects reachable from the checkpoint (not through its base) that are absent."""
+    for oid in cp.parents:
+        if not repo.object_exists(oid):
+            return [oid]
+    args = ["rev-list", "--objects", "--missing=print", cp.commit]
+    if cp.base:
+        args += ["--not", cp.base]
+    proc = repo.git(*args, check=False)
+    if proc.returncode != 0:
+        first = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        return [first[0] if first else f"git rev-list exited {proc.returncode}"]
+    return [ln[1:].decode() for ln in proc.stdout.splitlines() if ln.startswith(b"?")]
+
+
+def _check_lists(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
+    """``stages/`` and ``raw/`` hold exactly what the manifest lists; listed raw paths exist."""
+    m = cp.manifest
+    stages = cp.meta_subtree("stages")
+    stage_paths = sorted({e.path.partition(b"/")[2] for e in repo.ls_tree(stages)}) if stages else []
+    if stage_paths != sorted(path_from_str(p) for p in m.conflicts):
+        res.problems.append("conflict stages under stages/ do not match the manifest's conflict list")
+    raw = cp.meta_subtree("raw")
+    raw_paths = sorted(e.path for e in repo.ls_tree(raw)) if raw else []
+    if raw_paths != sorted(path_from_str(p) for p in m.raw):
+        res.problems.append("raw/ does not hold exactly the files the manifest lists as raw")
+
+
+def _check_worktree(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
+    """Materialise the tree (plus raw/ bytes) and hash it back; it must give the same tree."""
+    with tempfile.TemporaryDirectory(prefix="ckpt-check-") as tmp:
+        work = Path(tmp) / "w"
+        work.mkdir()
+        env = {"GIT_WORK_TREE": str(work)}
+        with repo.temp_index(copy_real=False) as idx:
+            repo.git("read-tree", cp.tree, index_file=idx, env=env)
+            proc = repo.git("checkout-index", "-a", "-f", "-q", index_file=idx, env=env, check=False)
+            if proc.returncode != 0:
+                lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+                res.problems.append("git checkout-index could not write it: " + (lines[0] if lines else f"exit {proc.returncode}"))
+                return
+            raw = cp.meta_subtree("raw")
+            if raw:
+                root = os.fsencode(work)
+                for e in repo.ls_tree(raw):
+                    full = os.path.join(root, e.path)
+                    os.makedirs(os.path.dirname(full), exist_ok=True)
+                    with open(full, "wb") as fh:
+                        fh.write(repo.read_blob(e.oid))
+            expected = {e.path: e for e in repo.ls_tree(cp.tree)}
+            res.files = sum(1 for e in expected.values() if e.mode != GITLINK)
+            # Hash the materialised files back as git add would store them (entries start with
+            # no stat data, so every file is re-read).
+            repo.git("add", "-A", "-f", "--", ".", index_file=idx, env=env)
+            again = repo.git("write-tree", "--missing-ok", index_file=idx, env=env).stdout.decode().strip()
+        if again == cp.tree:
+            return
+        bad = []
+        for a, b in repo.diff_trees(cp.tree, again):
+            if a is not None and a.mode == GITLINK:
+                continue
+            bad.append((a or b).path)
+        if bad:
+            res.problems.append(f"{len(bad)} file(s) would not restore exactly (e.g. {path_display(bad[0])!r})")
+
+
+def _check_overlay(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
+    """The overlay tar extracts under the strict rules and matches the manifest file by file."""
+    info = cp.manifest.overlay
+    tar = cp.overlay_tar()
+    if tar is None:
+        if info.files:
+            res.problems.append(f"its manifest lists {len(info.files)} overlay file(s) but overlay.tar is absent")
+        return
+    if overlay.overlay_digest(info.files) != info.digest:
+        res.problems.append("the manifest's overlay digest does not match its file list")
+    limit = max([info.max_file_size, *(f.size for f in info.files)]) or overlay.MAX_TOTAL
+    with tempfile.TemporaryDirectory(prefix="ckpt-check-overlay-") as tmp:
+        try:
+            written = overlay.extract(Path(tmp), tar, limit)
+        except CkptError as exc:
+            res.problems.append(exc.message)
+            return
+        want = {path_from_str(f.path): f for f in info.files}
+        extra = sorted(set(written) - set(want))
+        if extra:
+            res.problems.append(f"overlay.tar holds {len(extra)} file(s) the manifest does not list (e.g. {path_display(extra[0])!r})")
+        for path, f in sorted(want.items()):
+            problem = _compare_overlay_file(os.path.join(os.fsencode(tmp), path), f)
+            if problem:
+                res.problems.append(f"overlay file {path_display(path)!r} {problem}")
+                break
+        res.overlay_files = len(want)
+
+
+def _compare_overlay_file(full: bytes, f: OverlayFile) -> str | None:
+    try:
+        st = os.lstat(full)
+    except FileNotFoundError:
+        return "is missing from overlay.tar"
+    if f.kind == "symlink":
+        if not stat.S_ISLNK(st.st_mode):
+            return "should be a symlink"
+        data = os.readlink(full)
+    else:
+        if not stat.S_ISREG(st.st_mode):
+            return "should be a regular file"
+        if (0o100755 if st.st_mode & 0o111 else 0o100644) != f.mode:
+            return f"has mode {oct(st.st_mode)}, manifest says {oct(f.mode)}"
+        with open(full, "rb") as fh:
+            data = fh.read()
+    if hashlib.sha256(data).hexdigest() != f.sha256:
+        return "differs from the manifest's sha256"
+    return None
+
