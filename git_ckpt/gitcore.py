@@ -264,7 +264,8 @@ class Repo:
         try:
             real = self.index_path()
             if copy_real and real.exists():
-                shutil.copyfile(real, path)
+                # copy2 keeps the mtime, so git's racy-entry check behaves as on the real index
+                shutil.copy2(real, path)
             else:
                 path.unlink()
             yield path

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -132,18 +132,29 @@ def _raw_check(repo: Repo, w_tree: str, base: str | None) -> list[tuple[bytes, i
     ]
     if not candidates:
         return []
+    # smudge(blob) for every candidate: check them out exactly as restore would (same temp
+    # index holding the whole snapshot tree, so .gitattributes apply), into a scratch prefix.
+    smudged: dict[bytes, bytes] = {}
+    with tempfile.TemporaryDirectory(prefix="ckpt-raw-", dir=repo.git_dir) as scratch, repo.temp_index(copy_real=False) as idx:
+        repo.git("read-tree", w_tree, index_file=idx)
+        prefix = os.fsencode(scratch) + b"/"
+        repo.git("checkout-index", "-f", "-q", "-z", "--stdin", "--prefix=" + os.fsdecode(prefix),
+                 input=b"".join(e.path + b"\0" for e in candidates), index_file=idx)
+        for e in candidates:
+            try:
+                with open(prefix + e.path, "rb") as fh:
+                    smudged[e.path] = fh.read()
+            except OSError:
+                smudged[e.path] = b""
     out: list[tuple[bytes, int, str]] = []
+    root = os.fsencode(repo.workdir)
     for entry in candidates:
-        disk_path = os.path.join(os.fsencode(repo.workdir), entry.path)
         try:
-            with open(disk_path, "rb") as fh:
+            with open(os.path.join(root, entry.path), "rb") as fh:
                 disk = fh.read()
         except OSError:
             continue
-        smudged = repo.git(
-            "cat-file", "--filters", "--path=" + os.fsdecode(entry.path), entry.oid, check=False
-        ).stdout
-        if smudged != disk:
+        if smudged[entry.path] != disk:
             out.append((entry.path, entry.mode, repo.blob(disk)))
     return out
 
