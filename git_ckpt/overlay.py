@@ -174,18 +174,26 @@ def select(repo_root: Path, cfg: Config, is_ignored) -> Selection:
 
 
 def link_stays_inside(rel: bytes, target: bytes) -> bool:
-    """Whether symlink ``rel`` → ``target`` resolves (lexically) inside the worktree root."""
+    """Whether symlink ``rel`` → ``target`` resolves inside the worktree root.
+
+    The target must be relative and in normal form: its ``..`` steps all come first (before any
+    named component), and never climb above the root.  A ``..`` after a named component
+    (``a/../x``) is refused because ``a`` may itself be a symlink (``a -> .``), which would make
+    the physical path climb one level more than the lexical one.
+    """
     if not target or target.startswith(b"/"):
         return False
     parts = rel.split(b"/")[:-1]
+    named = False
     for comp in target.split(b"/"):
         if comp in (b"", b"."):
             continue
         if comp == b"..":
-            if not parts:
+            if not parts or named:
                 return False
             parts.pop()
         else:
+            named = True
             parts.append(comp)
     return True
 
@@ -235,7 +243,7 @@ def _safe_relpath(name: str) -> bytes:
         raise CorruptError(f"overlay archive entry {name!r} has an empty path; refusing the archive")
     if any(p == b".." for p in parts):
         raise CorruptError(f"overlay archive entry {path_display(raw)!r} contains '..'; refusing the archive")
-    if parts[0] == b".git" or any(p == b".git" for p in parts):
+    if any(p.lower() == b".git" for p in parts):  # .GIT is .git on case-insensitive file systems
         raise CorruptError(f"overlay archive entry {path_display(raw)!r} writes into .git; refusing the archive")
     return b"/".join(parts)
 
@@ -249,7 +257,6 @@ def read_archive(data: bytes, max_file_size: int) -> list[Entry]:
     ``MAX_ENTRIES`` entries or ``MAX_TOTAL`` bytes, or a truncated/garbled archive.
     """
     entries: list[Entry] = []
-    links: set[bytes] = set()
     total = 0
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:", encoding="utf-8", errors="surrogateescape") as tar:
@@ -258,10 +265,8 @@ def read_archive(data: bytes, max_file_size: int) -> list[Entry]:
                     raise CorruptError(f"overlay archive has more than {MAX_ENTRIES} entries; refusing it")
                 rel = _safe_relpath(member.name)
                 shown = path_display(rel)
-                prefix = rel.split(b"/")
-                for i in range(1, len(prefix)):
-                    if b"/".join(prefix[:i]) in links:
-                        raise CorruptError(f"overlay archive entry {shown!r} lies below a symlink of the archive; refusing the archive")
+                if not -(2**34) < member.mtime < 2**34:
+                    raise CorruptError(f"overlay archive entry {shown!r} has an impossible mtime; refusing the archive")
                 if member.isreg():
                     if member.size > max_file_size:
                         raise CorruptError(f"overlay archive entry {shown!r} is {member.size} bytes, over the {max_file_size}-byte limit; refusing the archive")
@@ -277,7 +282,6 @@ def read_archive(data: bytes, max_file_size: int) -> list[Entry]:
                     target = os.fsencode(member.linkname)
                     if not link_stays_inside(rel, target):
                         raise CorruptError(f"overlay archive symlink {shown!r} points outside the worktree; refusing the archive")
-                    links.add(rel)
                     entries.append(Entry(rel, "symlink", 0o777, int(member.mtime), target))
                 elif member.isdir():
                     entries.append(Entry(rel, "dir", 0o755, int(member.mtime), b""))
@@ -292,6 +296,16 @@ def read_archive(data: bytes, max_file_size: int) -> list[Entry]:
         if e.path in seen and e.kind != "dir":
             raise CorruptError(f"overlay archive names {path_display(e.path)!r} twice; refusing the archive")
         seen.add(e.path)
+    # Whatever the order of the entries: nothing may lie below a symlink or a file of the archive.
+    leaves = {e.path: e.kind for e in entries if e.kind != "dir"}
+    for e in entries:
+        parts = e.path.split(b"/")
+        for i in range(1, len(parts)):
+            kind = leaves.get(b"/".join(parts[:i]))
+            if kind == "symlink":
+                raise CorruptError(f"overlay archive entry {path_display(e.path)!r} lies below a symlink of the archive; refusing the archive")
+            if kind == "file":
+                raise CorruptError(f"overlay archive entry {path_display(e.path)!r} lies below a file of the archive; refusing the archive")
     return entries
 
 

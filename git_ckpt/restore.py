@@ -379,6 +379,11 @@ def restore(
                 + ", ".join(path_display(p) for p in plan.blocked[:5]),
                 "move them aside (or add them to overlay.include), then restore again",
             )
+        if plan.overlay_write and (tar := target.overlay_tar()):
+            # A refused overlay archive (crafted or corrupt) must change nothing: no pre-restore
+            # save, no journal.  apply() validates again; this only moves the refusal earlier.
+            wanted = set(plan.overlay_write)
+            overlay.check_writable(repo.workdir, [e for e in overlay.read_archive(tar, cfg.max_file_size) if e.path in wanted])
         if dry_run:
             return RestoreResult(target.id, None, None, plan, dry_run=True, type=type)
         same = None if paths else _existing_checkpoint(repo, task, now, target)
