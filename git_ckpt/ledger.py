@@ -187,6 +187,7 @@ def verify(repo: Repo, task: str) -> list[str]:
             break
         prev_hash = ev.hash
     on_chain = set(chain)
+    rewritten: list[tuple[int, str]] = []
     for n, cp_oid in store.numbered(repo, task):
         try:
             cp = store.load(repo, cp_oid, id=f"{task}/{n}")
@@ -195,8 +196,43 @@ def verify(repo: Repo, task: str) -> list[str]:
             continue
         lh = cp.manifest.ledger_head
         if lh and lh not in on_chain:
+            first = _first_divergence(repo, lh, chain)
+            if first is not None:
+                i = first
+                rewritten.append((i, f"event #{i + 1} ({chain[i][:12] if i < len(chain) else 'missing'}): differs from the history "
+                                     f"checkpoint {task}/{n} recorded (history rewritten from here)"))
             problems.append(f"checkpoint {task}/{n} records ledger head {lh[:12]}, which is no longer on the chain (history rewritten)")
+    if rewritten:
+        rewritten.sort()
+        if not problems or not problems[0].startswith("event #") or _event_no(problems[0]) > rewritten[0][0] + 1:
+            problems.insert(0, rewritten[0][1])
     return problems
+
+
+def _event_no(problem: str) -> int:
+    try:
+        return int(problem.split("#", 1)[1].split(" ", 1)[0])
+    except (IndexError, ValueError):
+        return 1 << 30
+
+
+def _first_divergence(repo: Repo, old_head: str, chain: list[str]) -> int | None:
+    """The 0-based position where the chain ending at ``old_head`` (a ledger head recorded
+    earlier) first differs from ``chain`` (oldest first); None when ``old_head`` is unreadable."""
+    old: list[str] = []
+    oid: str | None = old_head
+    while oid:
+        old.append(oid)
+        try:
+            c = repo.pg[oid]
+        except (KeyError, ValueError):
+            return None
+        oid = str(c.parent_ids[0]) if c.parent_ids else None
+    old.reverse()
+    for i, commit in enumerate(old):
+        if i >= len(chain) or chain[i] != commit:
+            return i
+    return len(old)
 
 
 def describe(ev: Event) -> str:

@@ -7,10 +7,26 @@ import click
 from . import emit, json_option, open_repo, say
 
 
+def _since(text: str) -> str:
+    """``--since``: an RFC 3339 UTC time, or an age like ``90m``, ``12h``, ``3d`` → RFC 3339."""
+    import re
+    import time
+
+    from ..errors import UsageError
+
+    m = re.fullmatch(r"\s*(\d+)\s*([smhdw])\s*", text)
+    if m:
+        secs = int(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[m.group(2)]
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - secs))
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?Z?)?", text):
+        return text
+    raise UsageError(f"--since {text!r}: give a UTC time (2026-11-30T10:00:00Z) or an age (90m, 12h, 3d)")
+
+
 @click.command("log")
 @click.option("--task", default=None, help="Show this task instead of the current one.")
 @click.option("--verify", "verify_", is_flag=True, help="Re-check the hash chain; exit 1 naming the first broken link.")
-@click.option("--since", default=None, help="Only events at or after this time (RFC 3339, e.g. 2026-11-30T10:00:00Z).")
+@click.option("--since", default=None, help="Only events at or after this UTC time (2026-11-30T10:00:00Z) or this recent (90m, 12h, 3d).")
 @json_option
 def command(task: str | None, verify_: bool, since: str | None, as_json: bool) -> int:
     """Print the ledger: one terminal-friendly line per event (save, restore, verify, promote…)."""
@@ -25,11 +41,17 @@ def command(task: str | None, verify_: bool, since: str | None, as_json: bool) -
         emit("log", {"task": task, "ok": not problems, "problems": problems}, as_json,
              lambda: say(f"ledger of {task}: intact ({n} events)") if not problems else None)
         if problems:
+            if as_json:  # one envelope only: the result above names every problem
+                from . import warn
+
+                warn(f"ledger of {task} is broken: {problems[0]}")
+                return CheckFailed.exit_code
             raise CheckFailed(f"ledger of {task} is broken: {problems[0]}", "the ledger was rewritten or edited; compare with a teammate's copy (git ckpt fetch)")
         return 0
     recs = ledger.records(repo, task)
     if since:
-        recs = [r for r in recs if r.event.at >= since]
+        cutoff = _since(since)
+        recs = [r for r in recs if r.event.at >= cutoff]
 
     def human() -> None:
         if not recs:
