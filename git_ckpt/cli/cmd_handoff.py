@@ -1,0 +1,43 @@
+"""git ckpt handoff: the resume receipt of a task (goal, decided, touched, next, last results)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from . import emit, open_repo, say
+
+
+@click.command("handoff")
+@click.argument("task", required=False)
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", help="Markdown (default) or a JSON envelope.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option("--check", "check_", is_flag=True,
+              help="Check the receipt against reality: files exist, the worktree matches, verifiers agree; exit 1 on drift.")
+def command(task: str | None, fmt: str, as_json: bool, check_: bool) -> int:
+    """Print what a fresh session needs to resume TASK (default: the current task).
+
+    Touched files are computed from the checkpoints, verifier results are read from their
+    notes; with --check, drift from the recorded state exits 1.
+    """
+    from .. import config, handoff, store
+
+    as_json = as_json or fmt == "json"
+    repo = open_repo()
+    task = store.check_task_name(task) if task else store.current_task(repo)
+    cfg = config.load(repo)
+    if check_:
+        res = handoff.check(repo, cfg, task)
+
+        def human() -> None:
+            for c in res["checks"]:
+                mark = "ok   " if c["ok"] else ("DRIFT" if c["check"] in ("files", "worktree") or "rerun" in c else "note ")
+                say(f"{mark} {c['check']}: {c['detail']}")
+            say(f"handoff of {task}: " + ("no drift" if res["ok"] else f"{len(res['drift'])} drift(s) found"))
+
+        emit("handoff", res, as_json, human)
+        return 0 if res["ok"] else 1
+    r = handoff.receipt(repo, task, cfg)
+    emit("handoff", r, as_json, lambda: sys.stdout.write(handoff.markdown(r)))
+    return 0

@@ -1,0 +1,378 @@
+"""The handoff receipt (``git ckpt handoff``): everything a fresh session needs to resume a task.
+
+Nothing in the receipt is taken on trust from whoever wrote the card: *Touched* is computed from
+the checkpoints themselves (``git diff --numstat`` between the base of the task's first
+checkpoint and the current one), verifier results are read from the notes on the checkpoint
+commits, and ``--check`` re-examines the worktree (and re-runs required verifiers where that is
+possible and trusted) to report any drift from what was recorded.
+
+The *current* checkpoint of a task is the one the worktree was last known to be at: the newest
+save (other than a pre-restore save) or whole restore/undo target in the ledger; the highest
+numbered checkpoint when the ledger names none.
+"""
+
+from __future__ import annotations
+
+import os
+
+import msgspec
+import pygit2
+
+from . import ledger, notes, store
+from .card import evidence_display
+from .config import Config
+from .errors import CkptError
+from .gitcore import EMPTY_TREE, Repo
+from .model import path_to_str
+from .store import Checkpoint
+
+
+# ------------------------------------------------------------------------------ pieces
+
+
+def current_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
+    """The checkpoint the worktree of ``task`` was last known to be at (see module docstring),
+    or None when the task has no checkpoint."""
+
+    def match(ev) -> bool:
+        if ev.type == "save":
+            return ev.data.get("kind") != "pre-restore"
+        return ev.type in ("restore", "undo") and not ev.data.get("paths")
+
+    rec = ledger.find_last(repo, task, match)
+    if rec is not None:
+        d = rec.event.data
+        cid, commit = (d.get("id"), d.get("commit")) if rec.event.type == "save" else (d.get("target"), d.get("target_commit"))
+        if isinstance(commit, str) and isinstance(cid, str):
+            try:
+                return store.load(repo, commit, id=cid)
+            except CkptError:
+                pass
+    return store.latest(repo, task)
+
+
+def first_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
+    """The lowest-numbered checkpoint of ``task`` still present, or None."""
+    nums = store.numbered(repo, task)
+    if not nums:
+        return None
+    n, oid = nums[0]
+    return store.load(repo, oid, id=f"{task}/{n}", ref=store.ckpt_ref(task, n))
+
+
+def _tree_of_commit(repo: Repo, commit: str | None) -> str:
+    if not commit:
+        return EMPTY_TREE
+    return str(repo.pg[commit].peel(pygit2.Tree).id)
+
+
+def numstat(repo: Repo, old_tree: str, new_tree: str) -> list[dict]:
+    """Files that differ between two trees with line counts, from ``git diff --numstat -z``
+    (no renames, no textconv): ``{"path", "status" (A/M/D/T), "added", "deleted", "binary"}``.
+    Binary files have ``added``/``deleted`` None."""
+    status: dict[bytes, str] = {}
+    for a, b in repo.diff_trees(old_tree, new_tree):
+        if a is None:
+            status[b.path] = "A"
+        elif b is None:
+            status[a.path] = "D"
+        elif (a.mode & 0o170000) != (b.mode & 0o170000):
+            status[a.path] = "T"
+        else:
+            status[a.path] = "M"
+    out = repo.git("diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", old_tree, new_tree).stdout
+    counts: dict[bytes, tuple[int | None, int | None]] = {}
+    for rec in out.split(b"\0"):
+        if not rec:
+            continue
+        added, deleted, path = rec.split(b"\t", 2)
+        prev = counts.get(path, (0, 0))
+        if added == b"-" or prev[0] is None:
+            counts[path] = (None, None)
+        else:
+            counts[path] = (prev[0] + int(added), prev[1] + int(deleted))
+    rows = []
+    for path in sorted(status):
+        added, deleted = counts.get(path, (0, 0))
+        rows.append({"path": path_to_str(path), "status": status[path], "added": added, "deleted": deleted,
+                     "binary": added is None})
+    return rows
+
+
+def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> list[dict]:
+    """The newest recorded result of each verifier over the checkpoints of ``task``, with the
+    checkpoint it ran on; ``current`` marks whether it ran on the current checkpoint's content."""
+    best: dict[str, tuple[tuple, dict]] = {}
+    if repo.read_ref(store.NOTES_REF) is None:
+        return []
+    for n, oid in store.numbered(repo, task):
+        try:
+            lines = notes.read_lines(repo, oid)
+        except CkptError:
+            continue
+        for i, r in enumerate(lines):
+            name = r.get("verifier")
+            if not isinstance(name, str):
+                continue
+            key = (str(r.get("started_at") or ""), n, i)
+            if name not in best or key > best[name][0]:
+                row = {"verifier": name, "checkpoint": f"{task}/{n}", "commit": oid, "status": str(r.get("status", "?")),
+                       "exit_code": r.get("exit_code"), "duration": r.get("duration"), "started_at": r.get("started_at"),
+                       "required": r.get("required"), "log": r.get("log"), "tree": r.get("tree")}
+                best[name] = (key, row)
+    out = []
+    cur_tree = current.tree if current else None
+    for name in sorted(best):
+        row = best[name][1]
+        row["on_current"] = bool(cur_tree) and (row["tree"] == cur_tree or row["commit"] == (current.commit if current else None))
+        out.append(row)
+    return out
+
+
+def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict]:
+    """The latest result line of each verifier recorded on ``cp`` itself."""
+    out: dict[str, dict] = {}
+    try:
+        lines = notes.read_lines(repo, cp.commit)
+    except CkptError:
+        return out
+    for r in lines:
+        if isinstance(r.get("verifier"), str):
+            out[r["verifier"]] = r
+    return out
+
+
+def _items(items) -> list[dict]:
+    return [{"n": i, "text": it.text, "status": it.status, "reason": it.reason, "at": it.at,
+             "evidence": [msgspec.to_builtins(e) for e in it.evidence],
+             "evidence_text": [evidence_display(e) for e in it.evidence]} for i, it in enumerate(items, start=1)]
+
+
+# ------------------------------------------------------------------------------ receipt
+
+
+def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool = True) -> dict:
+    """The handoff receipt of ``task`` as JSON-ready data.
+
+    Keys: ``task``, ``goal``, ``constraints``, ``acceptance``, ``done``, ``current`` (checkpoint
+    id or None), ``commit``, ``base``, ``latest``, ``promoted``, ``checkpoints`` (count),
+    ``decided``, ``touched`` (``numstat`` rows), ``next``, ``hypothesis``, ``results``
+    (:func:`last_results`), ``failed``, ``questions``, ``assumptions`` (unverified only, with
+    their numbers), ``facts``, ``reads``, ``workspace`` (``clean``, ``changed``, ``unknown`` or
+    ``other-task``; only when ``workspace`` and ``cfg`` are given) and ``resume`` (commands).
+    """
+    store.check_task_name(task)
+    card = ledger.card(repo, task)
+    cur = current_checkpoint(repo, task)
+    first = first_checkpoint(repo, task)
+    nums = store.numbered(repo, task)
+    promoted = repo.read_ref(store.promoted_ref(task))
+    promoted_id = None
+    if promoted:
+        promoted_id = next((f"{task}/{n}" for n, oid in nums if oid == promoted), None)
+    touched: list[dict] = []
+    base = first.base if first else None
+    if cur is not None:
+        touched = numstat(repo, _tree_of_commit(repo, base), cur.tree)
+    ws = None
+    if workspace and cfg is not None and cur is not None:
+        ws = workspace_state(repo, cfg, task, cur)
+    resume = []
+    if store.current_task(repo) != task:
+        resume.append(f"git ckpt task start {task}")
+    if cur is not None:
+        resume.append(f"git ckpt restore {cur.id}")
+    resume.append("git ckpt verify")
+    return {
+        "schema": "ckpt-handoff/1",
+        "task": task,
+        "goal": card.goal,
+        "constraints": list(card.constraints),
+        "acceptance": list(card.acceptance),
+        "done": card.done,
+        "current": cur.id if cur else None,
+        "commit": cur.commit if cur else None,
+        "base": base,
+        "latest": f"{task}/{nums[-1][0]}" if nums else None,
+        "promoted": promoted_id,
+        "checkpoints": len(nums),
+        "decided": _items(card.decisions),
+        "touched": touched,
+        "next": card.next,
+        "hypothesis": card.hypothesis,
+        "results": last_results(repo, task, cur),
+        "failed": [{"option": it["text"], **{k: v for k, v in it.items() if k != "text"}} for it in _items(card.failed)],
+        "questions": _items(card.questions),
+        "assumptions": [it for it in _items(card.assumptions) if it["status"] in (None, "unverified")],
+        "facts": _items(card.facts),
+        "reads": list(card.reads),
+        "workspace": ws,
+        "resume": resume,
+    }
+
+
+def workspace_state(repo: Repo, cfg: Config, task: str, cur: Checkpoint) -> str:
+    """``clean`` when the worktree (files, index, overlay) is exactly ``cur``, ``changed`` when
+    not, ``other-task`` when this worktree is on another task, ``unknown`` when it cannot be
+    captured (index locked, mid-restore)."""
+    from .snapshot import capture
+
+    if store.current_task(repo) != task:
+        return "other-task"
+    try:
+        return "clean" if capture(repo, cfg).state() == cur.manifest.state else "changed"
+    except CkptError:
+        return "unknown"
+
+
+def _counts(row: dict) -> str:
+    if row["binary"]:
+        return "binary"
+    return f"+{row['added']} -{row['deleted']}"
+
+
+def markdown(r: dict) -> str:
+    """The receipt rendered as Markdown (what ``handoff`` prints and what an agent reads)."""
+    out: list[str] = [f"# Handoff: {r['task']}" + (" (done)" if r["done"] else ""), ""]
+    out.append(f"Goal: {r['goal'] or '(none recorded)'}")
+    for c in r["constraints"]:
+        out.append(f"Constraint: {c}")
+    for a in r["acceptance"]:
+        out.append(f"Acceptance: {a}")
+    cur = r["current"]
+    out.append(f"Checkpoint: {cur or '(none yet)'}" + (f" of {r['checkpoints']}" if r["checkpoints"] else "")
+               + (f", promoted {r['promoted']}" if r["promoted"] else ""))
+    if r["workspace"]:
+        out.append(f"Workspace: {_ws_text(r['workspace'], cur)}")
+
+    def section(title: str, lines: list[str]) -> None:
+        out.extend(["", f"## {title}"])
+        out.extend(lines or ["(none)"])
+
+    section("Decided", [f"- {d['text']}" + (f" (evidence: {', '.join(d['evidence_text'])})" if d["evidence_text"] else "") for d in r["decided"]])
+    base = (r["base"] or "")[:12] or "empty tree"
+    width = max((len(t["path"]) for t in r["touched"]), default=0)
+    section(f"Touched (from {base} to {cur})" if cur else "Touched",
+            [f"- {t['status']} {t['path']:<{width}}  {_counts(t)}" for t in r["touched"]])
+    section("Next", ([r["next"]] if r["next"] else []) + ([f"Hypothesis: {r['hypothesis']}"] if r["hypothesis"] else []))
+    section("Last verifier results", [
+        f"- {v['verifier']}: {v['status']} on {v['checkpoint']}"
+        + (f" (exit {v['exit_code']}" if v["exit_code"] is not None else " (")
+        + (f", {float(v['duration']):.1f} s" if isinstance(v["duration"], (int, float)) else "") + ")"
+        + ("" if v["on_current"] else " [not the current content]")
+        for v in r["results"]])
+    section("Failed paths", [f"- {f['option']}: {f['reason'] or ''}" + (f" (evidence: {', '.join(f['evidence_text'])})" if f["evidence_text"] else "") for f in r["failed"]])
+    section("Open questions", [f"- {q['text']}" for q in r["questions"]])
+    section("Unverified assumptions", [f"- {a['n']}. {a['text']}" for a in r["assumptions"]])
+    if r["facts"]:
+        section("Facts", [f"- {f['text']}" + (f" (evidence: {', '.join(f['evidence_text'])})" if f["evidence_text"] else "") for f in r["facts"]])
+    if r["reads"]:
+        section("Read", [f"- {p}" for p in r["reads"]])
+    section("Resume", [f"    {c}" for c in r["resume"]])
+    return "\n".join(out) + "\n"
+
+
+def _ws_text(state: str, cur: str | None) -> str:
+    return {"clean": f"clean (matches {cur})", "changed": f"changed since {cur}",
+            "other-task": "this worktree is on another task", "unknown": "unknown (index locked or restore unfinished)"}.get(state, state)
+
+
+# ------------------------------------------------------------------------------ check
+
+
+def _rerun(repo: Repo, cfg: Config, cp: Checkpoint, names: list[str]) -> tuple[dict[str, str] | None, str]:
+    """Re-run the required verifiers on ``cp`` through :mod:`git_ckpt.verify` when that module
+    offers a usable function; returns ({name: status} or None, a note saying what happened)."""
+    try:
+        from . import verify as vmod  # built by the verifier issue; optional here
+    except ImportError:
+        return None, "not re-run: this git-ckpt has no verifier runner"
+    fn = getattr(vmod, "rerun_for_handoff", None) or getattr(vmod, "verify", None)
+    if fn is None or not callable(fn):
+        return None, "not re-run: no usable verifier runner"
+    try:
+        res = fn(repo, cfg, cp, only=names, record=True)
+    except TypeError:
+        return None, "not re-run: the verifier runner has an unexpected interface"
+    except CkptError as exc:
+        return None, f"not re-run: {exc.message}"
+    statuses: dict[str, str] = {}
+    for item in getattr(res, "results", res) or []:
+        name = item.get("verifier") if isinstance(item, dict) else getattr(item, "verifier", None) or getattr(item, "name", None)
+        status = item.get("status") if isinstance(item, dict) else getattr(item, "status", None)
+        if isinstance(name, str) and isinstance(status, str):
+            statuses[name] = status
+    return statuses, "re-run"
+
+
+def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
+    """What a careful resumer checks: the files the receipt names exist (or are gone, for
+    deletions), the worktree is exactly the current checkpoint, and the required verifiers give
+    what was recorded (re-run only through a trusted verifier runner; otherwise the recorded
+    results are reported).  Returns ``{"ok", "task", "current", "checks": [...], "drift": [...]}``;
+    ``ok`` is False when anything drifted."""
+    from .snapshot import capture
+
+    r = receipt(repo, task, cfg, workspace=False)
+    checks: list[dict] = []
+    drift: list[str] = []
+    root = os.fsencode(repo.workdir)
+    missing, unexpected = [], []
+    for t in r["touched"]:
+        path = os.path.join(root, t["path"].encode("utf-8", "surrogateescape"))
+        exists = os.path.lexists(path)
+        if t["status"] == "D" and exists:
+            unexpected.append(t["path"])
+        elif t["status"] != "D" and not exists:
+            missing.append(t["path"])
+    for p in r["reads"]:
+        if not os.path.lexists(os.path.join(root, os.fsencode(p))):
+            missing.append(p)
+    files_ok = not missing and not unexpected
+    detail = "all present" if files_ok else "; ".join(filter(None, [
+        ("missing: " + ", ".join(missing)) if missing else "", ("deleted but present: " + ", ".join(unexpected)) if unexpected else ""]))
+    checks.append({"check": "files", "ok": files_ok, "detail": detail})
+    if not files_ok:
+        drift.append(f"files named by the receipt: {detail}")
+    cur_id = r["current"]
+    ws_ok = False
+    if cur_id is None:
+        checks.append({"check": "worktree", "ok": False, "detail": "the task has no checkpoint"})
+        drift.append("the task has no checkpoint to compare with")
+        cur = None
+    else:
+        cur = store.load(repo, r["commit"], id=cur_id)
+        if store.current_task(repo) != task:
+            detail = f"this worktree is on task {store.current_task(repo)}"
+            checks.append({"check": "worktree", "ok": False, "detail": detail})
+            drift.append(detail)
+        else:
+            snap = capture(repo, cfg)
+            if snap.state() == cur.manifest.state:
+                ws_ok = True
+                checks.append({"check": "worktree", "ok": True, "detail": f"matches {cur_id}"})
+            else:
+                changed = [path_to_str((b or a).path) for a, b in repo.diff_trees(cur.tree, snap.tree)]
+                what = ("changed: " + ", ".join(changed[:20]) + (" …" if len(changed) > 20 else "")) if changed else "index, HEAD or overlay differ"
+                checks.append({"check": "worktree", "ok": False, "detail": what, "changed": changed})
+                drift.append(f"worktree differs from {cur_id}: {what}")
+    required = [v.name for v in cfg.verifier if v.required]
+    recorded = results_on(repo, cur) if cur is not None else {}
+    statuses, how = (None, "not re-run: the worktree does not match the checkpoint")
+    if rerun and required and ws_ok and cur is not None:
+        statuses, how = _rerun(repo, cfg, cur, required)
+    for name in required:
+        rec = recorded.get(name)
+        rec_status = rec.get("status") if rec else None
+        row = {"check": f"verifier {name}", "recorded": rec_status}
+        if statuses is not None and name in statuses:
+            row["rerun"] = statuses[name]
+            row["ok"] = rec_status is None or statuses[name] == rec_status
+            row["detail"] = f"re-run: {statuses[name]}" + (f", recorded: {rec_status}" if rec_status else ", nothing recorded before")
+            if not row["ok"]:
+                drift.append(f"verifier {name}: recorded {rec_status}, re-run {statuses[name]}")
+        else:
+            row["ok"] = rec_status == "passed"
+            row["detail"] = (f"recorded: {rec_status}" if rec_status else "no result recorded on this checkpoint") + f" ({how})"
+        checks.append(row)
+    return {"ok": not drift, "task": task, "current": cur_id, "checks": checks, "drift": drift}
