@@ -14,8 +14,9 @@ from . import after_dashdash, emit, json_option, open_repo
 @click.argument("ckpts", nargs=-1)
 @click.option("--stat", is_flag=True, help="Show a diffstat instead of the patch.")
 @click.option("--name-status", is_flag=True, help="Show only changed paths with their status.")
+@click.option("--scope", "scope_", is_flag=True, help="Sort the changes since CKPT into those the task card names (next step, touched files) and the rest.")
 @json_option
-def command(ckpts: tuple[str, ...], stat: bool, name_status: bool, as_json: bool) -> int:
+def command(ckpts: tuple[str, ...], stat: bool, name_status: bool, scope_: bool, as_json: bool) -> int:
     """Diff CKPT against the current worktree (untracked files included), or CKPT against CKPT2.
 
     With no CKPT, compares the latest checkpoint with the worktree.  Limit with -- PATHS.
@@ -32,6 +33,8 @@ def command(ckpts: tuple[str, ...], stat: bool, name_status: bool, as_json: bool
     repo = open_repo()
     task = store.current_task(repo)
     old = store.resolve(repo, args[0] if args else "@", task)
+    if scope_:
+        return _scope(repo, task, old, len(args), as_json)
     if len(args) == 2:
         new_tree, new_name = store.resolve(repo, args[1], task).tree, args[1]
     else:
@@ -47,3 +50,29 @@ def command(ckpts: tuple[str, ...], stat: bool, name_status: bool, as_json: bool
     fmt = ["--stat"] if stat else ["--name-status"] if name_status else []
     proc = subprocess.run(["git", "diff", *fmt, old.tree, new_tree, "--", *rel], cwd=repo.workdir, env=repo.git_env())
     return 0 if proc.returncode in (0, 1) else proc.returncode
+
+
+def _scope(repo, task: str, since, nargs: int, as_json: bool) -> int:
+    """``diff --scope``: the changes since ``since`` in scope of the task card, and the rest."""
+    from .. import config
+    from ..errors import UsageError
+    from ..scope import scope
+    from . import say
+
+    if nargs > 1:
+        raise UsageError("--scope compares one checkpoint with the worktree", "git ckpt diff --scope [CKPT]")
+    res = scope(repo, config.load(repo), task, since)
+
+    def human() -> None:
+        if not res["in_scope"] and not res["outside"]:
+            say(f"no changes since {res['since']}")
+            return
+        say(f"in scope (next step or files the task touched), since {res['since']}:")
+        for r in res["in_scope"] or [{"status": " ", "path": "(none)", "why": []}]:
+            say(f"  {r['status']} {r['path']}" + (f"  ({', '.join(r['why'])})" if r["why"] else ""))
+        say("outside the scope of the task card:")
+        for r in res["outside"] or [{"status": " ", "path": "(none)"}]:
+            say(f"  {r['status']} {r['path']}")
+
+    emit("diff", res, as_json, human)
+    return 0

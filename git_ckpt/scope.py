@@ -1,0 +1,54 @@
+"""``git ckpt diff --scope``: sort the changes since a checkpoint into those the task card asked
+for (files its next step names, files the task already touched) and the rest, so unrequested
+extras stand out before they are committed."""
+
+from __future__ import annotations
+
+import re
+
+from . import handoff, ledger, store
+from .config import Config
+from .gitcore import Repo
+from .model import path_from_str, path_to_str
+from .store import Checkpoint
+
+_WORD = re.compile(r"[A-Za-z0-9_./\-]+")
+
+
+def named_by(text: str | None, path: str) -> bool:
+    """Whether ``text`` (a next step) names ``path``: the path itself, its file name, or a
+    directory above it appears in the text as a word (``src/auth.py``, ``auth.py``, ``src/``)."""
+    if not text:
+        return False
+    words = {w.strip("./").rstrip("/") for w in _WORD.findall(text)} - {""}
+    if path in words or path.rsplit("/", 1)[-1] in words:
+        return True
+    parts = path.split("/")
+    return any("/".join(parts[:i]) + "/" in text for i in range(1, len(parts)))
+
+
+def scope(repo: Repo, cfg: Config, task: str, since: Checkpoint) -> dict:
+    """Changes between ``since`` and the worktree, split into ``in_scope`` (named by the card's
+    next step, or among the files the task touched from its first checkpoint's base to its
+    current checkpoint) and ``outside``.  Each row: ``{"path", "status", "why"}``."""
+    from .snapshot import capture
+
+    card = ledger.card(repo, task)
+    touched: set[str] = set()
+    cur = handoff.current_checkpoint(repo, task)
+    first = handoff.first_checkpoint(repo, task)
+    if cur is not None:
+        base_tree = handoff._tree_of_commit(repo, first.base if first else None)
+        touched = {path_to_str((b or a).path) for a, b in repo.diff_trees(base_tree, cur.tree)}
+    snap = capture(repo, cfg)
+    inside, outside = [], []
+    for a, b in repo.diff_trees(since.tree, snap.tree):
+        path = path_to_str((b or a).path)
+        status = "A" if a is None else "D" if b is None else "M"
+        why = []
+        if named_by(card.next, path):
+            why.append("next step")
+        if path in touched:
+            why.append("touched by the task")
+        (inside if why else outside).append({"path": path, "status": status, "why": why})
+    return {"task": task, "since": since.id, "next": card.next, "in_scope": inside, "outside": outside}
