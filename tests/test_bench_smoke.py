@@ -1,0 +1,44 @@
+"""The benchmark (bench/run.py) runs end to end in its tiniest mode and reports every pair.
+
+No timing assertions: only that it completes, prints each pair and writes its JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+RUN = Path(__file__).resolve().parents[1] / "bench" / "run.py"
+
+
+def test_bench_smoke_prints_every_pair(tmp_path):
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, str(RUN), "--smoke", "--json", str(out)],
+                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
+    text = proc.stdout.decode()
+    assert proc.returncode == 0, (text, proc.stderr.decode())
+    assert "Traceback" not in proc.stderr.decode()
+    for pair in ("| 1 save |", "| 2 restore |", "| 3 commit |", "| 4 list (20) |", "| 5 peer |", "| 6 growth |"):
+        assert pair in text, pair
+    data = json.loads(out.read_text())
+    assert data["schema"] == "ckpt-bench/1" and data["mode"] == "smoke"
+    pairs = {r["pair"] for r in data["rows"]}
+    assert pairs == {"1 save", "2 restore", "3 commit", "4 list (20)", "5 peer"}
+    assert {r["tree"] for r in data["rows"]} == {"stdlib", "synthetic-300"}
+    for r in data["rows"]:
+        assert r["status"] in ("met", "missed", "info", "skipped"), r
+        assert "did not reach" not in r["note"], r
+        if r["status"] != "skipped":
+            assert r["a_median_s"] > 0 and r["b_median_s"] > 0, r
+    assert data["growth"]["checkpoints"] == 3 and data["growth"]["git_dir_after"] > data["growth"]["git_dir_before"]
+    for key in ("nproc", "python", "git", "pygit2", "libgit2"):
+        assert data["machine"][key]
+
+
+def test_bench_rejects_unknown_pair(tmp_path):
+    proc = subprocess.run([sys.executable, str(RUN), "--smoke", "--only", "nope"], cwd=tmp_path,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 2
+    assert b"unknown pairs: nope" in proc.stderr
