@@ -16,12 +16,16 @@ What is captured, and how (DESIGN.md "Storage layout", behaviour 2):
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import stat
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from . import ledger, overlay, store
 from .config import Config
@@ -315,6 +319,48 @@ def write_checkpoint(
     raise CkptError(f"could not find a free checkpoint number in task {task}")
 
 
+@contextlib.contextmanager
+def _task_lock(repo: Repo, task: str, timeout: float = 60.0) -> Iterator[None]:
+    """Hold ``$GIT_COMMON_DIR/ckpt/save-T.lock`` (flock; freed by the kernel if we are killed)."""
+    d = repo.common_dir / "ckpt"
+    d.mkdir(exist_ok=True)
+    fd = os.open(d / f"save-{task}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise BusyError(f"another git ckpt save of task {task} is still writing", "wait for it to finish and run the command again") from None
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _log_if_missing(repo: Repo, cp: store.Checkpoint) -> None:
+    """Append the ``save`` event of ``cp`` when a save was killed between writing its ref and its
+    ledger event (re-running ``save`` completes it).  Looks only at events newer than the ledger
+    head ``cp`` recorded, so the common case reads one or two ledger commits."""
+    m = cp.manifest
+    stop = m.ledger_head
+    oid = repo.read_ref(store.log_ref(m.task))
+    for _ in range(1000):
+        if not oid or oid == stop:
+            break
+        rec = ledger._read(repo, oid, m.task)
+        if rec.event.type == "save" and rec.event.data.get("id") == cp.id:
+            return
+        parents = repo.pg[oid].parent_ids
+        oid = str(parents[0]) if parents else None
+    else:
+        return
+    ledger.append(repo, m.task, "save", {"id": cp.id, "commit": cp.commit, "kind": m.kind, "message": m.message,
+                                         "tree": m.tree, "next": m.next, "hypothesis": m.hypothesis, "recovered": True})
+
+
 def save(
     repo: Repo,
     cfg: Config,
@@ -338,12 +384,6 @@ def save(
         raise BusyError("a restore was interrupted in this worktree", "run git ckpt restore --continue, or git ckpt undo")
     snap = snap or capture(repo, cfg)
     warns = warnings_for(snap)
-    if not allow_empty:
-        last = store.latest(repo, task)
-        if last is not None and last.manifest.state == snap.state():
-            return SaveResult(last.id, last.commit, False, last.manifest.kind, task, warns)
-    cid, commit = write_checkpoint(repo, snap, task=task, kind=kind, message=message, next=next, hypothesis=hypothesis)
-
     def card_update(card):
         if next is not None:
             card.next = next
@@ -351,12 +391,22 @@ def save(
             card.hypothesis = hypothesis
         return card
 
-    ledger.append(
-        repo,
-        task,
-        "save",
-        {"id": cid, "commit": commit, "kind": kind, "message": message, "tree": snap.tree,
-         "next": next, "hypothesis": hypothesis},
-        card_update if (next is not None or hypothesis is not None) else None,
-    )
+    # Under the task's save lock, a checkpoint ref and its save event appear together to other
+    # savers (a process killed in between leaves the lock free and the next save logs it).
+    with _task_lock(repo, task):
+        if not allow_empty:
+            last = store.latest(repo, task)
+            if last is not None and last.manifest.state == snap.state():
+                _log_if_missing(repo, last)
+                return SaveResult(last.id, last.commit, False, last.manifest.kind, task, warns)
+        cid, commit = write_checkpoint(repo, snap, task=task, kind=kind, message=message, next=next, hypothesis=hypothesis)
+
+        ledger.append(
+            repo,
+            task,
+            "save",
+            {"id": cid, "commit": commit, "kind": kind, "message": message, "tree": snap.tree,
+             "next": next, "hypothesis": hypothesis},
+            card_update if (next is not None or hypothesis is not None) else None,
+        )
     return SaveResult(cid, commit, True, kind, task, warns)
