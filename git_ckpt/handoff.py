@@ -287,21 +287,20 @@ def _rerun(repo: Repo, cfg: Config, cp: Checkpoint, names: list[str]) -> tuple[d
         from . import verify as vmod  # built by the verifier issue; optional here
     except ImportError:
         return None, "not re-run: this git-ckpt has no verifier runner"
-    fn = getattr(vmod, "rerun_for_handoff", None) or getattr(vmod, "verify", None)
+    fn = getattr(vmod, "verify", None)
     if fn is None or not callable(fn):
         return None, "not re-run: no usable verifier runner"
     try:
-        res = fn(repo, cfg, cp, only=names, record=True)
+        # rerun: never reuse a recorded result; promote: a check does not move the promoted ref.
+        report = fn(repo, cfg, cp, only=names, rerun=True, promote=False)
     except TypeError:
         return None, "not re-run: the verifier runner has an unexpected interface"
-    except CkptError as exc:
+    except CkptError as exc:  # untrusted .ckpt.toml, worktree changed meanwhile
         return None, f"not re-run: {exc.message}"
     statuses: dict[str, str] = {}
-    for item in getattr(res, "results", res) or []:
-        name = item.get("verifier") if isinstance(item, dict) else getattr(item, "verifier", None) or getattr(item, "name", None)
-        status = item.get("status") if isinstance(item, dict) else getattr(item, "status", None)
-        if isinstance(name, str) and isinstance(status, str):
-            statuses[name] = status
+    for o in getattr(report, "outcomes", []):
+        if isinstance(getattr(o, "name", None), str) and isinstance(getattr(o, "status", None), str):
+            statuses[o.name] = o.status
     return statuses, "re-run"
 
 

@@ -1,0 +1,43 @@
+"""git ckpt stats: numbers of a task from its ledger (rollbacks, pass rate, recovery time)."""
+
+from __future__ import annotations
+
+import click
+
+from . import emit, json_option, open_repo, say
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{x * 100:.0f}%"
+
+
+@click.command("stats")
+@click.argument("task", required=False)
+@json_option
+def command(task: str | None, as_json: bool) -> int:
+    """Checkpoints, restores and undos (rollback rate), verifier runs and pass rate, forced
+    promotions, gate refusals, unverified commits and median recovery time of TASK."""
+    from .. import config, stats, store
+
+    repo = open_repo()
+    task = store.check_task_name(task) if task else store.current_task(repo)
+    s = stats.stats(repo, config.load(repo), task)
+
+    def human() -> None:
+        k = s["saved_by_kind"]
+        say(f"task: {s['task']} ({s['events']} events)")
+        say(f"checkpoints saved: {s['checkpoints_saved']} (manual {k.get('manual', 0)}, auto {k.get('auto', 0)}, pre-restore {k.get('pre-restore', 0)})")
+        say(f"restores: {s['restores']}, undos: {s['undos']} (rollback rate {_pct(s['rollback_rate'])})")
+        say(f"verifier runs: {s['verifier_runs']}, passed {s['verifier_passed']} (pass rate {_pct(s['pass_rate'])}; {s['verifier_reused']} reused)")
+        say(f"promotions: {s['promotions']} ({s['forced_promotions']} forced); gate refusals: {s['gate_refusals']}")
+        c = s.get("commits") or {}
+        if "error" in c:
+            say(f"commits without a verified checkpoint: unknown ({c['error']})")
+        else:
+            say(f"commits without a verified checkpoint: {len(c.get('unverified', []))} of {c.get('checked', 0)}"
+                + (" (first 2000 checked)" if c.get("truncated") else ""))
+        med = s["recovery_median_seconds"]
+        say("median recovery time (restore to next passing verify): " + ("n/a" if med is None else f"{med:.0f} s over {s['recoveries']}"))
+
+    emit("stats", s, as_json, human)
+    return 0

@@ -1,0 +1,127 @@
+"""``git ckpt stats``: how a task went, computed from its ledger (and the branch it committed to).
+
+* checkpoints saved (by kind), restores and undos, and the rollback rate
+  (restores + undos) / checkpoints saved on purpose (manual + auto);
+* verifier runs and their pass rate (every ``verify`` event counts as one run, reused results
+  included and reported apart);
+* promotions, forced promotions and gate refusals;
+* commits on the current branch since the task's first checkpoint whose tree no verified
+  checkpoint holds (:func:`git_ckpt.gate.verify_commit`, the check the pre-push hook runs);
+* recovery time: the median seconds from a restore or undo to the next passing verify.
+"""
+
+from __future__ import annotations
+
+import calendar
+import statistics
+import time
+
+from . import ledger, store
+from .config import Config
+from .errors import CkptError
+from .gitcore import Repo
+
+MAX_COMMITS = 2000
+
+
+def _ts(at: str) -> float | None:
+    try:
+        return float(calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ")))
+    except (TypeError, ValueError):
+        return None
+
+
+def unverified_commits(repo: Repo, cfg: Config, task: str) -> dict:
+    """Commits on HEAD's branch made since the base of ``task``'s first checkpoint (all of HEAD
+    when that base is unborn) without a verified checkpoint of the same tree.  Returns
+    ``{"checked", "unverified": [commit ids], "truncated"}``."""
+    from . import handoff
+
+    head, _branch = repo.head()
+    if head is None:
+        return {"checked": 0, "unverified": [], "truncated": False}
+    first = handoff.first_checkpoint(repo, task)
+    if first is None:
+        return {"checked": 0, "unverified": [], "truncated": False}
+    args = ["rev-list", f"--max-count={MAX_COMMITS + 1}", head]
+    if first.base:
+        args.append(f"^{first.base}")
+    commits = repo.git(*args).stdout.decode().split()
+    truncated = len(commits) > MAX_COMMITS
+    commits = commits[:MAX_COMMITS]
+    try:
+        from .gate import verify_commit
+    except ImportError:  # pragma: no cover - the gate ships with git-ckpt
+        verify_commit = None
+    bad = []
+    for c in commits:
+        if verify_commit is not None:
+            if not verify_commit(repo, cfg, c).verified:
+                bad.append(c)
+        else:
+            bad.append(c)
+    return {"checked": len(commits), "unverified": bad, "truncated": truncated}
+
+
+def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict:
+    """The numbers of ``task`` as JSON-ready data (see the module docstring for definitions)."""
+    store.check_task_name(task)
+    recs = ledger.records(repo, task)
+    saved = {"manual": 0, "auto": 0, "pre-restore": 0}
+    restores = undos = runs = passed = reused = promotions = forced = refusals = 0
+    pending: list[float] = []  # restore/undo times waiting for a passing verify
+    recoveries: list[float] = []
+    for r in recs:
+        ev = r.event
+        d = ev.data
+        t = _ts(ev.at)
+        if ev.type == "save":
+            kind = str(d.get("kind") or "manual")
+            saved[kind] = saved.get(kind, 0) + 1
+        elif ev.type in ("restore", "undo"):
+            if ev.type == "restore":
+                restores += 1
+            else:
+                undos += 1
+            if t is not None:
+                pending.append(t)
+        elif ev.type == "verify":
+            runs += 1
+            if d.get("reused"):
+                reused += 1
+            if d.get("status") == "passed":
+                passed += 1
+                if t is not None:
+                    recoveries.extend(t - p for p in pending)
+                pending = []
+        elif ev.type == "promote":
+            promotions += 1
+            if d.get("forced"):
+                forced += 1
+        elif ev.type == "gate-refused":
+            refusals += 1
+    on_purpose = saved.get("manual", 0) + saved.get("auto", 0)
+    out = {
+        "task": task,
+        "events": len(recs),
+        "checkpoints_saved": sum(saved.values()),
+        "saved_by_kind": saved,
+        "restores": restores,
+        "undos": undos,
+        "rollback_rate": round((restores + undos) / on_purpose, 3) if on_purpose else None,
+        "verifier_runs": runs,
+        "verifier_passed": passed,
+        "verifier_reused": reused,
+        "pass_rate": round(passed / runs, 3) if runs else None,
+        "promotions": promotions,
+        "forced_promotions": forced,
+        "gate_refusals": refusals,
+        "recovery_median_seconds": statistics.median(recoveries) if recoveries else None,
+        "recoveries": len(recoveries),
+    }
+    if commits:
+        try:
+            out["commits"] = unverified_commits(repo, cfg, task)
+        except CkptError as exc:
+            out["commits"] = {"error": exc.message}
+    return out
