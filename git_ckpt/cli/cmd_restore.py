@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import click
 
@@ -50,8 +51,9 @@ def report(res, as_json: bool, command: str) -> None:
 @click.option("--dry-run", "-n", is_flag=True, help="Print the plan (write / delete / leave); change nothing.")
 @click.option("--reset-head", is_flag=True, help="Also move HEAD (the current branch) to the checkpoint's base.")
 @click.option("--continue", "cont", is_flag=True, help="Finish a restore that was interrupted.")
+@click.option("--worktree", "worktree", default=None, metavar="PATH", help="Restore into a new linked worktree at PATH (git worktree add) instead.")
 @json_option
-def command(ckpt: str | None, paths: tuple[str, ...], dry_run: bool, reset_head: bool, cont: bool, as_json: bool) -> int:
+def command(ckpt: str | None, paths: tuple[str, ...], dry_run: bool, reset_head: bool, cont: bool, worktree: str | None, as_json: bool) -> int:
     """Restore CKPT (T/N, N, @, @~2, promoted, REMOTE:T/N, a revision), whole or only PATHS.
 
     The current state is saved first as a pre-restore checkpoint (git ckpt undo returns to it).
@@ -73,6 +75,16 @@ def command(ckpt: str | None, paths: tuple[str, ...], dry_run: bool, reset_head:
         raise UsageError("which checkpoint? give one, e.g. git ckpt restore @", "git ckpt list shows the checkpoints")
     task = store.current_task(repo)
     cp = store.resolve(repo, ckpt, task)
+    if worktree is not None:
+        if paths or dry_run or reset_head:
+            raise UsageError("--worktree restores the whole checkpoint into a new worktree; it takes no paths, --dry-run or --reset-head")
+        from ..remote import restore_into_worktree
+
+        new, res = restore_into_worktree(repo, cp, Path(os.path.abspath(worktree)))
+        if not as_json:
+            say(f"created worktree {new.workdir} at {cp.base[:12]}")
+        report(res, as_json, "restore")
+        return 0
     rel = parse_paths(repo, paths, os.getcwd()) if paths else None
     res = restore(repo, cfg, cp, task=task, paths=rel or None, dry_run=dry_run, reset_head=reset_head)
     report(res, as_json, "restore")

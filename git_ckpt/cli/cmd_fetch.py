@@ -1,0 +1,42 @@
+"""git ckpt fetch: bring a remote's checkpoints and results here, changing no local checkpoint."""
+
+from __future__ import annotations
+
+import click
+
+from . import emit, json_option, open_repo, say, warn
+
+
+@click.command("fetch")
+@click.argument("remote", required=False, default="origin")
+@json_option
+def command(remote: str, as_json: bool) -> int:
+    """Fetch REMOTE's checkpoints (default origin) into refs/ckpt-remotes/REMOTE/ and merge its
+    verifier results into refs/notes/ckpt (no line from either side is lost).
+
+    Local checkpoints are never changed and nothing fetched is run.  Then:
+    git ckpt list --remote REMOTE --all, git ckpt show REMOTE:T/N,
+    git ckpt restore REMOTE:T/N [--worktree PATH].
+    """
+    from .. import remote as remote_mod, store
+
+    repo = open_repo()
+    res = remote_mod.fetch(repo, remote=remote, task=store.current_task(repo))
+
+    def human() -> None:
+        cps = res.checkpoints
+        for u in res.updates:
+            if u.status == "replaced":
+                warn(f"{remote} replaced {u.ref} (was {u.old[:12]}, now {u.new[:12]})")
+        if cps:
+            shown = ", ".join(f"{remote}:{c}" for c in cps[:6]) + (", ..." if len(cps) > 6 else "")
+            say(f"fetched {len(cps)} checkpoint(s) from {remote}: {shown}")
+        elif res.updates:
+            say(f"fetched {len(res.updates)} ref(s) from {remote}")
+        if res.notes.added:
+            say(f"merged {res.notes.added} result line(s) from {remote} into refs/notes/ckpt")
+        if not res.updates and not res.notes.added:
+            say(f"nothing new on {remote}")
+
+    emit("fetch", res.to_json(), as_json, human)
+    return 0

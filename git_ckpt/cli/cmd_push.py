@@ -1,0 +1,62 @@
+"""git ckpt push: send checkpoints, ledgers and verifier results to a Git remote."""
+
+from __future__ import annotations
+
+import click
+
+from . import emit, json_option, open_repo, say
+
+_LABEL = {"new": "new", "fast-forward": "updated", "updated": "moved", "up-to-date": "up to date"}
+
+
+@click.command("push")
+@click.argument("remote", required=False, default="origin")
+@click.option("--task", default=None, help="Push this task (default: the current task).")
+@click.option("--all", "all_", is_flag=True, help="Push every task.")
+@click.option("--allow-secrets", is_flag=True, help="Push even when the secret scan finds something.")
+@json_option
+def command(remote: str, task: str | None, all_: bool, allow_secrets: bool, as_json: bool) -> int:
+    """Push checkpoints (refs/ckpt/T/*) and results (refs/notes/ckpt) to REMOTE (default origin).
+
+    Uses your own git push with explicit refspecs: remote.*.push and plain git push are not
+    touched.  Checkpoints are never overwritten on the remote: a push that would replace one is
+    refused, whole, before anything is sent.  The remote's results are merged into yours first.
+    What the remote does not have yet is scanned for secrets (detect-secrets and a file-name
+    denylist); findings refuse the push unless --allow-secrets.
+    """
+    from .. import remote as remote_mod, store
+    from ..errors import UsageError
+
+    if task and all_:
+        raise UsageError("give --task T or --all, not both")
+    repo = open_repo()
+    current = store.current_task(repo)
+    tasks = None if all_ else [store.check_task_name(task) if task else current]
+    try:
+        res = remote_mod.push(repo, remote=remote, tasks=tasks, allow_secrets=allow_secrets, log_task=current)
+    except remote_mod.PushRefused as exc:
+        if not as_json:
+            for u in exc.refused:
+                click.echo(f"refused  {u.ref}: {u.reason}", err=True)
+        raise
+    except remote_mod.SecretsFound as exc:
+        if not as_json:
+            for f in exc.findings:
+                click.echo(f"secret?  {f.describe()}", err=True)
+        raise
+
+    def human() -> None:
+        if res.notes.added:
+            say(f"merged {res.notes.added} result line(s) from {remote} into refs/notes/ckpt")
+        for f in res.allowed_secrets:
+            click.echo(f"warning: pushed despite a possible secret: {f.describe()}", err=True)
+        sent = [u for u in res.updates if u.status != "up-to-date"]
+        if not res.sent:
+            say(f"everything up to date on {remote}")
+            return
+        for u in sent:
+            say(f"{_LABEL.get(u.status, u.status):<10} {u.ref}")
+        say(f"pushed {len(sent)} ref(s) to {remote}")
+
+    emit("push", res.to_json(), as_json, human)
+    return 0

@@ -1,0 +1,555 @@
+"""Sharing checkpoints through any Git remote (DESIGN.md behaviour 6): ``push``, ``fetch``,
+the notes merge, and restoring a fetched checkpoint into a new linked worktree.
+
+Everything goes through the user's own ``git`` (credentials, ssh, ``insteadOf`` all work) with
+explicit refspecs, so ``remote.*.push``/``remote.*.fetch`` and plain ``git push`` are never
+changed or used.
+
+=====================================  ====================================================
+``refs/ckpt/T/N`` (push)               create-only: ``--force-with-lease=REF:`` (must not exist);
+                                       a remote ref with another value is refused, never moved
+``refs/ckpt/T/log`` (push)             fast-forward only; a diverged ledger is refused
+``refs/ckpt/T/promoted`` (push)        moves only when the remote ledger is part of ours, with a
+                                       lease pinned to the value the remote advertised
+``refs/notes/ckpt`` (push)             fetched and merged first (``cat_sort_uniq``), so the push
+                                       is a fast-forward; lease pinned to the fetched value
+``refs/ckpt-remotes/R/*`` (fetch)      the remote's ``refs/ckpt/*`` (remote-tracking copies)
+``refs/notes/ckpt-remotes/R`` (fetch)  the remote's ``refs/notes/ckpt``, then merged into ours
+=====================================  ====================================================
+
+A push is all-or-nothing: any refused ref refuses the whole push before anything is sent, and
+the push itself is ``--atomic`` (where the server supports it), so a race leaves the remote as
+it was.  Nothing here ever runs a fetched checkpoint's verifiers or hooks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pygit2
+
+from . import ledger, secrets, store
+from .errors import CkptError, NotFoundError, RemoteError, UsageError
+from .gitcore import RefConflict, Repo
+from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
+
+if TYPE_CHECKING:
+    from .restore import RestoreResult
+
+NOTES_REMOTE_PREFIX = "refs/notes/ckpt-remotes/"
+DEFAULT_REMOTE = "origin"
+_REMOTE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_HEX40 = re.compile(rb"[0-9a-f]{40}")
+
+
+def tracking_prefix(remote: str) -> str:
+    """``refs/ckpt-remotes/REMOTE/``: where a remote's checkpoints are kept after a fetch."""
+    return f"{REMOTE_PREFIX}{remote}/"
+
+
+def tracking_notes(remote: str) -> str:
+    """``refs/notes/ckpt-remotes/REMOTE``: the remote's verifier results as last fetched."""
+    return f"{NOTES_REMOTE_PREFIX}{remote}"
+
+
+def _tracking_name(remote: str, ref: str) -> str:
+    """``refs/ckpt/T/N`` → ``refs/ckpt-remotes/REMOTE/T/N``; the notes ref → its tracking ref."""
+    if ref == NOTES_REF:
+        return tracking_notes(remote)
+    return tracking_prefix(remote) + ref[len(PREFIX):]
+
+
+# ---------------------------------------------------------------------------- results
+
+
+@dataclass
+class RefUpdate:
+    """One ref of a push or fetch: ``ref`` (the name on the remote), ``old`` (its value there
+    before, None when absent), ``new`` (the value sent or fetched), ``status`` (``new``,
+    ``fast-forward``, ``updated``, ``up-to-date``, ``refused``, ``replaced``) and ``reason``."""
+
+    ref: str
+    old: str | None
+    new: str | None
+    status: str
+    reason: str = ""
+
+    def to_json(self) -> dict:
+        """JSON-ready form."""
+        return {"ref": self.ref, "old": self.old, "new": self.new, "status": self.status, "reason": self.reason}
+
+
+@dataclass
+class NotesMerge:
+    """What merging a remote's notes did: ``kind`` (``none``, ``fast-forward``, ``merge``),
+    ``commit`` (our notes commit afterwards), ``added`` (result lines new to us)."""
+
+    kind: str = "none"
+    commit: str | None = None
+    added: int = 0
+
+    def to_json(self) -> dict:
+        """JSON-ready form."""
+        return {"kind": self.kind, "commit": self.commit, "added": self.added}
+
+
+@dataclass
+class PushResult:
+    """What :func:`push` did: every considered ref (``updates``), whether anything was ``sent``,
+    the notes merge done first, and findings let through by ``--allow-secrets``."""
+
+    remote: str
+    tasks: list[str]
+    updates: list[RefUpdate] = field(default_factory=list)
+    notes: NotesMerge = field(default_factory=NotesMerge)
+    sent: bool = False
+    allowed_secrets: list[secrets.Finding] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """JSON-ready form."""
+        return {
+            "remote": self.remote, "tasks": self.tasks, "sent": self.sent,
+            "refs": [u.to_json() for u in self.updates], "notes": self.notes.to_json(),
+            "allowed_secrets": [f.to_json() for f in self.allowed_secrets],
+        }
+
+
+@dataclass
+class FetchResult:
+    """What :func:`fetch` did: remote-tracking refs that changed and the notes merge."""
+
+    remote: str
+    updates: list[RefUpdate] = field(default_factory=list)
+    notes: NotesMerge = field(default_factory=NotesMerge)
+
+    @property
+    def checkpoints(self) -> list[str]:
+        """``T/N`` of the numbered checkpoints that arrived or changed."""
+        out = []
+        for u in self.updates:
+            rest = u.ref[len(PREFIX):]
+            if rest.rpartition("/")[2].isdigit():
+                out.append(rest)
+        return out
+
+    def to_json(self) -> dict:
+        """JSON-ready form."""
+        return {"remote": self.remote, "refs": [u.to_json() for u in self.updates],
+                "checkpoints": self.checkpoints, "notes": self.notes.to_json()}
+
+
+class PushRefused(RemoteError):
+    """The push would move refs the remote already has (``refused``: list of RefUpdate)."""
+
+    def __init__(self, remote: str, refused: list[RefUpdate]) -> None:
+        names = ", ".join(u.ref[len(PREFIX):] for u in refused[:4]) + (", ..." if len(refused) > 4 else "")
+        super().__init__(
+            f"refusing to push to {remote}: {len(refused)} ref(s) there differ from yours and are never overwritten ({names}); nothing was sent",
+            f"someone else pushed a task of the same name: see theirs with git ckpt fetch {remote} && git ckpt list --remote {remote} --all, "
+            "then continue your work under another task name (git ckpt task start NEW-NAME, save, push)",
+        )
+        self.refused = refused
+
+
+class SecretsFound(RemoteError):
+    """Possible secrets in what the push would send (``findings``)."""
+
+    def __init__(self, remote: str, findings: list[secrets.Finding]) -> None:
+        shown = "; ".join(f.describe() for f in findings[:3]) + ("; ..." if len(findings) > 3 else "")
+        super().__init__(
+            f"refusing to push to {remote}: {len(findings)} possible secret(s) in what {remote} does not have yet: {shown}; nothing was sent",
+            "if these are not secrets, push again with --allow-secrets; otherwise delete the checkpoints holding them "
+            "(git update-ref -d refs/ckpt/T/N) and save again without them",
+        )
+        self.findings = findings
+
+
+class _Race(Exception):
+    """The remote changed between our look and our push; plan again."""
+
+
+# ---------------------------------------------------------------------------- git transport
+
+
+def check_remote(repo: Repo, remote: str) -> str:
+    """Validate ``remote`` (a configured remote's name) and return its URL.
+
+    Raises :class:`UsageError` for a name that cannot be a ref component (a URL or path: add it
+    with ``git remote add``), :class:`RemoteError` when no such remote is configured.
+    """
+    if not _REMOTE_RE.fullmatch(remote) or ".." in remote or remote.endswith((".lock", ".")):
+        raise UsageError(
+            f"{remote!r} is not a remote name",
+            "give the name of a configured remote (git remote -v lists them); for a URL, git remote add NAME URL first",
+        )
+    proc = repo.git("remote", "get-url", remote, check=False)
+    if proc.returncode != 0:
+        raise RemoteError(f"no remote named {remote!r}", f"add it with git remote add {remote} URL (git remote -v lists the remotes)")
+    return proc.stdout.decode("utf-8", "replace").strip()
+
+
+def _git_message(proc) -> str:
+    lines = [ln.strip() for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+    first = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), lines[0] if lines else f"exit {proc.returncode}")
+    return first.removeprefix("fatal: ").removeprefix("error: ")
+
+
+def _net(repo: Repo, *args: str):
+    """Run a network ``git`` command; a failure becomes :class:`RemoteError` with git's message."""
+    proc = repo.git(*args, check=False)
+    if proc.returncode != 0:
+        raise RemoteError(f"git {args[0]} failed: {_git_message(proc)}", "check the remote's URL, your network and credentials (git remote -v)")
+    return proc
+
+
+def ls_remote(repo: Repo, remote: str) -> dict[str, str]:
+    """The remote's ``refs/ckpt/*`` and ``refs/notes/ckpt`` (``git ls-remote``): name → id."""
+    out = _net(repo, "ls-remote", "--refs", remote, f"{PREFIX}*", NOTES_REF).stdout
+    refs: dict[str, str] = {}
+    for line in out.decode("utf-8", "replace").splitlines():
+        oid, _, name = line.partition("\t")
+        if name.startswith(PREFIX) or name == NOTES_REF:
+            refs[name] = oid
+    return refs
+
+
+def _fetch_refs(repo: Repo, remote: str, specs: list[str]) -> None:
+    """``git fetch REMOTE SPECS`` without tags, pruning, FETCH_HEAD or submodules."""
+    _net(repo, "fetch", "--quiet", "--no-tags", "--no-prune", "--no-write-fetch-head", "--no-recurse-submodules", remote, *specs)
+
+
+def _descends(repo: Repo, new: str, old: str) -> bool:
+    """Whether commit ``new`` is ``old`` or has it in its history (a fast-forward)."""
+    if new == old:
+        return True
+    if not repo.object_exists(old):
+        return False
+    try:
+        return repo.pg.descendant_of(new, old)
+    except (pygit2.GitError, ValueError, KeyError):
+        return False
+
+
+# ---------------------------------------------------------------------------- notes merge
+
+
+def _note_map(repo: Repo, commit: str | None) -> dict[str, str]:
+    """Annotated object id → note blob id of a notes commit (flat or fanned-out tree)."""
+    if not commit:
+        return {}
+    tree = str(repo.pg[commit].peel(pygit2.Tree).id)
+    out = {}
+    for e in repo.ls_tree(tree):
+        name = e.path.replace(b"/", b"")
+        if _HEX40.fullmatch(name) and e.mode in (0o100644, 0o100755):
+            out[name.decode()] = e.oid
+    return out
+
+
+def _lines(repo: Repo, blob: str | None) -> set[bytes]:
+    if not blob:
+        return set()
+    return {ln for ln in repo.read_blob(blob).split(b"\n") if ln.strip()}
+
+
+def cat_sort_uniq(*notes: bytes) -> bytes:
+    """Git's ``cat_sort_uniq`` notes merge: the union of the lines, sorted bytewise, each once,
+    empty lines dropped, newline-terminated."""
+    lines = {ln for note in notes for ln in note.split(b"\n") if ln.strip()}
+    return b"".join(ln + b"\n" for ln in sorted(lines))
+
+
+def _merge_commit(repo: Repo, ours: str, theirs: str, remote: str) -> str:
+    a, b = _note_map(repo, ours), _note_map(repo, theirs)
+    tb = repo.pg.TreeBuilder()
+    for target in sorted(a.keys() | b.keys()):
+        x, y = a.get(target), b.get(target)
+        if x == y or y is None:
+            blob = x
+        elif x is None:
+            blob = y
+        else:
+            blob = repo.blob(cat_sort_uniq(repo.read_blob(x), repo.read_blob(y)))
+        tb.insert(target, pygit2.Oid(hex=blob), pygit2.enums.FileMode.BLOB)
+    tree = str(tb.write())
+    return repo.commit(tree, [ours, theirs], f"Notes merged by 'git ckpt' from {remote} (cat_sort_uniq)\n")
+
+
+def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
+    """Merge the notes commit ``theirs`` into ``refs/notes/ckpt`` so no line of either side is
+    lost: a fast-forward when one side contains the other, otherwise a merge commit (parents
+    ours, theirs) whose notes are :func:`cat_sort_uniq` of both, as ``git notes merge -s
+    cat_sort_uniq`` would build.  Compare-and-swap on the ref, rebuilt when another process
+    (a verifier appending a result) wrote first.
+    """
+    for _ in range(200):
+        ours = repo.read_ref(NOTES_REF)
+        if not theirs or theirs == ours or (ours and _descends(repo, ours, theirs)):
+            return NotesMerge("none", ours, 0)
+        if ours is None or _descends(repo, theirs, ours):
+            new, kind = theirs, "fast-forward"
+        else:
+            new, kind = _merge_commit(repo, ours, theirs, remote), "merge"
+        mine, merged = _note_map(repo, ours), _note_map(repo, new)
+        added = sum(len(_lines(repo, blob) - _lines(repo, mine.get(t))) for t, blob in merged.items() if blob != mine.get(t))
+        try:
+            repo.update_ref(NOTES_REF, new, expected_old=ours, reason=f"ckpt: merge notes from {remote}")
+        except RefConflict:
+            continue
+        return NotesMerge(kind, new, added)
+    raise RemoteError(f"could not merge the notes from {remote}: {NOTES_REF} kept changing", "run the command again")
+
+
+# ---------------------------------------------------------------------------- fetch
+
+
+def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
+    """Bring ``remote``'s checkpoints into ``refs/ckpt-remotes/REMOTE/`` and its notes into
+    ``refs/notes/ckpt-remotes/REMOTE``, then merge those notes into ``refs/notes/ckpt``.
+
+    Like ``git fetch REMOTE +refs/ckpt/*:refs/ckpt-remotes/REMOTE/*``: local ``refs/ckpt/*`` are
+    never written; nothing fetched is run.  A ``fetch`` event goes into the ledger of ``task``
+    when anything changed.  Raises :class:`RemoteError` (git's message) when git fails.
+    """
+    check_remote(repo, remote)
+    adv = ls_remote(repo, remote)
+    prefix = tracking_prefix(remote)
+    before = repo.refs_under(prefix)
+    specs = []
+    if any(name.startswith(PREFIX) for name in adv):
+        specs.append(f"+{PREFIX}*:{prefix}*")
+    if NOTES_REF in adv:
+        specs.append(f"+{NOTES_REF}:{tracking_notes(remote)}")
+    if specs:
+        _fetch_refs(repo, remote, specs)
+    after = repo.refs_under(prefix)
+    updates = []
+    for name, oid in sorted(after.items(), key=lambda kv: _ref_key(kv[0])):
+        old = before.get(name)
+        if old != oid:
+            ref = PREFIX + name[len(prefix):]
+            updates.append(RefUpdate(ref, old, oid, "new" if old is None else "fast-forward" if _descends(repo, oid, old) else "replaced"))
+    merged = merge_notes(repo, repo.read_ref(tracking_notes(remote)), remote)
+    result = FetchResult(remote, updates, merged)
+    if updates or merged.added:
+        ledger.append(repo, task, "fetch", {
+            "remote": remote, "checkpoints": result.checkpoints,
+            "refs": [u.ref for u in updates], "notes_added": merged.added,
+        })
+    return result
+
+
+# ---------------------------------------------------------------------------- push
+
+
+def _ref_key(name: str) -> tuple:
+    head, _, last = name.rpartition("/")
+    return (head, 0, int(last), "") if last.isdigit() else (head, 1, 0, last)
+
+
+def _plan(repo: Repo, tasks: list[str], adv: dict[str, str], remote: str) -> list[RefUpdate]:
+    """Decide, per local ref of ``tasks``, what pushing it to a remote holding ``adv`` means."""
+    ups: list[RefUpdate] = []
+    for task in tasks:
+        prefix = f"{PREFIX}{task}/"
+        local = repo.refs_under(prefix)
+        if not local:
+            raise NotFoundError(f"task {task} has no checkpoints or ledger to push", "git ckpt task list shows the tasks")
+        log = store.log_ref(task)
+        ledger_ok = adv.get(log) is None or (log in local and _descends(repo, local[log], adv[log]))
+        for name in sorted(local, key=_ref_key):
+            oid, rest, old = local[name], name[len(prefix):], adv.get(name)
+            if old == oid:
+                ups.append(RefUpdate(name, old, oid, "up-to-date"))
+            elif rest.isdigit():
+                if old is None:
+                    ups.append(RefUpdate(name, None, oid, "new"))
+                else:
+                    ups.append(RefUpdate(name, old, oid, "refused",
+                                         f"{remote} already has a different checkpoint {task}/{rest} ({old[:12]}, yours is {oid[:12]}); checkpoints are never overwritten"))
+            elif rest == "log":
+                if old is None:
+                    ups.append(RefUpdate(name, None, oid, "new"))
+                elif ledger_ok:
+                    ups.append(RefUpdate(name, old, oid, "fast-forward"))
+                else:
+                    ups.append(RefUpdate(name, old, oid, "refused",
+                                         f"the ledger of task {task} on {remote} has diverged from yours (another line of work under the same task name)"))
+            elif rest == "promoted":
+                if old is None:
+                    ups.append(RefUpdate(name, None, oid, "new"))
+                elif ledger_ok:
+                    ups.append(RefUpdate(name, old, oid, "fast-forward" if _descends(repo, oid, old) else "updated"))
+                else:
+                    ups.append(RefUpdate(name, old, oid, "refused",
+                                         f"task {task} on {remote} promoted another checkpoint and its ledger has diverged from yours"))
+    return ups
+
+
+def _parse_porcelain(out: bytes) -> dict[str, tuple[str, str]]:
+    """``git push --porcelain`` lines → destination ref → (flag, summary)."""
+    res = {}
+    for line in out.decode("utf-8", "replace").splitlines():
+        parts = line.split("\t")
+        if len(parts) >= 2 and len(parts[0]) == 1:
+            res[parts[1].rpartition(":")[2]] = (parts[0], parts[2] if len(parts) > 2 else "")
+    return res
+
+
+def _send(repo: Repo, remote: str, sends: list[RefUpdate]):
+    """``git push --porcelain --atomic`` of ``sends``, each with a lease on its old value."""
+    leases = [f"--force-with-lease={u.ref}:{u.old or ''}" for u in sends]
+    specs = [f"{u.new}:{u.ref}" for u in sends]
+    base = ["push", "--porcelain", "--recurse-submodules=no"]
+    proc = repo.git(*base, "--atomic", *leases, remote, *specs, check=False)
+    if proc.returncode != 0 and b"does not support --atomic" in proc.stderr:
+        proc = repo.git(*base, *leases, remote, *specs, check=False)
+    return proc
+
+
+def push(
+    repo: Repo,
+    *,
+    remote: str,
+    tasks: list[str] | None,
+    allow_secrets: bool = False,
+    log_task: str | None = None,
+) -> PushResult:
+    """Push the checkpoints, ledger and promoted ref of ``tasks`` (None: every task) and
+    ``refs/notes/ckpt`` to ``remote`` through the user's ``git push``, with explicit refspecs.
+
+    Order: read the remote's refs (``git ls-remote``); refuse the whole push, sending nothing,
+    when a remote checkpoint of the same name differs or a ledger diverged (:class:`PushRefused`);
+    fetch and merge the remote's notes (so no result line is lost and the notes push is a
+    fast-forward); scan what the remote lacks for secrets (:class:`SecretsFound` unless
+    ``allow_secrets``); record a ``push`` event in each pushed task's ledger (it travels with the
+    push; ``log_task`` gets it when only notes change); push atomically with every ref leased
+    on the value the remote advertised; update ``refs/ckpt-remotes/REMOTE/``.  A remote that
+    changed meanwhile is re-read (three tries).  Other failures raise :class:`RemoteError` with
+    git's message, after a ``push-failed`` ledger event.
+    """
+    check_remote(repo, remote)
+    if tasks is None:
+        tasks = store.tasks(repo)
+        if not tasks:
+            raise NotFoundError("there are no checkpoints to push", "git ckpt save makes one")
+    recorded: set[str] = set()
+    try:
+        for _attempt in range(3):
+            try:
+                return _push_once(repo, remote, tasks, allow_secrets, log_task, recorded)
+            except _Race:
+                continue
+        raise RemoteError(f"{remote} kept changing while we pushed; nothing more was sent", "run git ckpt push again")
+    except RemoteError as exc:
+        for t in sorted(recorded):  # the push event is already in the ledger: say it did not go
+            ledger.append(repo, t, "push-failed", {"remote": remote, "error": exc.message})
+        raise
+
+
+def _push_once(repo: Repo, remote: str, tasks: list[str], allow_secrets: bool, log_task: str | None, recorded: set[str]) -> PushResult:
+    adv = ls_remote(repo, remote)
+    ups = _plan(repo, tasks, adv, remote)
+    refused = [u for u in ups if u.status == "refused"]
+    if refused:
+        raise PushRefused(remote, refused)
+    result = PushResult(remote, list(tasks), ups)
+    theirs = adv.get(NOTES_REF)
+    if theirs:
+        _fetch_refs(repo, remote, [f"+{NOTES_REF}:{tracking_notes(remote)}"])
+        theirs = repo.read_ref(tracking_notes(remote))
+        result.notes = merge_notes(repo, theirs, remote)
+    ours = repo.read_ref(NOTES_REF)
+    notes_up = RefUpdate(NOTES_REF, theirs, ours, "new" if theirs is None else "fast-forward") if ours and ours != theirs else None
+    sends = [u for u in ups if u.status in ("new", "fast-forward", "updated")]
+    if not sends and not notes_up and not recorded:
+        return result
+    # secrets: everything the remote does not hold yet
+    known = list(adv.values()) + list(repo.refs_under(tracking_prefix(remote)).values())
+    known += list(repo.refs_under(f"refs/remotes/{remote}/").values())
+    cps = []
+    for u in sends:
+        task, _, n = u.ref[len(PREFIX):].rpartition("/")
+        if n.isdigit():
+            cps.append(store.load(repo, u.new, id=f"{task}/{n}", ref=u.ref))
+    tips = [u.new for u in sends] + ([notes_up.new] if notes_up else [])
+    findings = secrets.scan_push(repo, tips=tips, known=known, checkpoints=cps)
+    if findings and not allow_secrets:
+        raise SecretsFound(remote, findings)
+    result.allowed_secrets = findings
+    # the ledger records the push, and travels with it
+    by_task = {t: [u.ref for u in sends if u.ref.startswith(f"{PREFIX}{t}/")] for t in tasks}
+    event_tasks = [t for t in tasks if by_task[t]] or ([log_task] if notes_up and log_task in tasks else [])
+    for t in event_tasks:
+        if t in recorded:
+            continue
+        ledger.append(repo, t, "push", {"remote": remote, "refs": by_task[t], "notes": notes_up is not None,
+                                        "secrets_allowed": len(findings)})
+        recorded.add(t)
+    for t in recorded:
+        log = store.log_ref(t)
+        new = repo.read_ref(log)
+        entry = next((u for u in ups if u.ref == log), None)
+        if entry is None:
+            entry = RefUpdate(log, adv.get(log), new, "new")
+            ups.append(entry)
+        if entry.new != new or entry.status == "up-to-date":
+            entry.new, entry.status = new, "new" if adv.get(log) is None else "fast-forward"
+        if entry not in sends:
+            sends.append(entry)
+    if notes_up:
+        sends.append(notes_up)
+        ups.append(notes_up)
+    proc = _send(repo, remote, sends)
+    status = _parse_porcelain(proc.stdout)
+    rejected = {ref: s for ref, s in status.items() if s[0] == "!"}
+    if proc.returncode != 0 or rejected:
+        racy = rejected and all(any(w in s[1] for w in ("stale info", "fetch first", "non-fast-forward", "atomic push failed")) for s in rejected.values())
+        if racy and any("atomic push failed" not in s[1] for s in rejected.values()):
+            raise _Race()
+        detail = "; ".join(f"{ref} {s[1]}" for ref, s in rejected.items()) or _git_message(proc)
+        raise RemoteError(f"git push to {remote} failed: {detail}", "nothing was changed on the remote if it supports atomic pushes; check the remote and run git ckpt push again")
+    for u in sends:
+        track = _tracking_name(remote, u.ref)
+        try:
+            repo.update_ref(track, u.new, expected_old=repo.read_ref(track), reason=f"ckpt: push to {remote}")
+        except CkptError:
+            pass  # only a cache of what the remote holds; the next fetch rewrites it
+    result.updates = sorted(ups, key=lambda u: (u.ref != NOTES_REF, _ref_key(u.ref)))
+    result.sent = True
+    return result
+
+
+# ---------------------------------------------------------------------------- restore elsewhere
+
+
+def restore_into_worktree(repo: Repo, target: store.Checkpoint, path: Path) -> tuple[Repo, "RestoreResult"]:
+    """Restore ``target`` (typically a teammate's ``REMOTE:T/N``) into a NEW linked worktree at
+    ``path``, created with ``git worktree add --detach PATH BASE``, so foreign code stays apart
+    from the current worktree.
+
+    The new worktree starts at the checkpoint's base commit; then the usual restore makes it
+    exactly the checkpoint (worktree, index, overlay through the strict extractor), under the
+    new worktree's own current task (``default``).  Returns the new worktree's :class:`Repo` and
+    the :class:`RestoreResult`.  Raises :class:`UsageError` when ``path`` exists and is not an
+    empty directory or the checkpoint has no base commit; git's failures as
+    :class:`~git_ckpt.errors.CkptError`.
+    """
+    from . import config
+    from .restore import restore
+
+    path = Path(os.path.abspath(path))
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise UsageError(f"{path} already exists", "give a new directory for the worktree")
+    if not target.base:
+        raise UsageError(f"{target.id} was saved on an unborn branch; it has no base commit for a new worktree",
+                         "restore it into the current worktree instead")
+    repo.git("worktree", "add", "--detach", "--quiet", str(path), target.base)
+    new = Repo.discover(path)
+    cp = store.load(new, target.commit, id=target.id, ref=target.ref)
+    res = restore(new, config.load(new), cp, task=store.current_task(new))
+    return new, res

@@ -1,0 +1,181 @@
+"""Scan what a push would expose for secrets, before it leaves the machine.
+
+Only objects the remote does not have yet are scanned: ``git rev-list --objects TIPS --not
+KNOWN`` lists them, where KNOWN are the commits the remote is known to hold (its advertised refs
+we have locally, its remote-tracking refs).  Every new blob is scanned once with the maintained
+``detect-secrets`` library (all its plugins and default filters, so ``# pragma: allowlist
+secret`` works as usual), and its path is checked against the filename denylist
+(:data:`~git_ckpt.config.SECRET_PATTERNS`).  An ``overlay.tar`` blob is opened and each file in
+it is scanned under its own path.  Findings carry the path, the kind and the line, never the
+secret itself.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+
+import pathspec
+
+from . import overlay, store
+from .config import SECRET_PATTERNS
+from .gitcore import Repo
+from .model import path_display
+
+_CONTENT_SKIP = {"HexHighEntropyString"}
+_OWN_SKIP = {"HexHighEntropyString", "Base64HighEntropyString"}
+
+# Blobs larger than this are not scanned (fixtures, data files); binary blobs are skipped too.
+MAX_SCAN_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A possible secret: ``path`` (display form), ``kind`` (e.g. ``AWS Access Key``), ``line``
+    (1-based, 0 for a file name finding) and ``where`` (``worktree of T/N``, ``overlay of T/N``,
+    ``history``, ...).  Never the secret value."""
+
+    path: str
+    kind: str
+    line: int
+    where: str
+
+    def to_json(self) -> dict:
+        """JSON-ready form."""
+        return {"path": self.path, "kind": self.kind, "line": self.line, "where": self.where}
+
+    def describe(self) -> str:
+        """``path: kind (line N) [where]``."""
+        at = f" (line {self.line})" if self.line else ""
+        return f"{self.path}: {self.kind}{at} [{self.where}]"
+
+
+def new_objects(repo: Repo, tips: list[str], known: list[str]) -> dict[str, bytes]:
+    """Objects reachable from ``tips`` but not from ``known`` (``git rev-list --objects``):
+    object id → the path git names it by (b"" for commits).  ``known`` ids missing locally are
+    ignored."""
+    have = [k for k in dict.fromkeys(known) if repo.object_exists(k)]
+    data = "".join(f"{t}\n" for t in dict.fromkeys(tips)) + "".join(f"^{k}\n" for k in have)
+    out = repo.git("rev-list", "--objects", "--stdin", input=data.encode()).stdout
+    found: dict[str, bytes] = {}
+    for line in out.split(b"\n"):
+        if not line:
+            continue
+        oid, _, name = line.partition(b" ")
+        found.setdefault(oid.decode(), name)
+    return found
+
+
+class _Scanner:
+    """detect-secrets over blobs, each written to a private temp file named like the original
+    (detect-secrets picks transformers and filters by file name)."""
+
+    def __init__(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory(prefix="ckpt-scan-")
+        self.n = 0
+        self.names = pathspec.GitIgnoreSpec.from_lines(SECRET_PATTERNS)
+
+    def close(self) -> None:
+        self.tmp.cleanup()
+
+    def scan(self, path: bytes, data: bytes, where: str, *, ours: bool = False) -> list[Finding]:
+        """Findings for one blob.  ``ours``: our own JSON (manifest, ledger, notes), full of
+        hashes, is scanned without the entropy plugins (only free text can leak there)."""
+        shown = path_display(path)
+        found: list[Finding] = []
+        if self.names.match_file(os.fsdecode(path)):
+            found.append(Finding(shown, "file name on the secrets denylist", 0, where))
+        if len(data) > MAX_SCAN_BYTES or b"\0" in data[:8000] or not data.strip():
+            return found
+        from detect_secrets.core import scan as ds_scan
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+        from detect_secrets.settings import transient_settings
+
+        # Every plugin but the noisiest: hex strings are commit ids and digests in normal code.
+        skip = _OWN_SKIP if ours else _CONTENT_SKIP
+        plugins = [{"name": cls.__name__} for cls in get_mapping_from_secret_type_to_class().values() if cls.__name__ not in skip]
+
+        self.n += 1
+        base = os.path.basename(os.fsdecode(path)).replace(os.sep, "_")[-100:] or "blob"
+        d = os.path.join(self.tmp.name, str(self.n))
+        os.mkdir(d, 0o700)
+        full = os.path.join(d, base)
+        fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        try:
+            with transient_settings({"plugins_used": plugins}):
+                seen = set()
+                for s in ds_scan.scan_file(full):
+                    key = (s.type, s.line_number)
+                    if key not in seen:
+                        seen.add(key)
+                        found.append(Finding(shown, s.type, s.line_number, where))
+        finally:
+            os.unlink(full)
+            os.rmdir(d)
+        return found
+
+
+def _where(name: bytes) -> str:
+    if name in (b"event.json", b"card.json"):
+        return "ledger"
+    if len(name.replace(b"/", b"")) == 40:
+        return "notes"
+    return "history"
+
+
+def scan_push(repo: Repo, *, tips: list[str], known: list[str], checkpoints: list[store.Checkpoint]) -> list[Finding]:
+    """Scan everything pushing ``tips`` would send to a remote that holds ``known``.
+
+    ``checkpoints`` are the checkpoints being pushed: their worktree, index and meta trees are
+    walked so each new blob is named by its real path (overlay files by their path inside
+    ``overlay.tar``).  Other new blobs (base history, ledger, notes) are named as ``git
+    rev-list --objects`` names them.  Returns the findings (empty when clean); raises
+    :class:`~git_ckpt.errors.CorruptError` for an unreadable overlay archive.
+    """
+    fresh = new_objects(repo, tips, known)
+    if not fresh:
+        return []
+    labels: dict[str, tuple[bytes, str]] = {}
+    tars: dict[str, str] = {}
+    for cp in checkpoints:
+        for tree, where in ((cp.tree, f"worktree of {cp.id}"), (cp.index_tree, f"index of {cp.id}")):
+            for e in repo.ls_tree(tree):
+                if e.oid in fresh and e.mode != 0o160000:
+                    labels.setdefault(e.oid, (e.path, where))
+        for e in repo.ls_tree(str(cp.meta_tree.id)):
+            if e.oid not in fresh:
+                continue
+            if e.path == b"overlay.tar":
+                tars.setdefault(e.oid, cp.id)
+            elif e.path.startswith(b"raw/"):
+                labels.setdefault(e.oid, (e.path[4:], f"raw bytes of {cp.id}"))
+            elif e.path.startswith(b"stages/"):
+                labels.setdefault(e.oid, (e.path.split(b"/", 2)[-1], f"conflict stage of {cp.id}"))
+            else:
+                labels.setdefault(e.oid, (e.path, f"metadata of {cp.id}"))
+    scanner = _Scanner()
+    findings: list[Finding] = []
+    try:
+        for oid, cpid in tars.items():
+            for entry in overlay.read_archive(repo.read_blob(oid), overlay.MAX_TOTAL):
+                if entry.kind == "file":
+                    findings += scanner.scan(entry.path, entry.data, f"overlay of {cpid}")
+        for oid, name in fresh.items():
+            if oid in tars or not name and oid not in labels:
+                continue  # commits (and trees, below) carry no file content of their own
+            try:
+                obj = repo.pg[oid]
+            except (KeyError, ValueError):
+                continue
+            if obj.type_str != "blob":
+                continue
+            path, where = labels.get(oid, (name, _where(name)))
+            findings += scanner.scan(path, obj.data, where, ours=where in ("ledger", "notes") or where.startswith("metadata of"))
+    finally:
+        scanner.close()
+    return findings
