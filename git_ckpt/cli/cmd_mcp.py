@@ -1,0 +1,22 @@
+"""git ckpt mcp: serve the checkpoint operations to an agent as MCP tools over stdio."""
+
+from __future__ import annotations
+
+import click
+
+from . import open_repo
+
+
+@click.command("mcp")
+def command() -> int:
+    """Serve save, list, show, diff, restore (plan, then apply), undo, verify, handoff and task-card
+    edits as MCP tools over stdin/stdout, in the repository of the current directory.
+
+    Needs the MCP Python SDK: pip install 'git-ckpt[mcp]'.  Register it with an agent, e.g.
+    claude mcp add git-ckpt -- git ckpt mcp
+    """
+    from .. import mcp_server
+
+    repo = open_repo()
+    mcp_server.serve(str(repo.workdir))
+    return 0

@@ -1,0 +1,296 @@
+"""``git ckpt mcp``: the checkpoint operations as MCP tools over stdio.
+
+Built on the official ``mcp`` Python SDK (the optional extra ``git-ckpt[mcp]``), imported only
+here and only when the server starts, so no other command pays for it.  Every tool calls the
+library functions directly (no subprocesses) in the repository the server was started in, and
+returns one JSON object as text, the same data ``--json`` prints.  Restores are two calls: a plan
+(``apply`` false) that returns ``plan_id``, then the restore with that ``plan_id``; a plan that
+no longer matches the worktree is refused, so nothing is overwritten unseen.
+
+Failures a user can cause come back as tool errors carrying the same ``error:``/``hint:`` text
+the CLI prints; the server keeps running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Callable
+
+from .errors import CkptError, UsageError
+from .gitcore import Repo
+
+INSTALL_HINT = "pip install 'git-ckpt[mcp]'"
+
+INSTRUCTIONS = """\
+git ckpt checkpoints this repository's working tree (files, index, HEAD, an overlay of chosen
+ignored files) into hidden git refs and restores it exactly.  Save before anything risky
+(ckpt_save), restore with ckpt_restore (first without apply to see the plan, then with its
+plan_id), verify with ckpt_verify, and read ckpt_handoff at the start of a session to learn the
+goal, decisions, failed paths, touched files, last results and next step of the current task.
+Record what you learn with ckpt_task_note."""
+
+
+def _load_sdk() -> tuple[Any, type[Exception]]:
+    """The server class and its ToolError, from mcp 2.x (MCPServer) or 1.x (FastMCP).
+
+    Raises :class:`UsageError` with the install hint when the SDK is missing.
+    """
+    try:
+        from mcp.server.mcpserver import MCPServer as Server
+        from mcp.server.mcpserver.exceptions import ToolError
+    except ImportError:
+        try:
+            from mcp.server.fastmcp import FastMCP as Server  # mcp 1.x
+            from mcp.server.fastmcp.exceptions import ToolError
+        except ImportError:
+            raise UsageError("git ckpt mcp needs the MCP Python SDK, which is not installed", INSTALL_HINT) from None
+    return Server, ToolError
+
+
+class Tools:
+    """The tool implementations, independent of the SDK: each takes plain arguments and returns
+    JSON-ready data, raising :class:`CkptError` on bad input."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    def repo(self) -> Repo:
+        """Open the repository afresh for every call (another process may have changed it)."""
+        return Repo.discover(self.root)
+
+    def _task(self, repo: Repo, task: str | None) -> str:
+        from . import store
+
+        return store.check_task_name(task) if task else store.current_task(repo)
+
+    # -- checkpoints --------------------------------------------------------------------
+
+    def save(self, message: str = "", next: str | None = None, hypothesis: str | None = None,
+             kind: str = "manual", task: str | None = None) -> dict:
+        from . import config
+        from .snapshot import save
+
+        if kind not in ("manual", "auto"):
+            raise UsageError(f"kind must be manual or auto, not {kind!r}")
+        repo = self.repo()
+        cfg = config.load(repo)
+        t = self._task(repo, task)
+        with repo.worktree_lock(exclusive=False):
+            res = save(repo, cfg, task=t, message=message, kind=kind, next=next, hypothesis=hypothesis)
+        return {"id": res.id, "commit": res.commit, "created": res.created, "kind": res.kind, "task": res.task,
+                "warnings": res.warnings,
+                "text": f"checkpoint saved: {res.id}" if res.created else f"no changes since {res.id}; nothing saved"}
+
+    def list(self, task: str | None = None) -> dict:
+        from . import inspect
+
+        repo = self.repo()
+        t = self._task(repo, task)
+        return {"task": t, "checkpoints": [r.to_json() for r in inspect.rows(repo, t)]}
+
+    def show(self, checkpoint: str = "@") -> dict:
+        from . import inspect, store
+
+        repo = self.repo()
+        return inspect.show(repo, store.resolve(repo, checkpoint, store.current_task(repo)))
+
+    def diff(self, checkpoint: str = "@", other: str | None = None, patch: bool = False) -> dict:
+        from . import config, store
+        from .model import path_to_str
+        from .snapshot import capture
+
+        repo = self.repo()
+        task = store.current_task(repo)
+        old = store.resolve(repo, checkpoint, task)
+        if other:
+            new_tree, new_name = store.resolve(repo, other, task).tree, other
+        else:
+            new_tree, new_name = capture(repo, config.load(repo)).tree, "worktree"
+        changes = [{"status": "A" if a is None else "D" if b is None else "M", "path": path_to_str((b or a).path)}
+                   for a, b in repo.diff_trees(old.tree, new_tree)]
+        out: dict[str, Any] = {"from": old.id, "to": new_name, "changes": changes}
+        if patch:
+            text = repo.git("diff", "--no-ext-diff", "--no-color", old.tree, new_tree).stdout
+            out["patch"] = text.decode("utf-8", "replace")[:200_000]
+        return out
+
+    def restore(self, checkpoint: str, apply: bool = False, plan_id: str | None = None, paths: list[str] | None = None) -> dict:
+        from . import config, store
+        from .model import digest
+        from .restore import parse_paths, restore
+
+        repo = self.repo()
+        cfg = config.load(repo)
+        task = store.current_task(repo)
+        cp = store.resolve(repo, checkpoint, task)
+        rel = parse_paths(repo, paths or [], str(repo.workdir)) if paths else None
+        plan = restore(repo, cfg, cp, task=task, paths=rel or None, dry_run=True)
+        pid = digest([cp.commit, plan.plan.to_json(), sorted(paths or [])])[:16]
+        if not apply:
+            return {"applied": False, "target": cp.id, "plan": plan.plan.to_json(), "plan_id": pid,
+                    "text": f"plan to restore {cp.id}; call ckpt_restore again with apply=true and plan_id={pid} to apply it"}
+        if plan_id != pid:
+            raise UsageError(
+                "restore needs the plan_id of a current plan: " + ("none given" if not plan_id else "the worktree changed since that plan"),
+                "call ckpt_restore without apply, review the plan, then apply with its plan_id")
+        res = restore(repo, cfg, cp, task=task, paths=rel or None)
+        return {"applied": True, "target": res.target, "saved": res.saved, "previous": res.previous,
+                "plan": res.plan.to_json(),
+                "text": (f"saved current state as {res.saved} (pre-restore); " if res.saved else "") + f"restored {res.target}"}
+
+    def undo(self) -> dict:
+        from . import config, store
+        from .restore import undo
+
+        repo = self.repo()
+        res = undo(repo, config.load(repo), task=store.current_task(repo))
+        return {"target": res.target, "saved": res.saved, "previous": res.previous, "text": f"undo: restored {res.target}"}
+
+    def verify(self, checkpoint: str = "@", only: list[str] | None = None, isolated: bool = False) -> dict:
+        from . import config, store
+
+        try:
+            from . import verify as vmod
+        except ImportError:
+            raise UsageError("this git-ckpt has no verifier runner") from None
+        repo = self.repo()
+        cp = store.resolve(repo, checkpoint, store.current_task(repo))
+        report = vmod.verify(repo, config.load(repo), cp, only=only or None, isolated=isolated)
+        data = report.to_json()
+        data["text"] = "\n".join([vmod.describe(o) for o in report.outcomes] + ([f"promoted {report.promoted}"] if report.promoted else []))
+        return data
+
+    # -- the task card -------------------------------------------------------------------
+
+    def handoff(self, task: str | None = None) -> dict:
+        from . import config, handoff
+
+        repo = self.repo()
+        r = handoff.receipt(repo, self._task(repo, task), config.load(repo))
+        return {"receipt": r, "markdown": handoff.markdown(r)}
+
+    def task_start(self, task: str, goal: str | None = None, constraints: list[str] | None = None,
+                   acceptance: list[str] | None = None) -> dict:
+        from . import task as task_mod
+
+        card = task_mod.start(self.repo(), task, goal=goal, constraints=constraints or [], acceptance=acceptance or [])
+        return task_mod.card_json(card)
+
+    def task_show(self, task: str | None = None) -> dict:
+        from . import ledger, task as task_mod
+
+        repo = self.repo()
+        return task_mod.card_json(ledger.card(repo, self._task(repo, task)))
+
+    def task_note(self, task: str | None = None, read: list[str] | None = None, fact: str | None = None,
+                  evidence: list[str] | None = None, decided: list[str] | None = None, failed: str | None = None,
+                  reason: str | None = None, assume: list[str] | None = None, confirm: int | None = None,
+                  refute: int | None = None, question: list[str] | None = None, next: str | None = None) -> dict:
+        from . import card, task as task_mod
+
+        repo = self.repo()
+        edit = card.Edit(read=read or [], fact=fact, evidence=evidence or [], decided=decided or [], failed=failed,
+                         reason=reason, assume=assume or [], confirm=confirm, refute=refute, question=question or [], next=next)
+        rec = card.note(repo, self._task(repo, task), edit, cwd=str(repo.workdir))
+        return task_mod.card_json(rec.card)
+
+
+def _wrap(fn: Callable[..., dict], tool_error: type[Exception]) -> Callable[..., str]:
+    def call(**kwargs: Any) -> str:
+        try:
+            return json.dumps(fn(**kwargs), sort_keys=True)
+        except CkptError as exc:
+            raise tool_error(f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else "")) from None
+    return call
+
+
+def build_server(root: str):
+    """The MCP server object with every tool registered (not yet running).
+
+    Raises :class:`UsageError` when the SDK is missing, :class:`RepoError` outside a repository.
+    """
+    Server, ToolError = _load_sdk()
+    Repo.discover(root)  # fail now, not on the first call
+    tools = Tools(root)
+    server = Server("git-ckpt", instructions=INSTRUCTIONS)
+
+    def reg(name: str, description: str):
+        def deco(fn):
+            wrapped = _wrap(getattr(tools, name.removeprefix("ckpt_")), ToolError)
+            # The SDK builds the input schema from the signature and annotations of ``fn``.
+            fn.__doc__ = description
+            server.add_tool(_with_body(fn, wrapped), name=name, description=description)
+            return fn
+        return deco
+
+    @reg("ckpt_save", "Save the working tree (tracked, untracked, index, overlay) as the next checkpoint of the current task. "
+         "next/hypothesis update the task card. Returns the checkpoint id (T/N).")
+    def ckpt_save(message: str = "", next: str | None = None, hypothesis: str | None = None, kind: str = "manual", task: str | None = None) -> str: ...
+
+    @reg("ckpt_list", "List the checkpoints of a task (default: current) with kind, message, promoted marker and verifier states.")
+    def ckpt_list(task: str | None = None) -> str: ...
+
+    @reg("ckpt_show", "Show one checkpoint: manifest, files changed against its base, overlay files, verifier results.")
+    def ckpt_show(checkpoint: str = "@") -> str: ...
+
+    @reg("ckpt_diff", "Changed paths between a checkpoint and the working tree (or another checkpoint); patch=true adds the patch.")
+    def ckpt_diff(checkpoint: str = "@", other: str | None = None, patch: bool = False) -> str: ...
+
+    @reg("ckpt_restore", "Restore a checkpoint exactly. Call first without apply to get the plan and its plan_id; "
+         "then call with apply=true and that plan_id. The current state is saved first (ckpt_undo returns to it).")
+    def ckpt_restore(checkpoint: str, apply: bool = False, plan_id: str | None = None, paths: list[str] | None = None) -> str: ...
+
+    @reg("ckpt_undo", "Return to the state before the last restore (itself a restore, so undo twice goes back again).")
+    def ckpt_undo() -> str: ...
+
+    try:
+        from . import verify as _v  # noqa: F401
+        have_verify = True
+    except ImportError:
+        have_verify = False
+    if have_verify:
+        @reg("ckpt_verify", "Run the configured verifiers on a checkpoint (default: latest), record the results as evidence, "
+             "and promote it when every required verifier passed. Only a trusted .ckpt.toml runs.")
+        def ckpt_verify(checkpoint: str = "@", only: list[str] | None = None, isolated: bool = False) -> str: ...
+
+    @reg("ckpt_handoff", "The resume receipt of a task: goal, decisions, touched files with line counts, next step, "
+         "last verifier results, failed paths, open questions, unverified assumptions, and the commands to resume.")
+    def ckpt_handoff(task: str | None = None) -> str: ...
+
+    @reg("ckpt_task_start", "Start (or switch to) a task and record its goal, constraints and acceptance criteria on its card.")
+    def ckpt_task_start(task: str, goal: str | None = None, constraints: list[str] | None = None, acceptance: list[str] | None = None) -> str: ...
+
+    @reg("ckpt_task_show", "The task card: goal, constraints, acceptance, facts, decisions, failed paths, questions, assumptions, next step.")
+    def ckpt_task_show(task: str | None = None) -> str: ...
+
+    @reg("ckpt_task_note", "Add to the task card in one ledger event: read (files), fact+evidence, decided, failed+reason+evidence "
+         "(a checkpoint T/N or result T/N#VERIFIER), assume, confirm/refute (assumption number), question, next.")
+    def ckpt_task_note(task: str | None = None, read: list[str] | None = None, fact: str | None = None,
+                       evidence: list[str] | None = None, decided: list[str] | None = None, failed: str | None = None,
+                       reason: str | None = None, assume: list[str] | None = None, confirm: int | None = None,
+                       refute: int | None = None, question: list[str] | None = None, next: str | None = None) -> str: ...
+
+    return server
+
+
+def _with_body(signature_fn: Callable[..., str], body: Callable[..., str]) -> Callable[..., str]:
+    """A function with ``signature_fn``'s name, signature and annotations that runs ``body``."""
+    import functools
+
+    @functools.wraps(signature_fn)
+    def tool(*args: Any, **kwargs: Any) -> str:
+        if args:
+            import inspect as _inspect
+
+            names = list(_inspect.signature(signature_fn).parameters)
+            kwargs.update(zip(names, args))
+        return body(**kwargs)
+
+    return tool
+
+
+def serve(root: str | None = None) -> None:
+    """Run the server on stdin/stdout until the client closes the connection."""
+    server = build_server(root or os.getcwd())
+    server.run("stdio")
