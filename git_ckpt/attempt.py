@@ -1,0 +1,176 @@
+"""``git ckpt attempt -- CMD``: the loop this tool exists for.
+
+1. save a checkpoint of the worktree as it is (or reuse the latest when nothing changed);
+2. run CMD (an agent, a script, an edit) with the terminal attached;
+3. save the result as a checkpoint (nothing is lost, whatever happens next);
+4. verify that checkpoint in place;
+5. on pass it is promoted; on failure the worktree goes back to the checkpoint from step 1
+   (``[attempt] on_failure = "restore"``, the default) or stays as CMD left it (``"keep"``),
+   and the broken state stays available as a checkpoint.
+
+Every step is reported through ``say`` as a terminal log line and recorded in the ledger
+(``save``, ``verify``, ``promote``, ``restore`` events, and one ``attempt`` event at the end).
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import ledger, store
+from .config import Config
+from .errors import CkptError, UsageError
+from .gitcore import Repo
+from .verify import Report, Sink, describe
+
+
+@dataclass
+class AttemptResult:
+    """What an attempt did: ``before``/``after`` checkpoint ids, CMD's ``cmd_exit``, the verify
+    ``report``, the ``outcome`` (``promoted``, ``restored``, ``kept``, ``interrupted``), whether
+    the worktree is ``clean`` (equal to the checkpoint it should be at), and ``exit_code``."""
+
+    task: str
+    command: list[str]
+    before: str
+    after: str | None = None
+    cmd_exit: int | None = None
+    report: Report | None = None
+    outcome: str = ""
+    restored_to: str | None = None
+    clean: bool = False
+    exit_code: int = 0
+    log: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """JSON-ready data."""
+        return {
+            "task": self.task, "command": self.command, "before": self.before, "after": self.after,
+            "cmd_exit": self.cmd_exit, "verify": self.report.to_json() if self.report else None,
+            "outcome": self.outcome, "restored_to": self.restored_to, "clean": self.clean,
+            "exit_code": self.exit_code, "log": self.log,
+        }
+
+
+def _save(repo: Repo, cfg: Config, task: str, message: str):
+    from .snapshot import save
+
+    with repo.worktree_lock(exclusive=False):
+        return save(repo, cfg, task=task, message=message)
+
+
+def _matches(repo: Repo, cfg: Config, cp_id: str) -> bool:
+    from .snapshot import capture
+
+    cp = store.resolve(repo, cp_id)
+    return capture(repo, cfg).state() == cp.manifest.state
+
+
+def attempt(
+    repo: Repo,
+    cfg: Config,
+    command: list[str],
+    *,
+    task: str,
+    message: str = "",
+    cwd: Path | None = None,
+    say: Callable[[str], None] = lambda s: None,
+    sink: Sink = lambda b: None,
+    cmd_stdout: int | None = None,
+) -> AttemptResult:
+    """Run one attempt (module docstring).  ``cwd`` is where CMD runs (default: the worktree
+    root); ``cmd_stdout`` redirects CMD's stdout (a file descriptor; None: inherited).
+
+    Raises :class:`UntrustedError` before anything runs when the verifiers are not trusted,
+    :class:`UsageError` for an empty or unrunnable CMD.  Ctrl-C while CMD runs saves what CMD
+    left as a checkpoint and re-raises :class:`KeyboardInterrupt`.
+    """
+    from . import trust
+    from .restore import restore
+    from .verify import verify
+
+    if not command:
+        raise UsageError("attempt needs a command after --", "git ckpt attempt -- ./fix.sh")
+    trust.check(repo, cfg)
+    shown = shlex.join(command)
+    res = AttemptResult(task, list(command), before="")
+
+    def log(line: str) -> None:
+        res.log.append(line)
+        say(line)
+
+    pre = _save(repo, cfg, task, f"before attempt: {message or shown}")
+    res.before = pre.id
+    log(f"checkpoint saved: {pre.id}" if pre.created else f"checkpoint: {pre.id} (no changes since it was saved)")
+    interrupted = False
+    try:
+        proc = subprocess.Popen(command, cwd=cwd or repo.workdir, stdout=cmd_stdout)
+    except OSError as exc:
+        raise UsageError(f"cannot run {command[0]!r}: {exc.strerror}", "check the command after --") from None
+    try:
+        res.cmd_exit = proc.wait()
+    except KeyboardInterrupt:
+        interrupted = True
+        try:
+            res.cmd_exit = proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            res.cmd_exit = proc.wait()
+    log(f"attempt: {shown} exited {res.cmd_exit}" if res.cmd_exit >= 0 else f"attempt: {shown} was killed by signal {-res.cmd_exit}")
+    post = _save(repo, cfg, task, message or f"attempt: {shown}")
+    res.after = post.id
+    log(f"checkpoint saved: {post.id}" if post.created else f"checkpoint: {post.id} ({shown} changed nothing)")
+    if interrupted:
+        res.outcome = "interrupted"
+        _event(repo, res)
+        raise KeyboardInterrupt
+    after_cp = store.resolve(repo, post.id)
+    try:
+        report = verify(repo, cfg, after_cp, sink=sink, on_outcome=lambda o: log(describe(o)))
+    except KeyboardInterrupt:
+        res.outcome = "interrupted"
+        _event(repo, res)
+        raise
+    res.report = report
+    if report.promoted:
+        if report.empty_requirement:
+            log("no verifiers configured: promoted on the empty requirement")
+        log(f"promoted {post.id}" if not report.already_promoted else f"{post.id} is already promoted")
+        res.outcome = "promoted"
+        res.exit_code = 0
+        res.clean = _matches(repo, cfg, post.id)
+        log("workspace status: clean" if res.clean else f"workspace status: changed since {post.id}")
+        _event(repo, res)
+        return res
+    res.exit_code = report.exit_code or 1
+    if cfg.attempt.on_failure == "restore":
+        log(f"restoring {pre.id}")
+        restore(repo, cfg, store.resolve(repo, pre.id), task=task)
+        res.outcome = "restored"
+        res.restored_to = pre.id
+        res.clean = _matches(repo, cfg, pre.id)
+        log("workspace status: clean" if res.clean else f"workspace status: differs from {pre.id}")
+        log(f"next: the failed state is kept as {post.id}; compare with git ckpt diff {pre.id} {post.id}, "
+            f"or bring it back with git ckpt restore {post.id}")
+    else:
+        res.outcome = "kept"
+        res.clean = _matches(repo, cfg, post.id)
+        log(f"keeping the failed state {post.id} (attempt.on_failure = keep)")
+        log("workspace status: clean" if res.clean else f"workspace status: changed since {post.id}")
+        log(f"next: fix and run git ckpt verify, or go back with git ckpt restore {pre.id}")
+    _event(repo, res)
+    return res
+
+
+def _event(repo: Repo, res: AttemptResult) -> None:
+    try:
+        ledger.append(repo, res.task, "attempt", {
+            "command": res.command, "before": res.before, "after": res.after, "cmd_exit": res.cmd_exit,
+            "outcome": res.outcome, "restored_to": res.restored_to,
+            "verifiers": {o.name: o.status for o in res.report.outcomes} if res.report else {},
+        })
+    except CkptError:
+        pass

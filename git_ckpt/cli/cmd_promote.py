@@ -1,0 +1,36 @@
+"""git ckpt promote: mark a checkpoint as the promoted one of its task."""
+
+from __future__ import annotations
+
+import click
+
+from . import emit, json_option, open_repo, say
+
+
+@click.command("promote")
+@click.argument("ckpt")
+@click.option("--force", is_flag=True, help="Promote even without passing results (recorded in the ledger as forced).")
+@json_option
+def command(ckpt: str, force: bool, as_json: bool) -> int:
+    """Make CKPT refs/ckpt/TASK/promoted (compare-and-swap, with a reflog).
+
+    Refused (exit 1) unless every required verifier has a passing result on CKPT's content;
+    --force promotes anyway and the ledger records it as forced.  A forced promotion does not
+    pass the commit gate: the gate also requires the results.
+    """
+    from .. import config, store
+    from ..promote import promote
+
+    repo = open_repo()
+    cfg = config.load(repo)
+    cp = store.resolve(repo, ckpt)
+    res = promote(repo, cfg, cp, force=force, reason="promote")
+
+    def human() -> None:
+        if not res.changed and not res.forced:
+            say(f"{res.id} is already promoted")
+        else:
+            say(f"promoted {res.id}" + (" (forced: required verifiers have not passed)" if res.forced else ""))
+
+    emit("promote", res.to_json(), as_json, human)
+    return 0

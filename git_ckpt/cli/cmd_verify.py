@@ -1,0 +1,74 @@
+"""git ckpt verify: run the verifiers on a checkpoint, record the results, promote on pass."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from . import emit, json_option, open_repo, say
+
+
+def output_sink(as_json: bool):
+    """Where verifier output streams: stdout for humans, stderr under --json (stdout is JSON)."""
+    stream = sys.stderr.buffer if as_json else sys.stdout.buffer
+
+    def sink(data: bytes) -> None:
+        stream.write(data)
+        stream.flush()
+
+    return sink
+
+
+def print_report(report, *, said_outcomes: bool) -> None:
+    """The human summary lines of a verify report (the per-verifier lines unless already said)."""
+    from ..verify import describe
+
+    if not said_outcomes:
+        for o in report.outcomes:
+            say(describe(o))
+    for o in report.outcomes:
+        if o.changed:
+            say(f"  {o.name} changed: " + ", ".join(o.changed[:20]) + (f" (and {len(o.changed) - 20} more)" if len(o.changed) > 20 else ""))
+    if report.skipped:
+        say(f"not run (the worktree was changed by a verifier): {', '.join(report.skipped)}")
+        say(f"hint: put the files back with git ckpt restore {report.checkpoint}")
+    if report.promoted:
+        if report.empty_requirement:
+            say("no verifiers configured: promoting on the empty requirement")
+        say(f"promoted {report.promoted}" if not report.already_promoted else f"{report.promoted} is already promoted")
+    elif report.missing:
+        shown = ", ".join(f"{k} ({v})" for k, v in report.missing.items())
+        say(f"not promoted: required verifiers without a passing result: {shown}")
+
+
+@click.command("verify")
+@click.argument("ckpt", required=False, default="@")
+@click.option("--only", "only", multiple=True, metavar="NAME", help="Run only this verifier (repeatable).")
+@click.option("--isolated", is_flag=True, help="Run in a temporary worktree materialised from the checkpoint.")
+@click.option("--rerun", is_flag=True, help="Run even when a passing result for identical content and definition exists.")
+@json_option
+def command(ckpt: str, only: tuple[str, ...], isolated: bool, rerun: bool, as_json: bool) -> int:
+    """Run the verifiers on CKPT (default: the latest checkpoint), stream their output, append
+    one result line each to the checkpoint's note (refs/notes/ckpt) and promote CKPT when every
+    required verifier passed on its content.
+
+    In place, the worktree must match CKPT (else exit 2; use --isolated).  A passing result for
+    identical content and an identical verifier definition is reused and labelled "reused".
+    Only verifiers from a trusted .ckpt.toml run (git ckpt trust; else exit 9).
+
+    Exit status (git bisect run convention): 0 every required verifier passed, 1 one failed,
+    timed out or changed checkpointed files, 125 undecided (a verifier exited 125), 126/127 a
+    verifier could not run, 130 interrupted.
+    """
+    from .. import config, store
+    from ..verify import describe, verify
+
+    repo = open_repo()
+    cfg = config.load(repo)
+    cp = store.resolve(repo, ckpt)
+    said = not as_json
+    report = verify(repo, cfg, cp, only=list(only) or None, isolated=isolated, rerun=rerun,
+                    sink=output_sink(as_json), on_outcome=(lambda o: say(describe(o))) if said else (lambda o: None))
+    emit("verify", report.to_json(), as_json, lambda: print_report(report, said_outcomes=said))
+    return report.exit_code

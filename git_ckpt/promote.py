@@ -1,0 +1,113 @@
+"""Promotion: mark the checkpoint whose required verifiers all passed as the trusted one.
+
+``refs/ckpt/T/promoted`` is moved with compare-and-swap and a reflog (so ``git reflog
+refs/ckpt/T/promoted`` shows the history), and every promotion is a ``promote`` ledger event;
+``force`` promotes without passing results and is recorded as forced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import ledger, notes, store
+from .config import Config
+from .errors import CheckFailed, CkptError
+from .gitcore import RefConflict, Repo
+from .store import Checkpoint
+
+
+@dataclass
+class Requirement:
+    """Whether a checkpoint's content meets the required verifiers of a config.
+
+    ``required`` names every required verifier; ``passed`` maps those with a passing result on
+    this content and definition to that result line; ``missing`` maps the others to their latest
+    status (``"no result"`` when none)."""
+
+    required: list[str]
+    passed: dict[str, dict] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def satisfied(self) -> bool:
+        """True when every required verifier passed (also when none is required)."""
+        return not self.missing
+
+
+def requirement(repo: Repo, cfg: Config, cp: Checkpoint) -> Requirement:
+    """Evaluate the required verifiers of ``cfg`` against the results on ``cp``'s note: a result
+    counts when it is about ``cp``'s tree and overlay digest and the verifier's current
+    definition, and the newest such line says ``passed``.  Raises :class:`CorruptError` for a
+    corrupt note."""
+    from .verify import definition_hash, latest_results, overlay_digest
+
+    req = Requirement([v.name for v in cfg.verifier if v.required])
+    latest = latest_results(notes.read_lines(repo, cp.commit), cp.tree, overlay_digest(cp))
+    for v in cfg.verifier:
+        if not v.required:
+            continue
+        line = latest.get((v.name, definition_hash(v)))
+        if line is not None and line.get("status") == "passed":
+            req.passed[v.name] = line
+        else:
+            req.missing[v.name] = str(line.get("status")) if line else "no result"
+    return req
+
+
+@dataclass
+class PromoteResult:
+    """``id``/``commit`` promoted, the ``previous`` promoted commit (or None), whether the ref
+    ``changed``, whether it was ``forced``, and the verifiers whose results backed it."""
+
+    id: str
+    commit: str
+    task: str
+    previous: str | None
+    changed: bool
+    forced: bool
+    verifiers: list[str]
+
+    def to_json(self) -> dict:
+        """JSON-ready data."""
+        return {"id": self.id, "commit": self.commit, "task": self.task, "previous": self.previous,
+                "changed": self.changed, "forced": self.forced, "verifiers": self.verifiers}
+
+
+def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, reason: str = "promote") -> PromoteResult:
+    """Make ``cp`` the promoted checkpoint of its task (``refs/ckpt/T/promoted``, CAS, reflog).
+
+    Without ``force`` every required verifier must have a passing result on this content, else
+    :class:`CheckFailed` (exit 1) names the first missing one.  A checkpoint that is already
+    promoted is left alone (``changed`` False, no event) unless ``force`` adds a forced record.
+    """
+    req = requirement(repo, cfg, cp)
+    if not req.satisfied and not force:
+        name, status = next(iter(req.missing.items()))
+        raise CheckFailed(
+            f"{cp.id} cannot be promoted: required verifier {name} has {'no passing result' if status == 'no result' else 'status ' + status} on this content",
+            f"git ckpt verify {cp.id} (or git ckpt promote {cp.id} --force, recorded as forced)",
+        )
+    task = cp.manifest.task
+    ref = store.promoted_ref(task)
+    forced = force and not req.satisfied
+    for _ in range(50):
+        old = repo.read_ref(ref)
+        if old == cp.commit and not force:
+            return PromoteResult(cp.id, cp.commit, task, old, False, False, sorted(req.passed))
+        if old != cp.commit:
+            try:
+                repo.update_ref(ref, cp.commit, expected_old=old, reason=f"ckpt: promote {cp.id}" + (" (forced)" if forced else ""), reflog=True)
+            except RefConflict:
+                continue
+        ledger.append(repo, task, "promote", {
+            "id": cp.id, "commit": cp.commit, "forced": forced, "previous": old, "reason": reason,
+            "verifiers": sorted(req.passed), "missing": req.missing, "empty_requirement": not req.required,
+        })
+        return PromoteResult(cp.id, cp.commit, task, old, old != cp.commit, forced, sorted(req.passed))
+    raise CkptError(f"could not promote {cp.id}: refs/ckpt/{task}/promoted keeps changing", "run the command again")
+
+
+def was_forced(repo: Repo, task: str, commit: str) -> bool:
+    """Whether the newest ``promote`` event of ``task`` for ``commit`` was forced."""
+    rec = ledger.find_last(repo, task, lambda ev: ev.type == "promote" and ev.data.get("commit") == commit)
+    return bool(rec and rec.event.data.get("forced"))
