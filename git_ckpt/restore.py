@@ -144,14 +144,14 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
             if a is None:
                 # Something untracked-but-ignored (or skipped as too large) may sit there.
                 full = os.path.join(root, b.path)
-                with contextlib.suppress(FileNotFoundError):
+                with contextlib.suppress(FileNotFoundError, NotADirectoryError):
                     st = os.lstat(full)
-                    if not stat.S_ISDIR(st.st_mode):
+                    if not stat.S_ISDIR(st.st_mode) and b.path not in now_paths_deleted:
                         plan.blocked.append(b.path)
                 parts = b.path.split(b"/")
                 for i in range(1, len(parts)):
                     parent = b"/".join(parts[:i])
-                    with contextlib.suppress(FileNotFoundError):
+                    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
                         st = os.lstat(os.path.join(root, parent))
                         if not stat.S_ISDIR(st.st_mode) and parent not in now_paths_deleted:
                             plan.blocked.append(parent)
@@ -205,6 +205,19 @@ def _existing_checkpoint(repo: Repo, task: str, now: Snapshot, target: Checkpoin
     return None
 
 
+def _check_paths_exist(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes]) -> None:
+    """:class:`NotFoundError` for a path that names nothing in the target or the current state
+    (like git's "pathspec did not match"); paths are literal, never globs."""
+    overlay_paths = [path_from_str(f.path) for f in target.manifest.overlay.files + now.overlay_info.files]
+    for p in paths:
+        if any(repo.paths_in_tree(t, [p.rstrip(b"/")]) for t in (target.tree, now.tree, target.index_tree, now.index_tree)):
+            continue
+        if any(_under(o, [p]) for o in overlay_paths):
+            continue
+        raise NotFoundError(f"path {path_display(p)!r} matches nothing in {target.id} or in the worktree",
+                            "paths are literal and relative to the current directory; git ckpt show lists what a checkpoint holds")
+
+
 def _check_ready(repo: Repo) -> None:
     what = repo.in_progress()
     if what:
@@ -242,7 +255,7 @@ def _unlink(root: bytes, rel: bytes) -> None:
     full = os.path.join(root, rel)
     try:
         st = os.lstat(full)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return
     try:
         if stat.S_ISDIR(st.st_mode):
@@ -254,13 +267,34 @@ def _unlink(root: bytes, rel: bytes) -> None:
     _prune_empty_dirs(root, rel)
 
 
+def overlay_limit(cfg: Config, target: Checkpoint) -> int:
+    """The per-file cap for extracting ``target``'s overlay: the larger of the current
+    ``overlay.max_file_size`` and the one in force when it was saved, never above 2 GiB."""
+    return min(max(cfg.max_file_size, target.manifest.overlay.max_file_size), 2 * 1024**3)
+
+
+def _overlay_entries(target: Checkpoint, cfg: Config, plan: Plan) -> list[overlay.Entry]:
+    """Validate the target's overlay archive and pre-flight the entries the plan writes."""
+    if not plan.overlay_write:
+        return []
+    tar = target.overlay_tar()
+    if not tar:
+        raise CorruptError(f"overlay of {target.id} is missing although its manifest lists files", f"git ckpt check {target.id} reports what is damaged")
+    try:
+        entries = overlay.read_archive(tar, overlay_limit(cfg, target))
+        wanted = set(plan.overlay_write)
+        overlay.check_writable(target.repo.workdir, [e for e in entries if e.path in wanted], set(plan.overlay_delete) | set(plan.delete))
+    except CorruptError as exc:
+        if exc.hint is None:
+            exc.hint = f"nothing was changed; git ckpt check {target.id} inspects it, and git ckpt restore {target.id} -- PATHS restores other paths"
+        raise
+    return entries
+
+
 def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: list[bytes] | None, plan: Plan) -> None:
     """Make the worktree, overlay and index equal ``target`` (steps 4–6).  Idempotent."""
     root = os.fsencode(repo.workdir)
-    tar = target.overlay_tar() if plan.overlay_write else None
-    entries = overlay.read_archive(tar, cfg.max_file_size) if tar else []
-    if entries:
-        overlay.check_writable(repo.workdir, [e for e in entries if e.path in set(plan.overlay_write)])
+    entries = _overlay_entries(target, cfg, plan)
     # worktree: deletions first (a file may become a directory), then writes.
     for p in plan.delete:
         _unlink(root, p)
@@ -273,7 +307,12 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
                     os.rmdir(full)
         order = sorted(plan.write, key=lambda p: (not p.endswith(b".gitattributes"), p))
         with repo.temp_index(copy_real=False) as idx:
-            repo.git("read-tree", target.tree, index_file=idx)
+            # An index of only the paths to write (cheap), or of the whole target tree.
+            info = repo.index_info(target.tree, order) if len(order) <= 5000 else None
+            if info is not None:
+                repo.git("update-index", "-z", "--index-info", input=info, index_file=idx)
+            else:
+                repo.git("read-tree", target.tree, index_file=idx)
             repo.git("checkout-index", "-f", "-q", "-z", "--stdin", input=b"\0".join(order) + b"\0", index_file=idx)
     fault("restore.after-write")
     if plan.raw_write:
@@ -286,7 +325,9 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
                     if fh.read() == data:
                         continue
             overlay.write_entry(repo.workdir, overlay.Entry(p, "file", 0o755 if raw[p].mode == 0o100755 else 0o644, int(os.stat(full).st_mtime) if os.path.exists(full) else 0, data))
-    # overlay
+    # overlay: deletions first (a file may become a directory), then writes
+    for p in plan.overlay_delete:
+        _unlink(root, p)
     if plan.overlay_write:
         wanted = set(plan.overlay_write)
         for e in entries:
@@ -295,15 +336,13 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
         missing = wanted - {e.path for e in entries}
         if missing:
             raise CorruptError(f"overlay of {target.id} lacks {len(missing)} files its manifest lists (e.g. {path_display(sorted(missing)[0])!r})")
-    for p in plan.overlay_delete:
-        _unlink(root, p)
     fault("restore.after-overlay")
     if plan.index_changes:
-        _apply_index(repo, target, paths)
+        _apply_index(repo, target, paths, now)
     fault("restore.after-index")
 
 
-def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None) -> None:
+def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now: Snapshot) -> None:
     m = target.manifest
     ita = [path_from_str(p) for p in m.intent_to_add]
     skip = [path_from_str(p) for p in m.skip_worktree]
@@ -323,6 +362,9 @@ def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None) -> N
         repo.git("update-index", "-z", "--index-info", input=data)
     if ita:
         repo.git("add", "-N", "-f", "--pathspec-from-file=-", "--pathspec-file-nul", input=b"".join(p + b"\0" for p in ita))
+    unskip = [p for p in now.skip_worktree if p not in set(skip) and _under(p, paths)]
+    if unskip:  # read-tree keeps the flags of unchanged entries; clear the ones the target lacks
+        repo.git("update-index", "-z", "--no-skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in unskip), check=False)
     if skip:
         repo.git("update-index", "-z", "--skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in skip))
     repo.git("update-index", "-q", "--refresh", "--ignore-submodules", check=False)
@@ -371,7 +413,12 @@ def restore(
         _check_ready(repo)
         if not ignore_journal and read_journal(repo) is not None:
             raise BusyError("a restore was interrupted in this worktree", "run git ckpt restore --continue to finish it, or git ckpt undo to go back")
+        if reset_head and target.base is None:
+            raise UsageError(f"{target.id} was saved on an unborn branch; --reset-head cannot move HEAD there",
+                             f"restore without --reset-head, or delete the branch yourself (git update-ref -d)")
         now = capture(repo, cfg)
+        if paths:
+            _check_paths_exist(repo, target, now, paths)
         plan = make_plan(repo, target, now, paths, reset_head)
         if plan.blocked:
             raise CkptError(
@@ -379,18 +426,16 @@ def restore(
                 + ", ".join(path_display(p) for p in plan.blocked[:5]),
                 "move them aside (or add them to overlay.include), then restore again",
             )
-        if plan.overlay_write and (tar := target.overlay_tar()):
-            # A refused overlay archive (crafted or corrupt) must change nothing: no pre-restore
-            # save, no journal.  apply() validates again; this only moves the refusal earlier.
-            wanted = set(plan.overlay_write)
-            overlay.check_writable(repo.workdir, [e for e in overlay.read_archive(tar, cfg.max_file_size) if e.path in wanted])
+        # A refused overlay archive (crafted or corrupt) must change nothing: no pre-restore
+        # save, no journal.  apply() validates again; this only moves the refusal earlier.
+        _overlay_entries(target, cfg, plan)
         if dry_run:
             return RestoreResult(target.id, None, None, plan, dry_run=True, type=type)
         same = None if paths else _existing_checkpoint(repo, task, now, target)
         if same is not None:
             prev_id, prev_commit, saved = same.id, same.commit, None
         else:
-            res = save(repo, cfg, task=task, message=f"before restoring {target.id}", kind="pre-restore", snap=now, allow_empty=True)
+            res = save(repo, cfg, task=task, message=f"before restoring {target.id}", kind="pre-restore", snap=now, allow_empty=True, in_restore=True)
             prev_id, prev_commit, saved = res.id, res.commit, res.id
         j = Journal(type=type, task=task, target_commit=target.commit, target_id=target.id, from_commit=prev_commit,
                     from_id=prev_id, paths=[path_to_str(p) for p in paths or []], reset_head=reset_head)
@@ -438,7 +483,8 @@ def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> Restor
         if ev.type in ("restore", "undo") and ev.data.get("worktree") == here:
             target = store.load(repo, ev.data["from_commit"], id=ev.data["from"])
             paths = [path_from_str(p) for p in ev.data.get("paths") or []] or None
-            return restore(repo, cfg, target, task=task, paths=paths, dry_run=dry_run, type="undo")
+            return restore(repo, cfg, target, task=task, paths=paths, dry_run=dry_run, type="undo",
+                           reset_head=bool(ev.data.get("reset_head")))
     raise NotFoundError(f"nothing to undo: no restore in task {task} from this worktree", "git ckpt log shows the history of the task")
 
 

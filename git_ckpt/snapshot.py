@@ -72,6 +72,9 @@ class Snapshot:
 
 
 _STAGE_REC = re.compile(rb"([A-Z?]) (\d+) ([0-9a-f]+) (\d)\t")
+_UNMERGED_REC = re.compile(rb"(?:^|(?<=\0))[A-Z?] ([0-7]+) ([0-9a-f]+) ([123])\t([^\0]*)")
+_EMPTY_REC = re.compile(rb"(?:^|(?<=\0))[A-Z?] [0-7]+ " + EMPTY_BLOB.encode() + rb" 0\t([^\0]*)")
+_SKIP_REC = re.compile(rb"(?:^|(?<=\0))S [0-7]+ [0-9a-f]+ 0\t([^\0]*)")
 
 
 def _parse_ls_files(out: bytes) -> tuple[list[tuple[int, str, int, bytes]], list[bytes], list[bytes]]:
@@ -90,21 +93,12 @@ def _parse_ls_files(out: bytes) -> tuple[list[tuple[int, str, int, bytes]], list
     )
     if not interesting:
         return stages, empties, skips
-    for rec in out.split(b"\0"):
-        if not rec:
-            continue
-        m = _STAGE_REC.match(rec)
-        if not m:
-            continue
-        tag, mode, oid, stg = m.group(1), int(m.group(2), 8), m.group(3).decode(), int(m.group(4))
-        path = rec[m.end():]
-        if stg:
-            stages.append((mode, oid, stg, path))
-            continue
-        if tag == b"S":
-            skips.append(path)
-        if oid == EMPTY_BLOB:
-            empties.append(path)
+    # Each pattern finds whole records (a record starts the output or follows a NUL; paths
+    # never hold NUL), so only the few records that matter reach Python.
+    for m in _UNMERGED_REC.finditer(out):
+        stages.append((int(m.group(1), 8), m.group(2).decode(), int(m.group(3)), m.group(4)))
+    empties = [m.group(1) for m in _EMPTY_REC.finditer(out)]
+    skips = [m.group(1) for m in _SKIP_REC.finditer(out)]
     return stages, empties, skips
 
 
@@ -200,7 +194,7 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
         i_tree = repo.git("write-tree", index_file=idx_i).stdout.decode().strip()
     ita: list[bytes] = []
     if empties:
-        present = {e.path for e in repo.ls_tree(i_tree, *[os.fsdecode(p) for p in empties])}
+        present = repo.paths_in_tree(i_tree, empties)
         ita = [p for p in empties if p not in present]
     raw = _raw_check(repo, w_tree, base) if _filters_may_apply(repo, listing, untracked) else []
     sel = overlay.select(repo.workdir, cfg, lambda rel: repo.pg.path_is_ignored(rel))
@@ -372,15 +366,16 @@ def save(
     hypothesis: str | None = None,
     allow_empty: bool = False,
     snap: Snapshot | None = None,
+    in_restore: bool = False,
 ) -> SaveResult:
     """Save the worktree of ``repo`` as the next checkpoint of ``task`` and log it in the ledger.
 
     When the state equals the latest checkpoint of the task and ``allow_empty`` is False,
     nothing is written and ``created`` is False.  Raises :class:`BusyError` during an
-    interrupted restore or while ``index.lock`` is held.
+    interrupted restore (unless ``in_restore``: the pre-restore save of an undo that rescues it) or while ``index.lock`` is held.
     """
     store.check_task_name(task)
-    if (repo.git_dir / "ckpt" / "RESTORE").exists():
+    if not in_restore and (repo.git_dir / "ckpt" / "RESTORE").exists():
         raise BusyError("a restore was interrupted in this worktree", "run git ckpt restore --continue, or git ckpt undo")
     snap = snap or capture(repo, cfg)
     warns = warnings_for(snap)
