@@ -1,0 +1,95 @@
+"""``git ckpt mcp``: a client from the official MCP SDK starts the real server over stdio, lists
+the tools, saves, plans and applies a restore, and reads the handoff receipt."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from conftest import ckpt, run
+
+mcp = pytest.importorskip("mcp")
+
+
+def call(session, name, args=None):
+    return session.call_tool(name, args or {})
+
+
+async def _session_run(repo, body):
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command="git", args=["ckpt", "mcp"], cwd=str(repo), env=dict(os.environ))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            return await body(session)
+
+
+def text(result) -> dict:
+    assert not result.is_error, result
+    return json.loads(result.content[0].text)
+
+
+def test_tools_save_restore_handoff(repo):
+    import anyio
+
+    ckpt(repo, "task", "start", "mcp-task", "--goal", "drive git ckpt from an agent", fsck=False)
+    (repo / "a.txt").write_text("one\n")
+
+    async def body(s):
+        names = {t.name for t in (await s.list_tools()).tools}
+        assert {"ckpt_save", "ckpt_list", "ckpt_show", "ckpt_diff", "ckpt_restore", "ckpt_undo", "ckpt_handoff",
+                "ckpt_task_start", "ckpt_task_show", "ckpt_task_note"} <= names
+        saved = text(await call(s, "ckpt_save", {"message": "first", "next": "change a.txt"}))
+        assert (saved["id"], saved["created"], saved["text"]) == ("mcp-task/1", True, "checkpoint saved: mcp-task/1")
+        (repo / "a.txt").write_text("two\n")
+        (repo / "junk.txt").write_text("junk\n")
+        diff = text(await call(s, "ckpt_diff"))
+        assert diff["changes"] == [{"path": "a.txt", "status": "M"}, {"path": "junk.txt", "status": "A"}]
+        plan = text(await call(s, "ckpt_restore", {"checkpoint": "mcp-task/1"}))
+        assert plan["applied"] is False and plan["plan"]["write"] == ["a.txt"] and plan["plan"]["delete"] == ["junk.txt"]
+        assert (repo / "a.txt").read_text() == "two\n"  # a plan changes nothing
+        refused = await call(s, "ckpt_restore", {"checkpoint": "mcp-task/1", "apply": True})
+        assert refused.is_error and "plan_id" in refused.content[0].text
+        (repo / "late.txt").write_text("late\n")  # the worktree moves on: the old plan no longer holds
+        stale = await call(s, "ckpt_restore", {"checkpoint": "mcp-task/1", "apply": True, "plan_id": plan["plan_id"]})
+        assert stale.is_error and "the worktree changed since that plan" in stale.content[0].text
+        plan = text(await call(s, "ckpt_restore", {"checkpoint": "mcp-task/1"}))
+        done = text(await call(s, "ckpt_restore", {"checkpoint": "mcp-task/1", "apply": True, "plan_id": plan["plan_id"]}))
+        assert done["applied"] is True and done["saved"] == "mcp-task/2"
+        assert (repo / "a.txt").read_text() == "one\n" and not (repo / "junk.txt").exists()
+        text(await call(s, "ckpt_task_note", {"failed": "edit a.txt to two", "reason": "wrong", "evidence": ["mcp-task/2"],
+                                              "decided": ["keep one"]}))
+        receipt = text(await call(s, "ckpt_handoff"))
+        r = receipt["receipt"]
+        assert r["goal"] == "drive git ckpt from an agent" and r["current"] == "mcp-task/1"
+        assert r["failed"][0]["option"] == "edit a.txt to two" and r["next"] == "change a.txt"
+        assert receipt["markdown"].startswith("# Handoff: mcp-task\n")
+        listed = text(await call(s, "ckpt_list"))
+        assert [c["id"] for c in listed["checkpoints"]] == ["mcp-task/1", "mcp-task/2"]
+        bad = await call(s, "ckpt_show", {"checkpoint": "mcp-task/9"})
+        assert bad.is_error and "error: no checkpoint mcp-task/9" in bad.content[0].text
+        undone = text(await call(s, "ckpt_undo"))
+        assert undone["target"] == "mcp-task/2"
+        return True
+
+    assert anyio.run(_session_run, repo, body)
+    assert (repo / "a.txt").read_text() == "two\n" and (repo / "junk.txt").read_text() == "junk\n"
+    ckpt(repo, "log", "--verify")
+
+
+def test_missing_sdk_is_a_clear_error(repo, tmp_path):
+    fake = tmp_path / "fake"
+    (fake / "mcp").mkdir(parents=True)
+    (fake / "mcp" / "__init__.py").write_text("raise ImportError('no mcp here')\n")
+    res = run(["git", "ckpt", "mcp"], repo, env={"PYTHONPATH": str(fake)}, check=False)
+    assert res.returncode == 2
+    assert res.stderr.decode() == ("error: git ckpt mcp needs the MCP Python SDK, which is not installed\n"
+                                   "hint: pip install 'git-ckpt[mcp]'\n")
+
+
+def test_outside_a_repository(tmp_path):
+    res = ckpt(tmp_path, "mcp", rc=3)
+    assert res.err.startswith("error: not a git repository")
