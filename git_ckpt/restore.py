@@ -283,6 +283,9 @@ def _overlay_entries(target: Checkpoint, cfg: Config, plan: Plan) -> list[overla
     try:
         entries = overlay.read_archive(tar, overlay_limit(cfg, target))
         wanted = set(plan.overlay_write)
+        missing = wanted - {e.path for e in entries}
+        if missing:
+            raise CorruptError(f"overlay of {target.id} lacks {len(missing)} files its manifest lists (e.g. {path_display(sorted(missing)[0])!r})")
         overlay.check_writable(target.repo.workdir, [e for e in entries if e.path in wanted], set(plan.overlay_delete) | set(plan.delete))
     except CorruptError as exc:
         if exc.hint is None:
