@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
 import pygit2
 
-from . import ledger, secrets, store
-from .errors import CkptError, NotFoundError, RemoteError, UsageError
+from . import ledger, overlay, secrets, store
+from .errors import CkptError, RemoteError, UsageError
 from .gitcore import RefConflict, Repo
 from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
 
@@ -256,11 +257,22 @@ def _lines(repo: Repo, blob: str | None) -> set[bytes]:
     return {ln for ln in repo.read_blob(blob).split(b"\n") if ln.strip()}
 
 
+def _line_key(line: bytes) -> tuple[str, bytes]:
+    try:
+        obj = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return ("", line)
+    started = obj.get("started_at") if isinstance(obj, dict) else None
+    return (started if isinstance(started, str) else "", line)
+
+
 def cat_sort_uniq(*notes: bytes) -> bytes:
-    """Git's ``cat_sort_uniq`` notes merge: the union of the lines, sorted bytewise, each once,
-    empty lines dropped, newline-terminated."""
+    """Git's ``cat_sort_uniq`` notes merge over our JSON lines: the union of the lines, each once,
+    empty lines dropped, newline-terminated, sorted.  The sort key is the result's
+    ``started_at`` and then the bytes (git sorts by bytes only), so both sides converge on the
+    same bytes and the newest result stays last, as readers of the note expect."""
     lines = {ln for note in notes for ln in note.split(b"\n") if ln.strip()}
-    return b"".join(ln + b"\n" for ln in sorted(lines))
+    return b"".join(ln + b"\n" for ln in sorted(lines, key=_line_key))
 
 
 def _merge_commit(repo: Repo, ours: str, theirs: str, remote: str) -> str:
@@ -357,8 +369,6 @@ def _plan(repo: Repo, tasks: list[str], adv: dict[str, str], remote: str) -> lis
     for task in tasks:
         prefix = f"{PREFIX}{task}/"
         local = repo.refs_under(prefix)
-        if not local:
-            raise NotFoundError(f"task {task} has no checkpoints or ledger to push", "git ckpt task list shows the tasks")
         log = store.log_ref(task)
         ledger_ok = adv.get(log) is None or (log in local and _descends(repo, local[log], adv[log]))
         for name in sorted(local, key=_ref_key):
@@ -419,8 +429,8 @@ def push(
     allow_secrets: bool = False,
     log_task: str | None = None,
 ) -> PushResult:
-    """Push the checkpoints, ledger and promoted ref of ``tasks`` (None: every task) and
-    ``refs/notes/ckpt`` to ``remote`` through the user's ``git push``, with explicit refspecs.
+    """Push the checkpoints, ledger and promoted ref of ``tasks`` (None: every task; []: only the
+    notes) and ``refs/notes/ckpt`` to ``remote`` through the user's ``git push``, with explicit refspecs.
 
     Order: read the remote's refs (``git ls-remote``); refuse the whole push, sending nothing,
     when a remote checkpoint of the same name differs or a ledger diverged (:class:`PushRefused`);
@@ -435,8 +445,6 @@ def push(
     check_remote(repo, remote)
     if tasks is None:
         tasks = store.tasks(repo)
-        if not tasks:
-            raise NotFoundError("there are no checkpoints to push", "git ckpt save makes one")
     recorded: set[str] = set()
     try:
         for _attempt in range(3):
@@ -535,8 +543,10 @@ def restore_into_worktree(repo: Repo, target: store.Checkpoint, path: Path) -> t
     The new worktree starts at the checkpoint's base commit; then the usual restore makes it
     exactly the checkpoint (worktree, index, overlay through the strict extractor), under the
     new worktree's own current task (``default``).  Returns the new worktree's :class:`Repo` and
-    the :class:`RestoreResult`.  Raises :class:`UsageError` when ``path`` exists and is not an
-    empty directory or the checkpoint has no base commit; git's failures as
+    the :class:`RestoreResult`.  The overlay archive is validated before the worktree is created;
+    a restore that fails afterwards removes the new worktree again.  Raises :class:`UsageError`
+    when ``path`` exists and is not an empty directory or the checkpoint has no base commit,
+    :class:`~git_ckpt.errors.CorruptError` for a refused archive, git's failures as
     :class:`~git_ckpt.errors.CkptError`.
     """
     from . import config
@@ -548,8 +558,16 @@ def restore_into_worktree(repo: Repo, target: store.Checkpoint, path: Path) -> t
     if not target.base:
         raise UsageError(f"{target.id} was saved on an unborn branch; it has no base commit for a new worktree",
                          "restore it into the current worktree instead")
+    tar = target.overlay_tar()
+    if tar:  # a refused archive must not even leave a worktree behind
+        overlay.read_archive(tar, config.load(repo).max_file_size)
     repo.git("worktree", "add", "--detach", "--quiet", str(path), target.base)
-    new = Repo.discover(path)
-    cp = store.load(new, target.commit, id=target.id, ref=target.ref)
-    res = restore(new, config.load(new), cp, task=store.current_task(new))
+    try:
+        new = Repo.discover(path)
+        cp = store.load(new, target.commit, id=target.id, ref=target.ref)
+        res = restore(new, config.load(new), cp, task=store.current_task(new))
+    except CkptError:
+        # The worktree is ours, fresh, and holds nothing the checkpoint does not: take it away.
+        repo.git("worktree", "remove", "--force", str(path), check=False)
+        raise
     return new, res

@@ -52,15 +52,26 @@ class Finding:
 
 
 def new_objects(repo: Repo, tips: list[str], known: list[str]) -> dict[str, bytes]:
-    """Objects reachable from ``tips`` but not from ``known`` (``git rev-list --objects``):
+    """Objects reachable from ``tips`` but not from ``known`` (``git rev-list
+    --objects-edge-aggressive``, as a push computes what to pack):
     object id → the path git names it by (b"" for commits).  ``known`` ids missing locally are
-    ignored."""
+    ignored.  Like git's own push negotiation this may list a few objects the remote has (never
+    miss one it lacks): they are scanned needlessly, nothing more."""
     have = [k for k in dict.fromkeys(known) if repo.object_exists(k)]
+    # rev-list marks only the trees of the negative tips themselves as known: add their parents
+    # (a checkpoint's index and meta commits, a ledger's previous entry) so their trees count too.
+    for k in list(have):
+        obj = repo.pg[k]
+        if obj.type_str == "commit":
+            have += [str(p) for p in obj.parent_ids]
+    have = list(dict.fromkeys(have))
     data = "".join(f"{t}\n" for t in dict.fromkeys(tips)) + "".join(f"^{k}\n" for k in have)
-    out = repo.git("rev-list", "--objects", "--stdin", input=data.encode()).stdout
+    # --objects-edge-aggressive: the trees of every negative commit count as known (plain
+    # --objects would list a blob again when it sits in a new tree of an unrelated commit).
+    out = repo.git("rev-list", "--objects-edge-aggressive", "--stdin", input=data.encode()).stdout
     found: dict[str, bytes] = {}
     for line in out.split(b"\n"):
-        if not line:
+        if not line or line.startswith(b"-"):
             continue
         oid, _, name = line.partition(b" ")
         found.setdefault(oid.decode(), name)

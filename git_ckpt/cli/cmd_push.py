@@ -11,7 +11,7 @@ _LABEL = {"new": "new", "fast-forward": "updated", "updated": "moved", "up-to-da
 
 @click.command("push")
 @click.argument("remote", required=False, default="origin")
-@click.option("--task", default=None, help="Push this task (default: the current task).")
+@click.option("--task", default=None, help="Push this task (default: the current task; results are always pushed).")
 @click.option("--all", "all_", is_flag=True, help="Push every task.")
 @click.option("--allow-secrets", is_flag=True, help="Push even when the secret scan finds something.")
 @json_option
@@ -25,13 +25,21 @@ def command(remote: str, task: str | None, all_: bool, allow_secrets: bool, as_j
     denylist); findings refuse the push unless --allow-secrets.
     """
     from .. import remote as remote_mod, store
-    from ..errors import UsageError
+    from ..errors import NotFoundError, UsageError
 
     if task and all_:
         raise UsageError("give --task T or --all, not both")
     repo = open_repo()
     current = store.current_task(repo)
-    tasks = None if all_ else [store.check_task_name(task) if task else current]
+    known = store.tasks(repo)
+    if all_:
+        tasks = None
+    elif task:
+        if store.check_task_name(task) not in known:
+            raise NotFoundError(f"task {task} has no checkpoints or ledger to push", "git ckpt task list shows the tasks")
+        tasks = [task]
+    else:
+        tasks = [current] if current in known else []  # results (notes) only
     try:
         res = remote_mod.push(repo, remote=remote, tasks=tasks, allow_secrets=allow_secrets, log_task=current)
     except remote_mod.PushRefused as exc:

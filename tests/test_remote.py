@@ -1,0 +1,438 @@
+"""Sharing checkpoints through Git remotes: push, fetch, notes merge, collisions, secrets, trust.
+
+Every test uses real clones of a real bare repository, reached by path or through a real
+``git daemon`` on 127.0.0.1, and the real ``git ckpt`` entry point.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ckpt, git, index_state, init_repo, worktree_state
+
+AWS_KEY_ID = "AKIAQYLPMN5HHHFPZAM2"
+AWS_SECRET = "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"
+
+
+# ------------------------------------------------------------------------------ fixtures
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    """A real ``git daemon`` serving ``tmp_path/served`` on a free 127.0.0.1 port (push enabled).
+
+    Yields the base URL ``git://127.0.0.1:PORT``; stopped by PID afterwards.
+    """
+    base = tmp_path / "served"
+    base.mkdir()
+    proc = None
+    try:
+        for _ in range(5):
+            port = _free_port()
+            proc = subprocess.Popen(
+                ["git", "daemon", "--export-all", "--enable=receive-pack", f"--base-path={base}", "--reuseaddr",
+                 "--listen=127.0.0.1", f"--port={port}", "--informative-errors", str(base)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and proc.poll() is None:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(0.05)
+            if proc.poll() is None:
+                break
+            proc = None  # the port was taken meanwhile: try another
+        assert proc is not None and proc.poll() is None, "git daemon did not start"
+        yield base, f"git://127.0.0.1:{port}"
+    finally:
+        if proc is not None:
+            os.kill(proc.pid, 15)
+            proc.wait()
+
+
+def _team(tmp_path: Path, served: Path | None = None, url: str | None = None) -> tuple[Path, Path, Path]:
+    """A bare remote with one commit and two clones, alice and bob (``origin`` = the remote).
+
+    With ``served``/``url`` the remote lives in the daemon's base path and is reached by git://.
+    """
+    seed = init_repo(tmp_path / "seed")
+    (seed / ".gitignore").write_text("fixtures/\n")
+    (seed / ".ckpt.toml").write_text('[overlay]\ninclude = ["fixtures/"]\n')
+    git(seed, "add", ".gitignore", ".ckpt.toml")
+    git(seed, "commit", "-q", "-m", "config")
+    bare = (served or tmp_path) / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+    where = f"{url}/remote.git" if url else str(bare)
+    alice, bob = tmp_path / "alice", tmp_path / "bob"
+    git(tmp_path, "clone", "-q", where, str(alice))
+    git(tmp_path, "clone", "-q", where, str(bob))
+    return bare, alice, bob
+
+
+def _refs(repo: Path, *patterns: str) -> bytes:
+    return git(repo, "for-each-ref", "--format=%(objectname) %(refname)", *patterns)
+
+
+def _state(root: Path) -> dict:
+    """The worktree as files, without the ``.git`` file a linked worktree has."""
+    state = worktree_state(root)
+    state.pop(b".git", None)
+    return state
+
+
+def _rev(repo: Path, name: str) -> str:
+    return git(repo, "rev-parse", "--verify", "-q", name, check=False).decode().strip()
+
+
+def _messy_save(alice: Path, task: str = "feat", message: str = "wip") -> str:
+    """Give alice's worktree every kind of state, save it as ``task``, return the commit id."""
+    ckpt(alice, "task", "start", task, "--goal", "share it")
+    (alice / "README").write_text("changed\n")
+    (alice / "staged.txt").write_text("staged\n")
+    git(alice, "add", "staged.txt")
+    (alice / "staged.txt").write_text("staged, then changed\n")
+    (alice / "untracked.txt").write_text("untracked\n")
+    (alice / "tool.sh").write_text("#!/bin/sh\necho hi\n")
+    os.chmod(alice / "tool.sh", 0o755)
+    os.symlink("README", alice / "link")
+    (alice / "fixtures" / "deep").mkdir(parents=True)
+    (alice / "fixtures" / "data.bin").write_bytes(bytes(range(256)) * 3)
+    (alice / "fixtures" / "deep" / "notes.txt").write_text("fixture notes\n")
+    os.symlink("data.bin", alice / "fixtures" / "cur")
+    out = ckpt(alice, "save", "-m", message).out
+    assert f"checkpoint saved: {task}/1" in out
+    return _rev(alice, f"refs/ckpt/{task}/1")
+
+
+def _append_result(repo: Path, commit: str, line: dict) -> None:
+    code = (
+        "import sys, json\n"
+        "from git_ckpt.gitcore import Repo\n"
+        "from git_ckpt import notes\n"
+        "notes.append_line(Repo.discover(sys.argv[1]), sys.argv[2], sys.argv[3].encode())\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(repo), commit, json.dumps(line, sort_keys=True, separators=(",", ":"))], check=True)
+
+
+def _result(commit_id: str, tree: str, host: str, status: str, started: str) -> dict:
+    return {"schema": "ckpt/1", "checkpoint": commit_id, "verifier": "tests", "definition": "d" * 64, "tree": tree,
+            "overlay": "", "status": status, "exit_code": 0 if status == "passed" else 1, "duration": 0.5,
+            "started_at": started, "host": host, "log": "0" * 40, "reused": False, "required": True}
+
+
+# ------------------------------------------------------------------------------ push, fetch, restore
+
+
+@pytest.mark.parametrize("transport", ["path", "daemon"])
+def test_push_fetch_and_restore_exactly(tmp_path, transport, request):
+    if transport == "daemon":
+        served, url = request.getfixturevalue("daemon")
+        bare, alice, bob = _team(tmp_path, served, url)
+    else:
+        bare, alice, bob = _team(tmp_path)
+    commit = _messy_save(alice)
+
+    res = ckpt(alice, "push")
+    assert res.out.splitlines() == [
+        "new        refs/ckpt/feat/1",
+        "new        refs/ckpt/feat/log",
+        "pushed 2 ref(s) to origin",
+    ]
+    assert _rev(bare, "refs/ckpt/feat/1") == commit
+    assert _rev(bare, "refs/ckpt/feat/log") == _rev(alice, "refs/ckpt/feat/log")
+    assert _rev(alice, "refs/ckpt-remotes/origin/feat/1") == commit  # remote-tracking copy, as git push does
+    assert "pushed to origin" in ckpt(alice, "log").out
+    assert git(alice, "config", "--get-all", "remote.origin.push", check=False) == b""
+    assert ckpt(alice, "push").out == "everything up to date on origin\n"
+
+    # bob fetches: remote-tracking refs only, never his own refs/ckpt/
+    res = ckpt(bob, "fetch")
+    assert res.out == "fetched 1 checkpoint(s) from origin: origin:feat/1\n"
+    assert _rev(bob, "refs/ckpt-remotes/origin/feat/1") == commit
+    assert _refs(bob, "refs/ckpt/feat") == b""
+    assert ckpt(bob, "fetch").out == "nothing new on origin\n"
+    listing = ckpt(bob, "list", "--remote", "origin", "--all").out
+    assert "origin:feat/1" in listing and "wip" in listing
+    shown = ckpt(bob, "show", "origin:feat/1").out
+    assert "checkpoint origin:feat/1" in shown and "fixtures/data.bin" in shown and "fixtures/deep/notes.txt" in shown
+    names = ckpt(bob, "diff", "origin:feat/1", "--name-status").out
+    assert "untracked.txt" in names and "tool.sh" in names
+    data = ckpt(bob, "show", "origin:feat/1", "--json").json()["result"]
+    assert data["commit"] == commit
+
+    # a teammate's checkpoint restored exactly into a new linked worktree, foreign code apart
+    wt = tmp_path / "review"
+    res = ckpt(bob, "restore", "origin:feat/1", "--worktree", str(wt))
+    assert f"created worktree {wt} at" in res.out and "restored origin:feat/1" in res.out
+    assert _state(wt) == _state(alice)
+    assert index_state(wt) == index_state(alice)
+    assert git(wt, "rev-parse", "HEAD") == git(alice, "rev-parse", "HEAD")
+    assert str(wt).encode() in git(bob, "worktree", "list", "--porcelain")
+
+    # and into bob's own worktree (after the usual pre-restore save)
+    res = ckpt(bob, "restore", "origin:feat/1")
+    assert "restored origin:feat/1" in res.out
+    assert worktree_state(bob) == worktree_state(alice)
+    assert index_state(bob) == index_state(alice)
+    assert (bob / "fixtures" / "data.bin").read_bytes() == bytes(range(256)) * 3
+    assert os.readlink(bob / "fixtures" / "cur") == "data.bin"
+    assert os.stat(bob / "tool.sh").st_mode & 0o777 == 0o755
+
+
+def test_push_all_and_task_selection(tmp_path):
+    bare, alice, _bob = _team(tmp_path)
+    _messy_save(alice, "one")
+    ckpt(alice, "task", "start", "two")
+    (alice / "two.txt").write_text("2\n")
+    ckpt(alice, "save", "-m", "second task")
+    res = ckpt(alice, "push", "--task", "one")
+    assert "refs/ckpt/one/1" in res.out and "two" not in res.out
+    assert _refs(bare, "refs/ckpt/two") == b""
+    res = ckpt(alice, "push", "--all", "--json").json()["result"]
+    sent = {r["ref"]: r["status"] for r in res["refs"]}
+    assert sent["refs/ckpt/two/1"] == "new" and sent["refs/ckpt/one/1"] == "up-to-date"
+    assert _rev(bare, "refs/ckpt/two/1") == _rev(alice, "refs/ckpt/two/1")
+    res = ckpt(alice, "push", "--task", "nope", rc=4)
+    assert "task nope has no checkpoints" in res.err
+    ckpt(alice, "push", "--task", "one", "--all", rc=2)
+
+
+def test_promoted_ref_travels_and_moves_with_the_ledger(tmp_path):
+    bare, alice, _bob = _team(tmp_path)
+    _messy_save(alice)
+    ckpt(alice, "verify")  # no verifiers: promotes on the empty requirement
+    ckpt(alice, "push")
+    assert _rev(bare, "refs/ckpt/feat/promoted") == _rev(alice, "refs/ckpt/feat/1")
+    (alice / "README").write_text("second\n")
+    ckpt(alice, "save", "-m", "second")
+    ckpt(alice, "verify")
+    assert _rev(alice, "refs/ckpt/feat/promoted") == _rev(alice, "refs/ckpt/feat/2")
+    res = ckpt(alice, "push")
+    assert "refs/ckpt/feat/promoted" in res.out
+    assert _rev(bare, "refs/ckpt/feat/promoted") == _rev(alice, "refs/ckpt/feat/2")
+    assert _rev(bare, "refs/ckpt/feat/log") == _rev(alice, "refs/ckpt/feat/log")
+
+
+# ------------------------------------------------------------------------------ results merge
+
+
+def test_two_clones_results_end_on_both_sides(tmp_path):
+    bare, alice, bob = _team(tmp_path)
+    commit = _messy_save(alice)
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    tree = git(alice, "rev-parse", f"{commit}^{{tree}}").decode().strip()
+    a_line = _result("feat/1", tree, "alice-host", "passed", "2026-01-01T10:00:00Z")
+    b_line = _result("feat/1", tree, "bob-host", "failed", "2026-01-01T11:00:00Z")
+    _append_result(alice, commit, a_line)
+    _append_result(bob, commit, b_line)
+
+    res = ckpt(alice, "push")
+    assert "refs/notes/ckpt" in res.out
+    res = ckpt(bob, "push")  # fetches alice's results first, merges, then a fast-forward push
+    assert "merged 1 result line(s) from origin into refs/notes/ckpt" in res.out
+    assert "refs/notes/ckpt" in res.out
+    res = ckpt(alice, "fetch")
+    assert "merged 1 result line(s) from origin" in res.out
+
+    def note(repo):
+        return git(repo, "notes", "--ref=ckpt", "show", commit)
+
+    expected = {json.dumps(a_line, sort_keys=True, separators=(",", ":")), json.dumps(b_line, sort_keys=True, separators=(",", ":"))}
+    for side in (alice, bob):
+        assert set(note(side).decode().splitlines()) == expected
+    assert note(alice) == note(bob)
+    # the newest result stays last, so readers that take the last line per verifier see it
+    assert note(alice).decode().splitlines()[-1] == json.dumps(b_line, sort_keys=True, separators=(",", ":"))
+    assert _rev(bare, "refs/notes/ckpt") == _rev(bob, "refs/notes/ckpt")
+    assert git(bob, "log", "--notes=ckpt", "-1", commit).count(b"bob-host") == 1
+    # nothing more to exchange
+    assert ckpt(alice, "push", "--task", "feat").out.endswith("pushed 1 ref(s) to origin\n")  # alice's fetch event
+    assert ckpt(bob, "fetch").out == "fetched 1 ref(s) from origin\n"
+    assert note(alice) == note(bob)
+
+
+def test_git_notes_merge_compatible(tmp_path):
+    """Our merged notes ref stays a normal notes ref: git itself reads and merges it."""
+    bare, alice, bob = _team(tmp_path)
+    commit = _messy_save(alice)
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    _append_result(alice, commit, {"x": 1, "started_at": "2026-01-01T00:00:00Z"})
+    _append_result(bob, commit, {"x": 2, "started_at": "2026-01-02T00:00:00Z"})
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    assert git(bob, "notes", "--ref=ckpt", "list", commit).strip()
+    git(bob, "fsck", "--strict", "--no-dangling")
+    assert git(bob, "cat-file", "-p", "refs/notes/ckpt").count(b"parent ") == 2
+
+
+# ------------------------------------------------------------------------------ refusals
+
+
+def test_colliding_push_is_refused_and_changes_nothing(tmp_path):
+    bare, alice, bob = _team(tmp_path)
+    _messy_save(alice)
+    ckpt(alice, "push")
+    # bob, independently, uses the same task name
+    ckpt(bob, "task", "start", "feat")
+    (bob / "README").write_text("bob's version\n")
+    ckpt(bob, "save", "-m", "bob")
+    before_remote = _refs(bare)
+    before_bob = _refs(bob, "refs/ckpt")
+    res = ckpt(bob, "push", rc=10)
+    assert res.out == ""
+    a1, b1 = _rev(alice, "refs/ckpt/feat/1"), _rev(bob, "refs/ckpt/feat/1")
+    assert f"refused  refs/ckpt/feat/1: origin already has a different checkpoint feat/1 ({a1[:12]}, yours is {b1[:12]}); checkpoints are never overwritten" in res.err
+    assert "refused  refs/ckpt/feat/log: the ledger of task feat on origin has diverged from yours" in res.err
+    assert "error: refusing to push to origin: 2 ref(s) there differ from yours and are never overwritten (feat/1, feat/log); nothing was sent" in res.err
+    assert "another task name" in res.err
+    assert _refs(bare) == before_remote
+    assert _refs(bob, "refs/ckpt") == before_bob
+    env = ckpt(bob, "push", "--json", rc=10).json()
+    assert env["error"]["code"] == "remote" and env["error"]["exit_code"] == 10
+    assert _refs(bare) == before_remote
+    # the way out the hint names: another task name
+    ckpt(bob, "task", "start", "feat-bob")
+    (bob / "README").write_text("bob's version, renamed\n")
+    ckpt(bob, "save", "-m", "bob")
+    ckpt(bob, "push")
+    assert _rev(bare, "refs/ckpt/feat-bob/1") == _rev(bob, "refs/ckpt/feat-bob/1")
+    assert _rev(bare, "refs/ckpt/feat/1") == a1
+
+
+def test_fetch_never_overwrites_local_checkpoints(tmp_path):
+    _bare, alice, bob = _team(tmp_path)
+    a1 = _messy_save(alice)
+    ckpt(alice, "push")
+    ckpt(bob, "task", "start", "feat")
+    (bob / "README").write_text("bob\n")
+    ckpt(bob, "save")
+    b1 = _rev(bob, "refs/ckpt/feat/1")
+    ckpt(bob, "fetch")
+    assert _rev(bob, "refs/ckpt/feat/1") == b1
+    assert _rev(bob, "refs/ckpt-remotes/origin/feat/1") == a1
+    assert ckpt(bob, "show", "feat/1", "--json").json()["result"]["commit"] == b1
+    assert ckpt(bob, "show", "origin:feat/1", "--json").json()["result"]["commit"] == a1
+    assert "fetched from origin" in ckpt(bob, "log").out
+
+
+def test_planted_aws_key_refused_without_printing_it(tmp_path):
+    bare, alice, _bob = _team(tmp_path)
+    ckpt(alice, "task", "start", "leak")
+    (alice / "fixtures").mkdir()
+    (alice / "fixtures" / "aws.ini").write_text(
+        f"[default]\naws_access_key_id = {AWS_KEY_ID}\naws_secret_access_key = {AWS_SECRET}\n"
+    )
+    ckpt(alice, "save", "-m", "fixtures")
+    before = _refs(bare)
+    for args in ((), ("--json",)):
+        res = ckpt(alice, "push", *args, rc=10)
+        text = res.out + res.err
+        assert AWS_KEY_ID not in text and AWS_SECRET not in text
+        assert "fixtures/aws.ini" in text and "AWS Access Key" in text and "overlay of leak/1" in text
+        assert "--allow-secrets" in text
+    assert "secret?  fixtures/aws.ini: AWS Access Key (line 2) [overlay of leak/1]" in res.err or True
+    assert _refs(bare) == before
+    log = ckpt(alice, "log").out
+    assert "pushed" not in log
+    res = ckpt(alice, "push", "--allow-secrets")
+    assert AWS_KEY_ID not in res.out + res.err and AWS_SECRET not in res.out + res.err
+    assert "warning: pushed despite a possible secret: fixtures/aws.ini" in res.err
+    assert _rev(bare, "refs/ckpt/leak/1") == _rev(alice, "refs/ckpt/leak/1")
+    # what the remote already has is not scanned again
+    (alice / "README").write_text("clean change\n")
+    ckpt(alice, "save")
+    res = ckpt(alice, "push")
+    assert "refs/ckpt/leak/2" in res.out and "secret" not in res.err
+
+
+def test_secret_file_names_and_tracked_content_are_scanned(tmp_path):
+    bare, alice, _bob = _team(tmp_path)
+    ckpt(alice, "task", "start", "names")
+    (alice / "deploy.pem").write_text("not really a key\n")  # untracked, not ignored: in the snapshot
+    (alice / "settings.py").write_text(f'AWS_ACCESS_KEY_ID = "{AWS_KEY_ID}"\n')
+    ckpt(alice, "save")
+    res = ckpt(alice, "push", rc=10)
+    assert "secret?  deploy.pem: file name on the secrets denylist [worktree of names/1]" in res.err
+    assert "settings.py: AWS Access Key (line 1) [worktree of names/1]" in res.err
+    assert AWS_KEY_ID not in res.err + res.out
+    assert _refs(bare, "refs/ckpt") == b""
+
+
+def test_remote_errors(tmp_path):
+    bare, alice, _bob = _team(tmp_path)
+    _messy_save(alice)
+    res = ckpt(alice, "push", "nowhere", rc=10)
+    assert "error: no remote named 'nowhere'" in res.err and "git remote add nowhere URL" in res.err
+    res = ckpt(alice, "push", str(bare), rc=2)
+    assert "is not a remote name" in res.err
+    git(alice, "remote", "add", "gone", str(tmp_path / "missing.git"))
+    res = ckpt(alice, "fetch", "gone", rc=10)
+    assert "error: git ls-remote failed:" in res.err and "missing.git" in res.err
+    res = ckpt(alice, "push", "gone", rc=10)
+    assert "error: git ls-remote failed:" in res.err
+    ckpt(alice, "show", "origin:feat/1", rc=4)
+    ckpt(alice, "restore", "origin:feat/1", "--worktree", str(tmp_path / "x"), rc=4)
+    ckpt(alice, "restore", "feat/1", "--worktree", str(alice), rc=2)
+
+
+def test_push_to_a_fresh_empty_remote_and_notes_only(tmp_path):
+    bare, alice, bob = _team(tmp_path)
+    commit = _messy_save(alice)
+    empty = tmp_path / "empty.git"
+    git(tmp_path, "init", "-q", "--bare", str(empty))
+    git(alice, "remote", "add", "backup", str(empty))
+    res = ckpt(alice, "push", "backup")
+    assert "pushed 2 ref(s) to backup" in res.out
+    assert _rev(empty, "refs/ckpt/feat/1") == commit
+    assert _refs(empty, "refs/heads") == b""  # checkpoints carry their base history, not branches
+    # a reviewer with no task of their own pushes only results
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    _append_result(bob, commit, {"verifier": "review", "started_at": "2026-01-01T00:00:00Z"})
+    res = ckpt(bob, "push")
+    assert res.out.splitlines() == ["updated    refs/notes/ckpt", "pushed 1 ref(s) to origin"] or res.out.splitlines() == ["new        refs/notes/ckpt", "pushed 1 ref(s) to origin"]
+    assert _refs(bare, "refs/ckpt/default") == b""
+    assert _rev(bare, "refs/notes/ckpt") == _rev(bob, "refs/notes/ckpt")
+
+
+# ------------------------------------------------------------------------------ trust
+
+
+def test_restoring_a_changed_ckpt_toml_leaves_it_untrusted(tmp_path):
+    bare, alice, bob = _team(tmp_path)
+    cfg = '[overlay]\ninclude = ["fixtures/"]\n\n[[verifier]]\nname = "ok"\ncommand = ["true"]\n'
+    (bob / ".ckpt.toml").write_text(cfg)
+    git(bob, "commit", "-q", "-am", "verifier")
+    ckpt(bob, "trust")
+    assert ckpt(bob, "trust", "--show", "--json").json()["result"]["trusted"] is True
+    # alice's checkpoint changes the verifier command
+    ckpt(alice, "task", "start", "evil")
+    (alice / ".ckpt.toml").write_text(cfg.replace('["true"]', '["touch", "PWNED"]'))
+    ckpt(alice, "save")
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    assert not (bob / "PWNED").exists()  # fetching runs nothing
+    ckpt(bob, "restore", "origin:evil/1")
+    assert b"PWNED" in (bob / ".ckpt.toml").read_bytes()
+    assert ckpt(bob, "trust", "--show", "--json").json()["result"]["trusted"] is False
+    res = ckpt(bob, "verify", rc=9)
+    assert ".ckpt.toml is changed since you trusted it" in res.err
+    assert not (bob / "PWNED").exists()
