@@ -14,7 +14,9 @@ Every step is reported through ``say`` as a terminal log line and recorded in th
 
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,6 +97,10 @@ def attempt(
     if not command:
         raise UsageError("attempt needs a command after --", "git ckpt attempt -- ./fix.sh")
     trust.check(repo, cfg)
+    exe = command[0]
+    found = os.access(exe, os.X_OK) if os.sep in exe else shutil.which(exe) is not None
+    if not found:
+        raise UsageError(f"cannot run {exe!r}: command not found or not executable", "check the command after --")
     shown = shlex.join(command)
     res = AttemptResult(task, list(command), before="")
 

@@ -464,7 +464,7 @@ def verify(
                 on_outcome(out)
                 if out.status == "interrupted":
                     raise KeyboardInterrupt
-                if out.status == "changed-files" and not isolated:
+                if out.status == "changed-files":
                     report.skipped = [w.name for w in chosen[i + 1:]]
                     break
     report.exit_code = exit_code_for(report.outcomes, bool(only))

@@ -32,7 +32,8 @@ def print_report(report, *, said_outcomes: bool) -> None:
             say(f"  {o.name} changed: " + ", ".join(o.changed[:20]) + (f" (and {len(o.changed) - 20} more)" if len(o.changed) > 20 else ""))
     if report.skipped:
         say(f"not run (the worktree was changed by a verifier): {', '.join(report.skipped)}")
-        say(f"hint: put the files back with git ckpt restore {report.checkpoint}")
+        if not report.isolated:
+            say(f"hint: put the files back with git ckpt restore {report.checkpoint}")
     if report.promoted:
         if report.empty_requirement:
             say("no verifiers configured: promoting on the empty requirement")

@@ -1,0 +1,194 @@
+"""The commit gate through real `git commit` and the installed hooks; verify-commit; pre-push."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import ckpt, git, init_repo
+from test_verify import events, promoted, rev, verifier, write_config
+
+PY = sys.executable
+
+
+def commit(repo, *args, ok=True):
+    """Run a real `git commit ARGS` (hooks fire); assert it succeeded or was refused."""
+    proc = subprocess.run(["git", "commit", "-q", *args], cwd=repo, capture_output=True, text=True)
+    assert (proc.returncode == 0) == ok, proc
+    return proc
+
+
+def test_real_verifiers_promotion_and_the_commit_gate(repo):
+    """Done-when 1: pytest + compileall; fail → not promoted; fix → promoted; commit gated, trailer written."""
+    (repo / "tests").mkdir()
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (repo / "tests" / "test_calc.py").write_text("from calc import add\n\ndef test_add():\n    assert add(2, 2) == 4\n")
+    write_config(
+        repo,
+        verifier("tests", [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], env={"PYTHONPATH": "."})
+        + verifier("compile", f"{PY} -m compileall -q calc.py tests"),
+    )
+    ckpt(repo, "hooks", "install")
+    ckpt(repo, "save", "-m", "buggy add")
+    res = ckpt(repo, "verify", rc=1)
+    assert "verifier: tests ...... failed (exit 1, " in res.out
+    assert "verifier: compile ...... passed (exit 0, " in res.out
+    assert "1 failed" in res.out  # pytest's own output streamed through
+    assert promoted(repo) is None
+    git(repo, "add", "-A")
+    refused = commit(repo, "-m", "buggy", ok=False)
+    assert "error: commit refused by git ckpt gate: task default has no promoted checkpoint" in refused.stderr
+    assert "hint: git ckpt verify default/1" in refused.stderr
+    assert git(repo, "log", "--format=%s").decode().splitlines() == ["config", "initial"]
+
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    ckpt(repo, "save", "-m", "fix add")
+    res = ckpt(repo, "verify")
+    assert "verifier: tests ...... passed" in res.out and res.out.endswith("promoted default/2\n")
+    assert promoted(repo) == rev(repo, "refs/ckpt/default/2")
+    # the staged index still has the buggy calc.py: refused, naming the path
+    refused = commit(repo, "-m", "stale index", ok=False)
+    assert "differs from the promoted checkpoint default/2 in 1 path(s)" in refused.stderr
+    assert "  M calc.py" in refused.stderr
+    git(repo, "add", "-A")
+    ok = commit(repo, "-m", "fix add")
+    assert "git ckpt gate: commit matches the promoted checkpoint default/2; verifiers passed" in ok.stderr
+    msg = git(repo, "log", "-1", "--format=%B").decode()
+    assert msg == "fix add\n\nCkpt-Verified: default/2\n\n"
+    assert git(repo, "log", "-1", "--format=%(trailers:key=Ckpt-Verified,valueonly)").decode().strip() == "default/2"
+    assert rev(repo, "HEAD^{tree}") == rev(repo, "refs/ckpt/default/2^{tree}")
+    refusals = [e for e in events(repo) if e["type"] == "gate-refused"]
+    assert len(refusals) == 2 and refusals[1]["data"]["paths"] == ["M calc.py"]
+    assert refusals[1]["data"]["fix"] == "git ckpt save && git ckpt verify"
+    # verify-commit answers the same for any commit
+    assert "HEAD (" in ckpt(repo, "verify-commit", "HEAD").out
+    res = ckpt(repo, "verify-commit", "HEAD~1", rc=1)
+    assert "not verified: checkpoint default/1 has this tree" not in res.out  # HEAD~1 is the config commit
+    assert "not verified: no checkpoint has this tree" in res.out
+
+
+def _setup_two_files(repo):
+    for name in ("a", "b", "c"):
+        (repo / name).write_text(f"{name}\n")
+    write_config(repo, verifier("ok", ["true"]))
+    ckpt(repo, "hooks", "install")
+
+
+def test_commit_a_is_gated_on_the_tree_it_would_commit(repo):
+    """Done-when 2: `git commit -a` is judged on the tree it really commits ($GIT_INDEX_FILE)."""
+    _setup_two_files(repo)
+    git(repo, "add", "a", "b", "c")
+    git(repo, "commit", "-q", "--no-verify", "-m", "files")
+    (repo / "a").write_text("a2\n")
+    (repo / "b").write_text("b2\n")
+    ckpt(repo, "save")
+    ckpt(repo, "verify")
+    git(repo, "add", "a", "b")  # the real index is now the promoted tree
+    (repo / "c").write_text("c2, not verified\n")
+    refused = commit(repo, "-a", "-m", "all", ok=False)
+    assert "  M c" in refused.stderr and "in 1 path(s)" in refused.stderr
+    ok = commit(repo, "-m", "index only")  # the index alone is exactly the promoted tree
+    assert git(repo, "show", "HEAD:c") == b"c\n"
+    assert "Ckpt-Verified: default/1" in git(repo, "log", "-1", "--format=%B").decode()
+    assert "default/1" in ok.stderr
+
+
+def test_commit_paths_is_gated_on_the_partial_tree(repo):
+    """Done-when 2: `git commit PATH` is judged on the partial tree git builds for it."""
+    _setup_two_files(repo)
+    git(repo, "add", "a", "b", "c")
+    git(repo, "commit", "-q", "--no-verify", "-m", "files")
+    (repo / "a").write_text("a2\n")
+    (repo / "b").write_text("b2\n")
+    ckpt(repo, "save")
+    ckpt(repo, "verify")
+    refused = commit(repo, "-m", "only a", "--", "a", ok=False)
+    assert "  M b" in refused.stderr and "  M a" not in refused.stderr
+    assert git(repo, "log", "-1", "--format=%s") == b"files\n"
+    commit(repo, "-m", "a and b", "--", "a", "b")
+    assert git(repo, "log", "-1", "--format=%s") == b"a and b\n"
+    assert rev(repo, "HEAD^{tree}") == rev(repo, "refs/ckpt/default/1^{tree}")
+
+
+def test_refusal_lists_twenty_paths_and_a_count(repo):
+    write_config(repo, "")
+    git(repo, "config", "ckpt.gate", "true")
+    ckpt(repo, "save")
+    ckpt(repo, "verify")
+    for i in range(25):
+        (repo / f"f{i:02}").write_text("x\n")
+    git(repo, "add", "-A")
+    res = ckpt(repo, "gate", rc=1)
+    lines = res.err.splitlines()
+    assert lines[0] == "error: commit refused by git ckpt gate: the tree being committed differs from the promoted checkpoint default/1 in 25 path(s)"
+    assert lines[1:21] == [f"  A f{i:02}" for i in range(20)]
+    assert lines[21] == "  ... and 5 more"
+    assert lines[22] == "hint: git ckpt save && git ckpt verify"
+    data = ckpt(repo, "gate", "--json", rc=1).json()["result"]
+    assert data["count"] == 25 and len(data["paths"]) == 20 and data["allowed"] is False
+
+
+def test_gate_refuses_a_forced_promotion_naming_the_verifier(repo):
+    write_config(repo, verifier("tests", ["false"]))
+    git(repo, "config", "ckpt.gate", "true")
+    ckpt(repo, "save")
+    ckpt(repo, "verify", rc=1)
+    ckpt(repo, "promote", "default/1", "--force")
+    res = ckpt(repo, "gate", rc=1)
+    assert "required verifier tests has status failed on the promoted checkpoint default/1 (it was promoted with --force)" in res.err
+    assert "hint: git ckpt verify default/1" in res.err
+    ev = events(repo)[-1]
+    assert ev["type"] == "gate-refused" and ev["data"]["failing"] == {"tests": "failed"}
+
+
+def test_gate_is_off_unless_enabled(repo, tmp_path):
+    write_config(repo, verifier("tests", ["false"]))
+    res = ckpt(repo, "gate")
+    assert res.err == "git ckpt gate is off in this repository (git ckpt hooks install turns it on)\n"
+    assert ckpt(repo, "gate", "--hook").err == ""
+    # a repository sharing the hooks directory but without ckpt.gate is never blocked
+    other = init_repo(tmp_path / "other")
+    shared = tmp_path / "shared-hooks"
+    git(repo, "config", "core.hooksPath", str(shared))
+    git(other, "config", "core.hooksPath", str(shared))
+    ckpt(repo, "hooks", "install")
+    (other / "x").write_text("x\n")
+    git(other, "add", "x")
+    commit(other, "-m", "not gated here")
+    assert "Ckpt-Verified" not in git(other, "log", "-1", "--format=%B").decode()
+
+
+def test_verify_commit_unknown_revision_and_usage(repo):
+    assert "unknown revision 'nope'" in ckpt(repo, "verify-commit", "nope", rc=4).err
+    assert "name at least one commit" in ckpt(repo, "verify-commit", rc=2).err
+
+
+def test_pre_push_warns_or_refuses(repo, tmp_path):
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "main")
+    write_config(repo, verifier("ok", ["true"]) + '[gate]\npre_push = "warn"\n')
+    ckpt(repo, "hooks", "install")
+    # HEAD ("config") was committed before the hooks: unverified
+    proc = subprocess.run(["git", "push", "origin", "main"], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0, proc
+    assert "warning: pushing unverified commit " in proc.stderr and "no checkpoint has this tree" in proc.stderr
+    (repo / ".ckpt.toml").write_text(verifier("ok", ["true"]) + '[gate]\npre_push = "refuse"\n')
+    ckpt(repo, "trust")
+    ckpt(repo, "save")
+    ckpt(repo, "verify")
+    git(repo, "add", "-A")
+    commit(repo, "-m", "refuse mode")  # gated and verified
+    (repo / "sneaky").write_text("s\n")
+    git(repo, "add", "sneaky")
+    git(repo, "commit", "-q", "--no-verify", "-m", "skipped the gate")
+    proc = subprocess.run(["git", "push", "origin", "main"], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode != 0, proc
+    assert "error: push refused: 1 commit(s) are not verified checkpoints" in proc.stderr
+    short = rev(repo, "HEAD")[:12]
+    assert f"pushing unverified commit {short}" in proc.stderr
+    assert rev(repo, "HEAD~1")[:12] not in proc.stderr  # the gated commit is verified
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    proc = subprocess.run(["git", "push", "origin", "main"], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0, proc

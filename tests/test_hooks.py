@@ -1,0 +1,156 @@
+"""git ckpt hooks install|uninstall|status: chaining, core.hooksPath, linked worktrees, exact uninstall."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from conftest import BIN, ckpt, git, worktree_state
+from test_verify import write_config
+
+FOREIGN = b"#!/bin/sh\necho foreign-ran >> \"$(git rev-parse --git-common-dir)/foreign.log\"\nexit ${FOREIGN_EXIT:-0}\n"
+
+
+def hooks_state(path: Path) -> dict:
+    """Every file under a hooks directory with kind, mode and bytes ({} when it does not exist)."""
+    return worktree_state(path, skip=()) if path.exists() else {}
+
+
+def commit(repo, *args, ok=True, env=None):
+    full = dict(os.environ, **(env or {}))
+    proc = subprocess.run(["git", "commit", "-q", *args], cwd=repo, capture_output=True, text=True, env=full)
+    assert (proc.returncode == 0) == ok, proc
+    return proc
+
+
+def test_install_chains_a_foreign_hook_and_uninstall_restores_it_exactly(repo):
+    hooks = repo / ".git" / "hooks"
+    write_config(repo, "")
+    (hooks / "pre-commit").write_bytes(FOREIGN)
+    os.chmod(hooks / "pre-commit", 0o750)
+    before = hooks_state(hooks)
+    res = ckpt(repo, "hooks", "install")
+    assert res.out.splitlines() == [
+        f"installed pre-commit, prepare-commit-msg, pre-push in {hooks}",
+        "kept your existing pre-commit hook as pre-commit.legacy; it runs first",
+        "gate on: commits must match the promoted, verified checkpoint (git config ckpt.gate true)",
+    ]
+    assert (hooks / "pre-commit.legacy").read_bytes() == FOREIGN
+    assert os.stat(hooks / "pre-commit.legacy").st_mode & 0o777 == 0o750
+    assert b"# ID: git-ckpt-hook-5f1d2a9c" in (hooks / "pre-commit").read_bytes()
+    assert git(repo, "config", "--get", "ckpt.gate") == b"true\n"
+    st = ckpt(repo, "hooks", "status").out
+    assert "  pre-commit           ours (chains pre-commit.legacy)" in st and "gate: on (ckpt.gate = true)" in st
+    # installing again keeps the legacy hook (our own hook is just rewritten)
+    ckpt(repo, "hooks", "install")
+    assert (hooks / "pre-commit.legacy").read_bytes() == FOREIGN
+    # the foreign hook runs first, and its refusal stops the commit
+    (repo / "x").write_text("x\n")
+    git(repo, "add", "x")
+    proc = commit(repo, "-m", "x", ok=False, env={"FOREIGN_EXIT": "3"})
+    assert "commit refused by git ckpt gate" not in proc.stderr  # never got to the gate
+    assert (repo / ".git" / "foreign.log").read_text() == "foreign-ran\n"
+    proc = commit(repo, "-m", "x", ok=False)
+    assert "commit refused by git ckpt gate: task default has no promoted checkpoint" in proc.stderr
+    assert (repo / ".git" / "foreign.log").read_text() == "foreign-ran\nforeign-ran\n"
+    ckpt(repo, "save")
+    ckpt(repo, "verify")
+    commit(repo, "-m", "x")
+    res = ckpt(repo, "hooks", "uninstall")
+    assert res.out.splitlines() == [
+        f"removed pre-commit, prepare-commit-msg, pre-push from {hooks}",
+        "restored your previous pre-commit hook",
+        "gate off (git config ckpt.gate unset)",
+    ]
+    assert hooks_state(hooks) == before
+    assert git(repo, "config", "--get", "ckpt.gate", check=False) == b""
+
+
+def test_install_refuses_when_a_legacy_file_would_be_lost(repo):
+    hooks = repo / ".git" / "hooks"
+    (hooks / "pre-push").write_bytes(FOREIGN)
+    (hooks / "pre-push.legacy").write_bytes(b"#!/bin/sh\nexit 0\n")
+    before = hooks_state(hooks)
+    res = ckpt(repo, "hooks", "install", rc=1)
+    assert f"{hooks / 'pre-push'} is not ours and {hooks / 'pre-push.legacy'} already exists" in res.err
+    assert hooks_state(hooks) == before
+    assert git(repo, "config", "--get", "ckpt.gate", check=False) == b""
+
+
+def test_core_hooks_path_is_used_and_left_alone(repo):
+    git(repo, "config", "core.hooksPath", "my-hooks")
+    target = repo / "my-hooks"
+    assert not target.exists()
+    write_config(repo, "")
+    res = ckpt(repo, "hooks", "install")
+    assert f"installed pre-commit, prepare-commit-msg, pre-push in {target}" in res.out
+    assert "hint: core.hooksPath is set to my-hooks; the hooks were installed there, and the setting was left alone" in res.err
+    assert git(repo, "config", "--get", "core.hooksPath") == b"my-hooks\n"
+    assert sorted(p.name for p in target.iterdir()) == ["pre-commit", "pre-push", "prepare-commit-msg"]
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    with open(repo / ".git" / "info" / "exclude", "a") as fh:
+        fh.write("my-hooks/\n")  # a hooks directory inside the worktree is not part of the checkpoint
+    (repo / "y").write_text("y\n")
+    git(repo, "add", "y")
+    proc = commit(repo, "-m", "y", ok=False)
+    assert "commit refused by git ckpt gate" in proc.stderr
+    ckpt(repo, "save")
+    ckpt(repo, "verify")
+    commit(repo, "-m", "y")
+    assert "Ckpt-Verified: default/1" in git(repo, "log", "-1", "--format=%B").decode()
+    ckpt(repo, "hooks", "uninstall")
+    assert not target.exists()  # install created it, so uninstall removed it
+
+
+def test_linked_worktree(repo, tmp_path):
+    hooks = repo / ".git" / "hooks"
+    before = hooks_state(hooks)
+    write_config(repo, "")
+    wt = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(wt))
+    ckpt(wt, "task", "start", "side-task")
+    res = ckpt(wt, "hooks", "install")
+    assert f"in {hooks}" in res.out  # git runs hooks from the common directory
+    (wt / "z").write_text("z\n")
+    git(wt, "add", "z")
+    proc = commit(wt, "-m", "z", ok=False)
+    assert "task side-task has no promoted checkpoint" in proc.stderr
+    ckpt(wt, "save")
+    ckpt(wt, "verify")
+    commit(wt, "-m", "z")
+    assert "Ckpt-Verified: side-task/1" in git(wt, "log", "-1", "--format=%B").decode()
+    assert git(repo, "log", "-1", "--format=%s", "main") == b"config\n"
+    ckpt(wt, "hooks", "uninstall")
+    assert hooks_state(hooks) == before
+
+
+def test_interpreter_fallback_to_path(repo):
+    hooks = repo / ".git" / "hooks"
+    write_config(repo, "")
+    ckpt(repo, "hooks", "install")
+    for name in ("pre-commit", "prepare-commit-msg"):
+        data = (hooks / name).read_bytes()
+        start = data.index(b"INSTALL_PYTHON=")
+        end = data.index(b"\n", start)
+        (hooks / name).write_bytes(data[:start] + b"INSTALL_PYTHON=/nonexistent/python3" + data[end:])
+    assert "(interpreter /nonexistent/python3 is gone; falls back to git-ckpt on PATH)" in ckpt(repo, "hooks", "status").out
+    (repo / "v").write_text("v\n")
+    ckpt(repo, "save")
+    ckpt(repo, "verify")
+    git(repo, "add", "-A")
+    commit(repo, "-m", "via PATH")  # BIN (with git-ckpt) is on PATH in tests
+    assert "Ckpt-Verified: default/1" in git(repo, "log", "-1", "--format=%B").decode()
+    # with neither the interpreter nor git-ckpt on PATH, the gate fails closed
+    env = {"PATH": os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != BIN)}
+    (repo / "w").write_text("w\n")
+    git(repo, "add", "w")
+    proc = commit(repo, "-m", "w", ok=False, env=env)
+    assert "git-ckpt is not installed" in proc.stderr
+
+
+def test_pre_commit_framework_manifest():
+    text = (Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text()
+    assert "- id: git-ckpt-gate" in text
+    assert "entry: git-ckpt gate --hook" in text
+    assert "pass_filenames: false" in text and "always_run: true" in text
