@@ -183,6 +183,7 @@ def test_pre_push_warns_or_refuses(repo, tmp_path):
     (repo / "sneaky").write_text("s\n")
     git(repo, "add", "sneaky")
     git(repo, "commit", "-q", "--no-verify", "-m", "skipped the gate")
+    assert git(repo, "log", "-1", "--format=%B") == b"skipped the gate\n\n"  # no trailer for an unverified tree
     proc = subprocess.run(["git", "push", "origin", "main"], cwd=repo, capture_output=True, text=True)
     assert proc.returncode != 0, proc
     assert "error: push refused: 1 commit(s) are not verified checkpoints" in proc.stderr
