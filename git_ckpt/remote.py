@@ -325,7 +325,7 @@ def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
 
     Like ``git fetch REMOTE +refs/ckpt/*:refs/ckpt-remotes/REMOTE/*``: local ``refs/ckpt/*`` are
     never written; nothing fetched is run.  A ``fetch`` event goes into the ledger of ``task``
-    when anything changed.  Raises :class:`RemoteError` (git's message) when git fails.
+    when anything changed and that task has a ledger already.  Raises :class:`RemoteError` (git's message) when git fails.
     """
     check_remote(repo, remote)
     adv = ls_remote(repo, remote)
@@ -347,7 +347,9 @@ def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
             updates.append(RefUpdate(ref, old, oid, "new" if old is None else "fast-forward" if _descends(repo, oid, old) else "replaced"))
     merged = merge_notes(repo, repo.read_ref(tracking_notes(remote)), remote)
     result = FetchResult(remote, updates, merged)
-    if updates or merged.added:
+    # Recorded in the current task's ledger when that task exists: a fetch alone never creates
+    # a task (whose ledger a later push would send and collide on).
+    if (updates or merged.added) and repo.read_ref(store.log_ref(task)):
         ledger.append(repo, task, "fetch", {
             "remote": remote, "checkpoints": result.checkpoints,
             "refs": [u.ref for u in updates], "notes_added": merged.added,

@@ -3,8 +3,8 @@
 Only objects the remote does not have yet are scanned: ``git rev-list --objects TIPS --not
 KNOWN`` lists them, where KNOWN are the commits the remote is known to hold (its advertised refs
 we have locally, its remote-tracking refs).  Every new blob is scanned once with the maintained
-``detect-secrets`` library (all its plugins and default filters, so ``# pragma: allowlist
-secret`` works as usual), and its path is checked against the filename denylist
+``detect-secrets`` library (its plugins but the noisy hex-entropy one, and its default filters,
+so ``# pragma: allowlist secret`` works as usual), and its path is checked against the filename denylist
 (:data:`~git_ckpt.config.SECRET_PATTERNS`).  An ``overlay.tar`` blob is opened and each file in
 it is scanned under its own path.  Findings carry the path, the kind and the line, never the
 secret itself.
@@ -12,13 +12,15 @@ secret itself.
 
 from __future__ import annotations
 
+import io
 import os
+import tarfile
 import tempfile
 from dataclasses import dataclass
 
 import pathspec
 
-from . import overlay, store
+from . import store
 from .config import SECRET_PATTERNS
 from .gitcore import Repo
 from .model import path_display
@@ -131,6 +133,21 @@ class _Scanner:
         return found
 
 
+def _tar_files(data: bytes) -> list[tuple[bytes, bytes]]:
+    """The regular files of an overlay tar, read leniently (scanning writes nothing, so even an
+    archive the strict extractor would refuse is scanned); an unreadable tar is one blob."""
+    out = []
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:", encoding="utf-8", errors="surrogateescape") as tar:
+            for member in tar:
+                if member.isreg():
+                    fh = tar.extractfile(member)
+                    out.append((os.fsencode(member.name), fh.read(MAX_SCAN_BYTES + 1) if fh else b""))
+    except tarfile.TarError:
+        return [(b"overlay.tar", data)]
+    return out
+
+
 def _where(name: bytes) -> str:
     if name in (b"event.json", b"card.json"):
         return "ledger"
@@ -173,9 +190,8 @@ def scan_push(repo: Repo, *, tips: list[str], known: list[str], checkpoints: lis
     findings: list[Finding] = []
     try:
         for oid, cpid in tars.items():
-            for entry in overlay.read_archive(repo.read_blob(oid), overlay.MAX_TOTAL):
-                if entry.kind == "file":
-                    findings += scanner.scan(entry.path, entry.data, f"overlay of {cpid}")
+            for path, data in _tar_files(repo.read_blob(oid)):
+                findings += scanner.scan(path, data, f"overlay of {cpid}")
         for oid, name in fresh.items():
             if oid in tars or not name and oid not in labels:
                 continue  # commits (and trees, below) carry no file content of their own
