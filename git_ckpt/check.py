@@ -8,15 +8,16 @@ restore writes it, and comparing what comes out with what the checkpoint claims:
    --missing=print``);
 2. the manifest agrees with the commits (``tree``, ``index_tree``, its own id);
 3. the tree is written out with ``git checkout-index`` through a temporary index (smudge filters
-   and eol rules applied, as restore does), the ``raw/`` bytes laid over it, and the result
-   hashed back with ``git add -A`` into that index: ``git write-tree`` must give the checkpoint's
-   tree again (gitlinks are checked for presence only: restore never descends into them);
+   and eol rules applied, as restore does), the ``raw/`` bytes laid over it, and every file
+   hashed back through the clean side (``git update-index --refresh``, then ``git diff-files``):
+   each must give its blob and mode again (gitlinks are skipped: restore never descends into
+   them);
 4. ``stages/`` and ``raw/`` hold exactly the paths the manifest lists;
 5. the overlay tar passes the strict extractor, is extracted into a second temporary directory,
    and every file there matches the manifest's kind, mode and sha256; the digest recomputes;
 6. the verifier-result note on the commit (if any) is readable.
 
-Nothing outside the temporary directories is written.
+Nothing outside the temporary directories is written, not even objects.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ def check_one(repo: Repo, cid: str, ref: str, commit: str | None) -> CheckResult
         res.problems.append(f"its manifest names it {m.id!r}, but it is stored as {cid}")
     if m.tree != cp.tree:
         res.problems.append(f"manifest tree {m.tree[:12]} differs from the commit's tree {cp.tree[:12]}")
-    missing = _missing_objects(repo, cp)
+    missing = missing_objects(repo, cp)
     if missing:
         res.problems.append(f"{len(missing)} object(s) missing from the object store (e.g. {missing[0]})")
         return res
@@ -150,8 +151,9 @@ def check_one(repo: Repo, cid: str, ref: str, commit: str | None) -> CheckResult
     return res
 
 
-def _missing_objects(repo: Repo, cp: store.Checkpoint) -> list[str]:
-    """Objects reachable from the checkpoint (not through its base) that are absent."""
+def missing_objects(repo: Repo, cp: store.Checkpoint) -> list[str]:
+    """Ids of objects reachable from checkpoint ``cp`` (not through its base) that are absent
+    from the object store ([] when complete); mirrors ``git rev-list --objects --missing=print``."""
     for oid in cp.parents:
         if not repo.object_exists(oid):
             return [oid]
@@ -179,39 +181,36 @@ def _check_lists(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
 
 
 def _check_worktree(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
-    """Materialise the tree (plus raw/ bytes) and hash it back; it must give the same tree."""
+    """Materialise the tree (plus raw/ bytes) and hash it back; every file must match its blob.
+
+    The temporary index lives in the temporary directory and nothing is written to the object
+    store (``git update-index --refresh`` re-hashes through the clean side without storing), so
+    this works on a read-only repository too.
+    """
     with tempfile.TemporaryDirectory(prefix="ckpt-check-") as tmp:
         work = Path(tmp) / "w"
         work.mkdir()
+        idx = Path(tmp) / "index"
         env = {"GIT_WORK_TREE": str(work)}
-        with repo.temp_index(copy_real=False) as idx:
-            repo.git("read-tree", cp.tree, index_file=idx, env=env)
-            proc = repo.git("checkout-index", "-a", "-f", "-q", index_file=idx, env=env, check=False)
-            if proc.returncode != 0:
-                lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-                res.problems.append("git checkout-index could not write it: " + (lines[0] if lines else f"exit {proc.returncode}"))
-                return
-            raw = cp.meta_subtree("raw")
-            if raw:
-                root = os.fsencode(work)
-                for e in repo.ls_tree(raw):
-                    full = os.path.join(root, e.path)
-                    os.makedirs(os.path.dirname(full), exist_ok=True)
-                    with open(full, "wb") as fh:
-                        fh.write(repo.read_blob(e.oid))
-            expected = {e.path: e for e in repo.ls_tree(cp.tree)}
-            res.files = sum(1 for e in expected.values() if e.mode != GITLINK)
-            # Hash the materialised files back as git add would store them (entries start with
-            # no stat data, so every file is re-read).
-            repo.git("add", "-A", "-f", "--", ".", index_file=idx, env=env)
-            again = repo.git("write-tree", "--missing-ok", index_file=idx, env=env).stdout.decode().strip()
-        if again == cp.tree:
+        repo.git("read-tree", cp.tree, index_file=idx, env=env)
+        proc = repo.git("checkout-index", "-a", "-f", "-q", index_file=idx, env=env, check=False)
+        if proc.returncode != 0:
+            lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            res.problems.append("git checkout-index could not write it: " + (lines[0] if lines else f"exit {proc.returncode}"))
             return
-        bad = []
-        for a, b in repo.diff_trees(cp.tree, again):
-            if a is not None and a.mode == GITLINK:
-                continue
-            bad.append((a or b).path)
+        raw = cp.meta_subtree("raw")
+        if raw:
+            root = os.fsencode(work)
+            for e in repo.ls_tree(raw):
+                full = os.path.join(root, e.path)
+                os.makedirs(os.path.dirname(full), exist_ok=True)
+                with open(full, "wb") as fh:
+                    fh.write(repo.read_blob(e.oid))
+        res.files = sum(1 for e in repo.ls_tree(cp.tree) if e.mode != GITLINK)
+        # Entries start with no stat data, so the refresh re-reads (and re-cleans) every file.
+        repo.git("update-index", "-q", "--refresh", "--ignore-submodules", index_file=idx, env=env, check=False)
+        out = repo.git("diff-files", "--name-only", "-z", "--ignore-submodules", index_file=idx, env=env).stdout
+        bad = [p for p in out.split(b"\0") if p]
         if bad:
             res.problems.append(f"{len(bad)} file(s) would not restore exactly (e.g. {path_display(bad[0])!r})")
 
