@@ -355,7 +355,7 @@ class Repo:
         """Write ``data`` as a blob and return its id (``git hash-object -w``)."""
         try:
             return str(self.pg.create_blob(data))
-        except pygit2.GitError as exc:
+        except (pygit2.GitError, OSError) as exc:  # libgit2 I/O errors arrive as OSError
             raise io_or_corrupt(exc, "cannot write an object") from None
 
     def read_blob(self, oid: str) -> bytes:
@@ -377,7 +377,7 @@ class Repo:
                     None, sig, sig, message, pygit2.Oid(hex=tree), [pygit2.Oid(hex=p) for p in parents]
                 )
             )
-        except pygit2.GitError as exc:
+        except (pygit2.GitError, OSError) as exc:  # libgit2 I/O errors arrive as OSError
             raise io_or_corrupt(exc, "cannot write a commit") from None
 
     def signature(self) -> pygit2.Signature:
