@@ -432,6 +432,12 @@ def restore(
         # A refused overlay archive (crafted or corrupt) must change nothing: no pre-restore
         # save, no journal.  apply() validates again; this only moves the refusal earlier.
         _overlay_entries(target, cfg, plan)
+        from .check import missing_objects
+
+        missing = missing_objects(repo, target)
+        if missing:  # refuse before the pre-restore save, the journal or any file is touched
+            raise CorruptError(f"{target.id} cannot be restored: {len(missing)} object(s) missing from the object store (e.g. {missing[0]})",
+                               f"nothing was changed; git ckpt check {target.id} names the damage, git ckpt fetch may bring the objects back")
         if dry_run:
             return RestoreResult(target.id, None, None, plan, dry_run=True, type=type)
         same = None if paths else _existing_checkpoint(repo, task, now, target)
@@ -474,12 +480,6 @@ def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> Restor
     """
     j = read_journal(repo)
     if j is not None:
-        from .check import missing_objects
-
-        missing = missing_objects(repo, target)
-        if missing:  # refuse before the pre-restore save, the journal or any file is touched
-            raise CorruptError(f"{target.id} cannot be restored: {len(missing)} object(s) missing from the object store (e.g. {missing[0]})",
-                               f"nothing was changed; git ckpt check {target.id} names the damage, git ckpt fetch may bring the objects back")
         target = store.load(repo, j.from_commit, id=j.from_id)
         result = restore(repo, cfg, target, task=j.task, dry_run=dry_run, type="undo", ignore_journal=True)
         if not dry_run:
