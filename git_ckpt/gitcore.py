@@ -108,10 +108,12 @@ class Repo:
     # ---------------------------------------------------------------- opening
 
     @classmethod
-    def discover(cls, start: str | os.PathLike[str] | None = None, git_dir: str | None = None) -> "Repo":
+    def discover(cls, start: str | os.PathLike[str] | None = None, git_dir: str | None = None,
+                 work_tree: str | None = None) -> "Repo":
         """Open the repository containing ``start`` (default: the current directory).
 
-        ``git_dir`` (from ``$GIT_DIR``, read by the CLI) opens that repository directly.
+        ``git_dir`` (from ``$GIT_DIR``, read by the CLI) opens that repository directly and
+        ``work_tree`` (``$GIT_WORK_TREE``) sets its worktree.
         Raises :class:`RepoError` outside a repository or in a bare one; mirrors
         ``git rev-parse --git-dir`` discovery.
         """
@@ -126,6 +128,8 @@ class Repo:
                         "run git ckpt inside a git worktree, or create one with git init",
                     )
                 pg = pygit2.Repository(found)
+            if work_tree:  # $GIT_WORK_TREE, as git honours it
+                pg.workdir = os.path.abspath(work_tree)
         except pygit2.GitError as exc:
             raise RepoError(f"cannot open the repository: {exc}", "check that .git is readable") from None
         return cls(pg)
@@ -217,6 +221,14 @@ class Repo:
             return str(pg.head.target), branch
         except pygit2.GitError:
             return None, branch
+
+    def is_ignored(self, rel: str) -> bool:
+        """Whether git ignores worktree-relative ``rel`` (``git check-ignore``); names that are
+        not UTF-8 are asked of the git binary, the rest of libgit2."""
+        try:
+            return bool(self.pg.path_is_ignored(rel))
+        except UnicodeEncodeError:
+            return self.git("check-ignore", "-q", "--no-index", "--", rel, check=False).returncode == 0
 
     def index_path(self) -> Path:
         """The real index file of this worktree."""
@@ -354,6 +366,11 @@ class Repo:
     def blob(self, data: bytes) -> str:
         """Write ``data`` as a blob and return its id (``git hash-object -w``)."""
         try:
+            if len(data) >= 65536:
+                # libgit2 compresses and writes even when the object exists; git only freshens it.
+                oid = pygit2.hash(data)
+                if oid in self.pg:
+                    return str(oid)
             return str(self.pg.create_blob(data))
         except (pygit2.GitError, OSError) as exc:  # libgit2 I/O errors arrive as OSError
             raise io_or_corrupt(exc, "cannot write an object") from None
@@ -390,12 +407,74 @@ class Repo:
     def mktree(self, entries: list[tuple[int, str, bytes]]) -> str:
         """Build a (nested) tree from ``(mode, oid, path)`` entries, paths as bytes with ``/``.
 
-        Goes through a temporary index and ``git write-tree``, so any path bytes work.
+        Goes through a temporary index and ``git write-tree``, so any path bytes work; a flat
+        list of UTF-8 names (the usual meta tree) is built in-process instead.
         """
+        flat = self._mktree_flat(entries)
+        if flat is not None:
+            return flat
         with self.temp_index(copy_real=False) as idx:
             data = b"".join(b"%o %s\t%s\0" % (mode, oid.encode(), path) for mode, oid, path in entries)
             self.git("update-index", "-z", "--index-info", input=data, index_file=idx)
             return self.git("write-tree", "--missing-ok", index_file=idx).stdout.decode().strip()
+
+    def _mktree_flat(self, entries: list[tuple[int, str, bytes]]) -> str | None:
+        """:meth:`mktree` without a subprocess when every entry is a plain top-level UTF-8 name."""
+        names = set()
+        for mode, _oid, path in entries:
+            if b"/" in path or not path or path in (b".", b"..", b".git") or mode not in (0o100644, 0o100755, 0o120000):
+                return None
+            try:
+                names.add(path.decode("utf-8"))
+            except UnicodeDecodeError:
+                return None
+        if len(names) != len(entries):
+            return None
+        try:
+            tb = self.pg.TreeBuilder()
+            for mode, oid, path in entries:
+                tb.insert(path.decode("utf-8"), pygit2.Oid(hex=oid), mode)
+            return str(tb.write())
+        except (pygit2.GitError, ValueError):
+            return None  # e.g. an entry naming a missing object: git write-tree --missing-ok decides
+
+    def paths_in_tree(self, tree: str, paths: list[bytes]) -> set[bytes]:
+        """Which of ``paths`` (worktree-relative bytes) name an entry of ``tree``; looked up
+        in-process (``git ls-tree TREE -- PATH`` for the rare name that is not UTF-8)."""
+        root = self.pg[tree].peel(pygit2.Tree)
+        found: set[bytes] = set()
+        slow: list[bytes] = []
+        for p in paths:
+            try:
+                name = p.decode("utf-8")
+            except UnicodeDecodeError:
+                slow.append(p)
+                continue
+            try:
+                root[name]
+            except KeyError:
+                continue
+            found.add(p)
+        if slow:
+            found |= {e.path for e in self.ls_tree(tree, *slow) if e.path in set(slow)}
+        return found
+
+    def index_info(self, tree: str, paths: list[bytes]) -> bytes | None:
+        """``git update-index -z --index-info`` input holding the blobs of ``paths`` in ``tree``
+        (so a small temporary index replaces ``git read-tree`` of the whole tree), or None when a
+        path is not a UTF-8 name of a file or symlink there."""
+        root = self.pg[tree].peel(pygit2.Tree)
+        out = []
+        for p in paths:
+            try:
+                entry = root[p.decode("utf-8")]
+            except (UnicodeDecodeError, KeyError):
+                return None
+            mode = entry.filemode
+            if mode not in (0o100644, 0o100755, 0o120000):
+                return None
+            out.append(b"%o %s\t%s\0" % (mode, str(entry.id).encode(), p))
+        return b"".join(out)
 
     def ls_tree(self, tree: str, *paths: bytes) -> list[TreeEntry]:
         """Recursive listing of ``tree`` (``git ls-tree -r -z``), optionally limited to ``paths``."""

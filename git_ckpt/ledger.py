@@ -120,6 +120,17 @@ def append(
     raise CorruptError(f"could not append to the ledger of task {task}: too much contention")
 
 
+def append_or_warn(repo: Repo, task: str, type: str, data: dict[str, Any],
+                   update_card: Callable[[Card], Card | None] | None = None) -> str | None:
+    """:func:`append`, but a damaged ledger does not undo the work already done: returns a
+    warning instead of raising :class:`CorruptError` (None when the event was logged)."""
+    try:
+        append(repo, task, type, data, update_card)
+    except CorruptError as exc:
+        return f"{exc.message}; the {type} was done but not logged (git ckpt log --verify --task {task} names the damage)"
+    return None
+
+
 def records(repo: Repo, task: str) -> list[Record]:
     """All ledger entries of ``task``, oldest first (first-parent walk from the ref)."""
     out = []

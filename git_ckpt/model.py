@@ -91,7 +91,9 @@ class Manifest(msgspec.Struct, kw_only=True):
     index_tree: str
     intent_to_add: list[str] = []
     skip_worktree: list[str] = []
+    skip_worktree_absent: list[str] = []
     conflicts: list[str] = []
+    merge_heads: list[str] = []
     raw: list[str] = []
     skipped: list[str] = []
     overlay: OverlayInfo = msgspec.field(default_factory=OverlayInfo)

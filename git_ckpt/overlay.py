@@ -25,7 +25,7 @@ from typing import Iterable
 import pathspec
 
 from .config import SECRET_PATTERNS, Config
-from .errors import CorruptError, IOFailure
+from .errors import ConfigError, CorruptError, IOFailure
 from .model import OverlayFile, OverlayInfo, digest, path_display, path_to_str
 
 MAX_ENTRIES = 200_000
@@ -108,8 +108,11 @@ def select(repo_root: Path, cfg: Config, is_ignored) -> Selection:
     include = [p for p in cfg.overlay.include if p.strip()]
     if not include:
         return Selection([], [], [], [])
-    inc = pathspec.GitIgnoreSpec.from_lines(include)
-    exc = pathspec.GitIgnoreSpec.from_lines(cfg.overlay.exclude)
+    try:
+        inc = pathspec.GitIgnoreSpec.from_lines(include)
+        exc = pathspec.GitIgnoreSpec.from_lines(cfg.overlay.exclude)
+    except Exception as err:  # noqa: BLE001 - pathspec raises several types for bad patterns
+        raise ConfigError(f"overlay: bad pattern in include/exclude: {err}", "fix overlay.include / overlay.exclude in .ckpt.toml") from None
     secret = pathspec.GitIgnoreSpec.from_lines(SECRET_PATTERNS)
     limit = cfg.max_file_size
     prefixes = [_static_prefix(p) for p in include]
@@ -164,7 +167,7 @@ def select(repo_root: Path, cfg: Config, is_ignored) -> Selection:
             return
         with open(full, "rb") as fh:
             data = fh.read()
-        mode = 0o100755 if st.st_mode & 0o111 else 0o100644
+        mode = 0o100000 | (st.st_mode & 0o7777)  # full permission bits: a 0600 key fixture stays 0600
         items.append(Item(rel, "file", mode, len(data), int(st.st_mtime), hashlib.sha256(data).hexdigest(), data))
 
     for r in roots:
@@ -217,7 +220,7 @@ def build_tar(items: list[Item]) -> bytes:
                 tar.addfile(info)
             else:
                 info.type = tarfile.REGTYPE
-                info.mode = item.mode & 0o777
+                info.mode = item.mode & 0o7777
                 info.size = len(item.data)
                 tar.addfile(info, io.BytesIO(item.data))
     return buf.getvalue()
@@ -246,6 +249,12 @@ def _safe_relpath(name: str) -> bytes:
     if any(p.lower() == b".git" for p in parts):  # .GIT is .git on case-insensitive file systems
         raise CorruptError(f"overlay archive entry {path_display(raw)!r} writes into .git; refusing the archive")
     return b"/".join(parts)
+
+
+def safe_relpath(path: bytes) -> bytes:
+    """Validate a worktree-relative path from a checkpoint (no absolute path, ``..`` or
+    ``.git``); returns it normalised or raises :class:`CorruptError`."""
+    return _safe_relpath(os.fsdecode(path))
 
 
 def read_archive(data: bytes, max_file_size: int) -> list[Entry]:
@@ -277,7 +286,7 @@ def read_archive(data: bytes, max_file_size: int) -> list[Entry]:
                     content = fh.read() if fh else b""
                     if len(content) != member.size:
                         raise CorruptError(f"overlay archive entry {shown!r} is truncated")
-                    entries.append(Entry(rel, "file", 0o755 if member.mode & 0o111 else 0o644, int(member.mtime), content))
+                    entries.append(Entry(rel, "file", member.mode & 0o777, int(member.mtime), content))
                 elif member.issym():
                     target = os.fsencode(member.linkname)
                     if not link_stays_inside(rel, target):
@@ -309,7 +318,7 @@ def read_archive(data: bytes, max_file_size: int) -> list[Entry]:
     return entries
 
 
-def _check_parents(root: bytes, rel: bytes) -> None:
+def _check_parents(root: bytes, rel: bytes, removed: frozenset[bytes] = frozenset()) -> None:
     """Refuse when any existing parent of ``rel`` under ``root`` is a symlink or not a directory."""
     parts = rel.split(b"/")[:-1]
     cur = root
@@ -320,19 +329,28 @@ def _check_parents(root: bytes, rel: bytes) -> None:
         except FileNotFoundError:
             return
         if stat.S_ISLNK(st.st_mode):
+            if os.path.relpath(cur, root) in removed:
+                return  # a symlink the restore deletes first
             raise CorruptError(
                 f"refusing to write overlay entry {path_display(rel)!r}: {path_display(os.path.relpath(cur, root))!r} is a symlink in the worktree",
                 "move that symlink aside and run the command again",
             )
         if not stat.S_ISDIR(st.st_mode):
-            raise CorruptError(f"refusing to write overlay entry {path_display(rel)!r}: a parent is not a directory")
+            if os.path.relpath(cur, root) in removed:
+                return  # a file the restore deletes first
+            raise CorruptError(
+                f"refusing to write overlay entry {path_display(rel)!r}: {path_display(os.path.relpath(cur, root))!r} is a file in the worktree",
+                "move that file aside and run the command again",
+            )
 
 
-def check_writable(root: Path, entries: list[Entry]) -> None:
-    """Pre-flight: refuse (writing nothing) if any entry would be written through a symlink on disk."""
+def check_writable(root: Path, entries: list[Entry], removed: set[bytes] | frozenset[bytes] = frozenset()) -> None:
+    """Pre-flight: refuse (writing nothing) if any entry would be written through a symlink on
+    disk, or below a file that is not in ``removed`` (paths the caller deletes before writing)."""
     root_b = os.fsencode(root)
+    gone = frozenset(removed)
     for e in entries:
-        _check_parents(root_b, e.path)
+        _check_parents(root_b, e.path, gone)
 
 
 def _makedirs(root: bytes, rel_dir: bytes) -> None:

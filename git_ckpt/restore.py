@@ -98,6 +98,7 @@ class RestoreResult:
     plan: Plan
     dry_run: bool = False
     type: str = "restore"
+    warnings: list[str] = field(default_factory=list)
 
 
 def _under(path: bytes, paths: list[bytes] | None) -> bool:
@@ -128,47 +129,82 @@ def _overlay_map(files) -> dict[bytes, tuple[str, int, str]]:
     return {path_from_str(f.path): (f.kind, f.mode, f.sha256) for f in files}
 
 
+def _in_the_way(root: bytes, rel: bytes, removed: set[bytes], saved: bool) -> list[bytes]:
+    """What blocks writing ``rel``: a parent that is a file or symlink the restore does not
+    remove, the path itself when it holds something unsaved (``saved`` says the current file is
+    in the pre-restore checkpoint), or anything below a directory there that is not removed."""
+    parts = rel.split(b"/")
+    for i in range(1, len(parts)):
+        parent = b"/".join(parts[:i])
+        try:
+            st = os.lstat(os.path.join(root, parent))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        if not stat.S_ISDIR(st.st_mode):
+            return [] if parent in removed else [parent]
+    full = os.path.join(root, rel)
+    try:
+        st = os.lstat(full)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    if not stat.S_ISDIR(st.st_mode):
+        return [] if (saved or rel in removed) else [rel]
+    for dirpath, dirnames, filenames in os.walk(full):
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            inner = os.path.relpath(os.path.join(dirpath, name), root)
+            if inner not in removed:
+                return [inner]
+    return []
+
+
 def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] | None, reset_head: bool = False) -> Plan:
     """Compare the current state ``now`` with ``target`` (limited to ``paths``) without writing."""
     plan = Plan(target=target.id)
     root = os.fsencode(repo.workdir)
     changes = repo.diff_trees(now.tree, target.tree, paths)
-    now_paths_deleted = set()
+    tracked_now: set[bytes] = set()
     for a, b in changes:
+        if a is not None:
+            tracked_now.add(a.path)
         if a is not None and (b is None or (a.mode == GITLINK) != (b.mode == GITLINK)):
             if a.mode != GITLINK:
                 plan.delete.append(a.path)
-                now_paths_deleted.add(a.path)
         if b is not None and b.mode != GITLINK:
             plan.write.append(b.path)
-            if a is None:
-                # Something untracked-but-ignored (or skipped as too large) may sit there.
-                full = os.path.join(root, b.path)
-                with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-                    st = os.lstat(full)
-                    if not stat.S_ISDIR(st.st_mode) and b.path not in now_paths_deleted:
-                        plan.blocked.append(b.path)
-                parts = b.path.split(b"/")
-                for i in range(1, len(parts)):
-                    parent = b"/".join(parts[:i])
-                    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-                        st = os.lstat(os.path.join(root, parent))
-                        if not stat.S_ISDIR(st.st_mode) and parent not in now_paths_deleted:
-                            plan.blocked.append(parent)
+    # skip-worktree files that were not on disk at save time stay off the disk
+    absent = {path_from_str(p) for p in target.manifest.skip_worktree_absent}
+    if absent:
+        plan.write = [p for p in plan.write if p not in absent]
+        for p in sorted(absent):
+            if _under(p, paths) and p not in plan.delete and os.path.lexists(os.path.join(root, p)) and p in tracked_now | set(now.skip_worktree):
+                plan.delete.append(p)
     target_raw = _raw_map(repo, target)
     now_raw = {p for p, _m, _o in now.raw}
     written = set(plan.write)
     for p in sorted(now_raw - set(target_raw)):
-        if _under(p, paths) and p not in written and repo.ls_tree(target.tree, os.fsdecode(p)):
+        if _under(p, paths) and p not in written and repo.paths_in_tree(target.tree, [p]):
             plan.write.append(p)
     for p, e in sorted(target_raw.items()):
         if _under(p, paths):
+            # raw/ comes from the checkpoint, which may be foreign: only safe paths of regular
+            # files the checkpoint's tree holds are ever written.
+            overlay.safe_relpath(p)
+            if e.mode not in (0o100644, 0o100755) or not repo.paths_in_tree(target.tree, [p]):
+                raise CorruptError(f"raw/ entry {path_display(p)!r} of {target.id} is not a file of its tree; refusing the checkpoint",
+                                   f"nothing was changed; git ckpt check {target.id} inspects it")
             plan.raw_write.append(p)
     # overlay
     tgt = _overlay_map(target.manifest.overlay.files)
     cur = _overlay_map(now.overlay_info.files)
     plan.overlay_write = sorted(p for p, v in tgt.items() if _under(p, paths) and cur.get(p) != v)
     plan.overlay_delete = sorted(p for p in cur if _under(p, paths) and p not in tgt)
+    # Nothing that no checkpoint holds may be overwritten: an ignored file, a file save skipped,
+    # a non-empty directory (ignored content, a nested repository) where a file must go.
+    removed = set(plan.delete) | set(plan.overlay_delete)
+    for p in plan.write:
+        plan.blocked += _in_the_way(root, p, removed, saved=p in tracked_now)
+    for p in plan.overlay_write:
+        plan.blocked += _in_the_way(root, p, removed, saved=p in cur)
     # index
     m = target.manifest
     plan.index_changes = (
@@ -303,11 +339,16 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
         _unlink(root, p)
     fault("restore.after-delete")
     if plan.write:
-        for p in plan.write:  # a directory may have to give way to a file
+        for p in plan.write:  # a directory may have to give way to a file: only an empty one
             full = os.path.join(root, p)
             with contextlib.suppress(OSError):
                 if stat.S_ISDIR(os.lstat(full).st_mode):
-                    os.rmdir(full)
+                    for dirpath, _dirs, _files in os.walk(full, topdown=False):
+                        with contextlib.suppress(OSError):
+                            os.rmdir(dirpath)
+            if os.path.isdir(full) and not os.path.islink(full):
+                raise CkptError(f"cannot restore {path_display(p)!r}: a non-empty directory is in the way",
+                                "move it aside, then run git ckpt restore --continue")
         order = sorted(plan.write, key=lambda p: (not p.endswith(b".gitattributes"), p))
         with repo.temp_index(copy_real=False) as idx:
             # An index of only the paths to write (cheap), or of the whole target tree.
@@ -380,17 +421,18 @@ def _reset_head(repo: Repo, target: Checkpoint, now: Snapshot) -> None:
     repo.git("update-ref", "-m", f"ckpt: restore {target.id} --reset-head", "HEAD", target.base, old)
 
 
-def _finish(repo: Repo, j: Journal, target: Checkpoint, now: Snapshot) -> None:
+def _finish(repo: Repo, j: Journal, target: Checkpoint, now: Snapshot) -> list[str]:
     if j.reset_head:
         _reset_head(repo, target, now)
     fault("restore.before-event")
-    ledger.append(repo, j.task, j.type, {
+    problem = ledger.append_or_warn(repo, j.task, j.type, {
         "target": j.target_id, "target_commit": j.target_commit, "from": j.from_id,
         "from_commit": j.from_commit, "paths": j.paths, "worktree": str(repo.git_dir),
         "reset_head": j.reset_head,
     })
     with contextlib.suppress(FileNotFoundError):
         _journal_path(repo).unlink()
+    return [problem] if problem else []
 
 
 def restore(
@@ -425,7 +467,7 @@ def restore(
         plan = make_plan(repo, target, now, paths, reset_head)
         if plan.blocked:
             raise CkptError(
-                f"restoring {target.id} would overwrite {len(plan.blocked)} ignored or skipped file(s) that no checkpoint holds: "
+                f"restoring {target.id} would overwrite {len(plan.blocked)} ignored, skipped or unsaved path(s) that no checkpoint holds: "
                 + ", ".join(path_display(p) for p in plan.blocked[:5]),
                 "move them aside (or add them to overlay.include), then restore again",
             )
@@ -451,8 +493,8 @@ def restore(
         store.atomic_write(_journal_path(repo), encode(j))
         fault("restore.after-journal")
         apply(repo, cfg, target, now, paths, plan)
-        _finish(repo, j, target, now)
-        return RestoreResult(target.id, prev_id, saved, plan, type=type)
+        warns = _finish(repo, j, target, now)
+        return RestoreResult(target.id, prev_id, saved, plan, type=type, warnings=warns)
 
 
 def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
@@ -468,8 +510,8 @@ def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
         plan = make_plan(repo, target, now, paths, j.reset_head)
         plan.blocked = []
         apply(repo, cfg, target, now, paths, plan)
-        _finish(repo, j, target, now)
-        return RestoreResult(target.id, j.from_id, None, plan, type=j.type)
+        warns = _finish(repo, j, target, now)
+        return RestoreResult(target.id, j.from_id, None, plan, type=j.type, warnings=warns)
 
 
 def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> RestoreResult:

@@ -30,7 +30,7 @@ from typing import Iterator
 from . import ledger, overlay, store
 from .config import Config
 from .errors import BusyError, CkptError
-from .gitcore import EMPTY_BLOB, EMPTY_TREE, RefConflict, Repo, fault
+from .gitcore import EMPTY_BLOB, EMPTY_TREE, RefConflict, Repo, fault, git_failure
 from .model import Manifest, digest, encode, path_display, path_to_str
 
 
@@ -49,6 +49,9 @@ class Snapshot:
     selection: overlay.Selection = field(default_factory=lambda: overlay.Selection([], [], [], []))
     too_large: list[bytes] = field(default_factory=list)
     overlay_info: object = None
+    skip_absent: list[bytes] = field(default_factory=list)
+    embedded: list[bytes] = field(default_factory=list)
+    merge_heads: list[str] = field(default_factory=list)
 
     @property
     def conflicts(self) -> list[bytes]:
@@ -67,6 +70,8 @@ class Snapshot:
                 [[m, o, s, path_to_str(p)] for m, o, s, p in self.stages],
                 [[path_to_str(p), m, o] for p, m, o in self.raw],
                 self.overlay_info.digest if self.overlay_info else "",
+                [path_to_str(p) for p in self.skip_absent],
+                self.merge_heads,
             ]
         )
 
@@ -122,12 +127,40 @@ def _filters_may_apply(repo: Repo, index_listing: bytes, untracked: list[bytes])
     return any(p == b".gitattributes" or p.endswith(b"/.gitattributes") for p in untracked)
 
 
+_NO_CONVERSION = (b"unspecified", b"unset")
+
+
+def _autocrlf(repo: Repo) -> bool:
+    """Whether core.autocrlf or core.eol=crlf can convert any text file."""
+    conf = repo.pg.config
+    for key, off in (("core.autocrlf", ("false", "0", "no", "off")), ("core.eol", ("native", "lf"))):
+        try:
+            val = str(conf[key]).lower()
+        except (KeyError, ValueError):
+            continue
+        if val not in off:
+            return True
+    return False
+
+
 def _raw_check(repo: Repo, w_tree: str, base: str | None) -> list[tuple[bytes, int, str]]:
-    """Blobs of the exact bytes of changed files whose smudged blob would differ from the disk."""
-    base_tree = str(repo.pg[base].tree_id) if base else EMPTY_TREE
-    candidates = [
-        new for _old, new in repo.diff_trees(base_tree, w_tree) if new is not None and new.mode in (0o100644, 0o100755)
-    ]
+    """Blobs of the exact bytes of files whose smudged blob would differ from the disk.
+
+    Candidates are every regular file git may convert: all of them under core.autocrlf, else
+    those with a ``text``, ``eol``, ``filter``, ``ident`` or ``working-tree-encoding``
+    attribute (``git check-attr``).  Each is checked out into a scratch prefix exactly as
+    restore would write it and compared with the bytes on disk.
+    """
+    files = [e for e in repo.ls_tree(w_tree) if e.mode in (0o100644, 0o100755)]
+    if not files:
+        return []
+    if _autocrlf(repo):
+        candidates = files
+    else:
+        out = repo.git("check-attr", "-z", "--stdin", "text", "eol", "filter", "ident", "working-tree-encoding",
+                       input=b"".join(e.path + b"\0" for e in files)).stdout.split(b"\0")
+        converted = {out[i] for i in range(0, len(out) - 2, 3) if out[i + 2] not in _NO_CONVERSION}
+        candidates = [e for e in files if e.path in converted]
     if not candidates:
         return []
     # smudge(blob) for every candidate: check them out exactly as restore would (same temp
@@ -157,6 +190,40 @@ def _raw_check(repo: Repo, w_tree: str, base: str | None) -> list[tuple[bytes, i
     return out
 
 
+_NO_COMMIT = re.compile(rb"'(.+?)/?' does not have a commit checked out")
+
+
+def _add_all(repo: Repo, idx: os.PathLike[str], exclude: list[bytes], sparse: bool) -> list[bytes]:
+    """``git add -A`` into ``idx`` leaving out ``exclude``; nested repositories with no commit
+    (which ``git add`` cannot record as a gitlink) are left out too and returned."""
+    embedded: list[bytes] = []
+    for _ in range(20):
+        left_out = exclude + embedded
+        extra = ["--sparse"] if sparse else []
+        if left_out:
+            spec = b":(top)\0" + b"".join(b":(top,exclude,literal)" + p + b"\0" for p in left_out)
+            proc = repo.git("add", "-A", *extra, "--pathspec-from-file=-", "--pathspec-file-nul", input=spec,
+                            index_file=idx, env={"GIT_LITERAL_PATHSPECS": "0"}, check=False)
+        else:
+            proc = repo.git("add", "-A", *extra, index_file=idx, check=False)
+        if proc.returncode == 0:
+            return embedded
+        found = [m.group(1) for m in _NO_COMMIT.finditer(proc.stderr)]
+        if not found or any(p in embedded for p in found):
+            raise git_failure(("add",), proc)
+        embedded += found
+    raise git_failure(("add",), proc)
+
+
+def _merge_heads(repo: Repo) -> list[str]:
+    """The commits in ``$GIT_DIR/MERGE_HEAD`` (a merge in progress), or []."""
+    try:
+        text = (repo.git_dir / "MERGE_HEAD").read_text()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return []
+    return [ln.strip() for ln in text.splitlines() if re.fullmatch(r"[0-9a-f]{40,64}", ln.strip())]
+
+
 def capture(repo: Repo, cfg: Config) -> Snapshot:
     """Capture the worktree, index, HEAD and overlay of ``repo`` as objects (no refs written).
 
@@ -178,16 +245,14 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
                 continue
             if stat.S_ISREG(st.st_mode) and st.st_size > limit:
                 too_large.append(p)
-        if too_large:
-            spec = b":(top)\0" + b"".join(b":(top,exclude,literal)" + p + b"\0" for p in too_large)
-            repo.git("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", input=spec,
-                     index_file=idx_w, env={"GIT_LITERAL_PATHSPECS": "0"})
-        else:
-            repo.git("add", "-A", index_file=idx_w)
-        w_tree = repo.git("write-tree", index_file=idx_w).stdout.decode().strip()
-
         listing = repo.git("ls-files", "-s", "-t", "-z", index_file=idx_i).stdout
         stages, empties, skips = _parse_ls_files(listing)
+        # A skip-worktree file that is on disk anyway holds work: capture it like any other.
+        present = [p for p in skips if os.path.lexists(os.path.join(root, p))]
+        if present:
+            repo.git("update-index", "-z", "--no-skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in present), index_file=idx_w)
+        embedded = _add_all(repo, idx_w, too_large, sparse=bool(present))
+        w_tree = repo.git("write-tree", index_file=idx_w).stdout.decode().strip()
         if stages:
             conflicted = sorted({p for *_x, p in stages})
             repo.git("update-index", "-z", "--force-remove", "--stdin", input=b"\0".join(conflicted) + b"\0", index_file=idx_i)
@@ -197,7 +262,7 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
         present = repo.paths_in_tree(i_tree, empties)
         ita = [p for p in empties if p not in present]
     raw = _raw_check(repo, w_tree, base) if _filters_may_apply(repo, listing, untracked) else []
-    sel = overlay.select(repo.workdir, cfg, lambda rel: repo.pg.path_is_ignored(rel))
+    sel = overlay.select(repo.workdir, cfg, repo.is_ignored)
     snap = Snapshot(
         tree=w_tree,
         index_tree=i_tree,
@@ -205,6 +270,9 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
         branch=branch,
         intent_to_add=sorted(ita),
         skip_worktree=sorted(skips),
+        skip_absent=sorted(set(skips) - set(present)),
+        embedded=embedded,
+        merge_heads=_merge_heads(repo),
         stages=sorted(stages, key=lambda s: (s[3], s[2])),
         raw=raw,
         selection=sel,
@@ -237,6 +305,8 @@ def warnings_for(snap: Snapshot) -> list[str]:
     if sel.too_large or snap.too_large:
         out.append("skipped files over the size limit: " + ", ".join(path_display(p) for p in sel.too_large + snap.too_large)
                    + " (raise overlay.max_file_size to keep them)")
+    if snap.embedded:
+        out.append("left out nested repositories with no commit (git cannot record them): " + ", ".join(path_display(p) for p in snap.embedded))
     if sel.unsafe_links:
         out.append("overlay: left out symlinks pointing outside the worktree: " + ", ".join(path_display(p) for p in sel.unsafe_links))
     return out
@@ -288,7 +358,9 @@ def write_checkpoint(
             skip_worktree=[path_to_str(p) for p in snap.skip_worktree],
             conflicts=[path_to_str(p) for p in snap.conflicts],
             raw=[path_to_str(p) for p, _m, _o in snap.raw],
-            skipped=[path_to_str(p) for p in snap.too_large],
+            skipped=[path_to_str(p) for p in snap.too_large + snap.embedded],
+            skip_worktree_absent=[path_to_str(p) for p in snap.skip_absent],
+            merge_heads=snap.merge_heads,
             overlay=snap.overlay_info,
             state=snap.state(),
             next=next,
@@ -390,13 +462,17 @@ def save(
     # savers (a process killed in between leaves the lock free and the next save logs it).
     with _task_lock(repo, task):
         if not allow_empty:
-            last = store.latest(repo, task)
+            try:
+                last = store.latest(repo, task)
+            except CkptError:
+                last = None  # a damaged latest checkpoint must not stop new ones being saved
             if last is not None and last.manifest.state == snap.state():
-                _log_if_missing(repo, last)
+                with contextlib.suppress(CkptError):
+                    _log_if_missing(repo, last)
                 return SaveResult(last.id, last.commit, False, last.manifest.kind, task, warns)
         cid, commit = write_checkpoint(repo, snap, task=task, kind=kind, message=message, next=next, hypothesis=hypothesis)
 
-        ledger.append(
+        problem = ledger.append_or_warn(
             repo,
             task,
             "save",
@@ -404,4 +480,6 @@ def save(
              "next": next, "hypothesis": hypothesis},
             card_update if (next is not None or hypothesis is not None) else None,
         )
+        if problem:
+            warns.append(problem)
     return SaveResult(cid, commit, True, kind, task, warns)

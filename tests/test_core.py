@@ -112,13 +112,13 @@ def test_real_tree_round_trip(real):
     assert not (real / "tmp/fixtures/extra.txt").exists()
 
     res = ckpt(real, "undo")
-    assert res.out == "current state is already default/1\nundo: restored default/2\n"
+    assert res.out == "current state matches default/1; not saved again\nundo: restored default/2\n"
     assert worktree_state(real) == {**mess_tree}
     assert index_state(real) == mess_index
     assert junk_state(real) == junk
 
     res = ckpt(real, "undo")
-    assert res.out == "current state is already default/2\nundo: restored default/1\n"
+    assert res.out == "current state matches default/2; not saved again\nundo: restored default/1\n"
     assert worktree_state(real) == saved_tree
     assert index_state(real) == saved_index
 
@@ -286,7 +286,7 @@ def test_ignored_files_never_touched_and_never_overwritten(repo):
     (repo / "data.txt").write_text("ignored precious\n")
     before = worktree_state(repo)
     res = ckpt(repo, "restore", "@", rc=1)
-    assert "would overwrite 1 ignored or skipped file(s) that no checkpoint holds: data.txt" in res.err
+    assert "would overwrite 1 ignored, skipped or unsaved path(s) that no checkpoint holds: data.txt" in res.err
     assert worktree_state(repo) == before
 
 
@@ -457,7 +457,8 @@ def test_man_page_after_plain_install(tmp_path):
 
     prefix = tmp_path / "prefix"
     src = Path(__file__).resolve().parent.parent
-    run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+    # --ignore-installed: never uninstall the copy this test suite itself runs from
+    run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--ignore-installed",
          "--prefix", str(prefix), str(src)], tmp_path)
     site = next(prefix.glob("lib/python*/site-packages"))
     assert (prefix / "share/man/man1/git-ckpt.1").exists()

@@ -71,7 +71,7 @@ def open_repo():
     """Open the repository of the current directory (``$GIT_DIR`` honoured)."""
     from ..gitcore import Repo
 
-    return Repo.discover(os.getcwd(), os.environ.get("GIT_DIR"))
+    return Repo.discover(os.getcwd(), os.environ.get("GIT_DIR"), os.environ.get("GIT_WORK_TREE"))
 
 
 def emit(command: str, result: Any, as_json: bool, human: Callable[[], None]) -> None:
@@ -157,8 +157,10 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("error: interrupted", err=True)
         code = EXIT_INTERRUPTED
-    except BrokenPipeError:
+    except BrokenPipeError:  # `git ckpt log | head`: the reader left; not an error
         code = 0
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
     except OSError as exc:
         if exc.errno in (errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT):
             code = _report(IOFailure(f"{exc.strerror}: {exc.filename or ''}".rstrip(": "), "free disk space or fix permissions, then run the command again"), as_json, command)
@@ -166,7 +168,11 @@ def main(argv: list[str] | None = None) -> None:
             code = _internal(exc, as_json, command)
     except Exception as exc:  # noqa: BLE001 - the one place that catches everything
         code = _internal(exc, as_json, command)
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
     sys.exit(code)
 
 

@@ -22,6 +22,8 @@ def print_plan(plan) -> None:
         say(f"write   {path_display(p)} (overlay)")
     for p in plan.overlay_delete:
         say(f"delete  {path_display(p)} (overlay)")
+    for p in plan.raw_write:
+        say(f"write   {path_display(p)} (exact bytes)")
     if plan.index_changes:
         say("index   set to the checkpoint's staged state")
     if plan.head_changes:
@@ -31,6 +33,11 @@ def print_plan(plan) -> None:
 
 def report(res, as_json: bool, command: str) -> None:
     """Print a RestoreResult."""
+    from . import warn
+
+    for w in res.warnings:
+        warn(w)
+
     def human() -> None:
         if res.dry_run:
             say(f"would restore {res.target}:")
@@ -39,7 +46,7 @@ def report(res, as_json: bool, command: str) -> None:
         if res.saved:
             say(f"saved current state as {res.saved} (pre-restore)")
         elif res.previous:
-            say(f"current state is already {res.previous}")
+            say(f"current state matches {res.previous}; not saved again")
         say(f"restored {res.target}" if res.type == "restore" else f"undo: restored {res.target}")
 
     emit(command, {"target": res.target, "previous": res.previous, "saved": res.saved, "dry_run": res.dry_run, "plan": res.plan.to_json()}, as_json, human)
