@@ -1,0 +1,207 @@
+"""Edge cases of save/restore found by trying to break them: each asserts the exact outcome."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from conftest import ckpt, git, index_state, init_repo, worktree_state
+
+
+def test_file_over_directory_with_ignored_content_is_refused(repo):
+    (repo / ".gitignore").write_text("build/*.o\n")
+    (repo / "build").write_text("a file\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "build is a file")
+    ckpt(repo, "save", "--allow-empty")
+    git(repo, "rm", "-q", "build")
+    (repo / "build").mkdir()
+    (repo / "build/out.o").write_bytes(b"precious artefact")
+    before = worktree_state(repo)
+    res = ckpt(repo, "restore", "1", rc=1)
+    assert "build/out.o" in res.err and res.err.startswith("error: restoring default/1 would overwrite")
+    assert worktree_state(repo) == before
+    assert git(repo, "for-each-ref", "--format=%(refname)", "refs/ckpt/default/[0-9]*") == b"refs/ckpt/default/1\n"
+
+
+def test_file_over_nested_repository_is_refused(repo):
+    (repo / "sub").write_text("file\n")
+    ckpt(repo, "save")
+    os.remove(repo / "sub")
+    nested = init_repo(repo / "sub")
+    (nested / "wip.txt").write_text("uncommitted work in a nested repo\n")
+    before = worktree_state(repo)
+    res = ckpt(repo, "restore", "1", rc=1)
+    assert "sub/" in res.err
+    assert worktree_state(repo) == before
+
+
+def test_directory_replaced_by_file_restores(repo):
+    (repo / "conf").mkdir()
+    (repo / "conf/a.ini").write_text("a\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "conf")
+    ckpt(repo, "save", "--allow-empty")
+    saved = worktree_state(repo)
+    git(repo, "rm", "-q", "-r", "conf")
+    (repo / "conf").write_text("now a file\n")
+    mess = worktree_state(repo)
+    plan = ckpt(repo, "restore", "1", "--dry-run", "--json").json()["result"]["plan"]
+    assert plan["delete"] == ["conf"] and plan["write"] == ["conf/a.ini"]
+    ckpt(repo, "restore", "1")
+    assert worktree_state(repo) == saved
+    ckpt(repo, "undo")
+    assert worktree_state(repo) == mess
+
+
+def test_overlay_file_skipped_for_size_is_never_overwritten(repo):
+    (repo / ".gitignore").write_text("fx/\n")
+    (repo / ".ckpt.toml").write_text('[overlay]\ninclude = ["fx/"]\nmax_file_size = "1KiB"\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "cfg")
+    (repo / "fx").mkdir()
+    (repo / "fx/data").write_text("small\n")
+    ckpt(repo, "save")
+    big = os.urandom(5000)
+    (repo / "fx/data").write_bytes(big)
+    res = ckpt(repo, "save")
+    assert "skipped files over the size limit: fx/data" in res.err
+    res = ckpt(repo, "restore", "1", rc=1)
+    assert "fx/data" in res.err
+    assert (repo / "fx/data").read_bytes() == big
+
+
+def test_overlay_keeps_permission_bits(repo):
+    (repo / ".gitignore").write_text("fx/\n")
+    (repo / ".ckpt.toml").write_text('[overlay]\ninclude = ["fx/"]\n')
+    (repo / "fx").mkdir()
+    (repo / "fx/key").write_text("fixture key\n")
+    os.chmod(repo / "fx/key", 0o600)
+    ckpt(repo, "save")
+    os.remove(repo / "fx/key")
+    ckpt(repo, "restore", "1")
+    assert os.stat(repo / "fx/key").st_mode & 0o777 == 0o600
+
+
+def test_crafted_raw_entry_cannot_escape(tmp_path):
+    repo = init_repo(tmp_path / "r")
+    (repo / "f").write_text("f\n")
+    ckpt(repo, "save")
+    parents = git(repo, "rev-list", "--parents", "-n1", "refs/ckpt/default/1").decode().split()
+    meta = parents[-1]
+    blob = git(repo, "hash-object", "-w", "--stdin", input=b"pwned\n").decode().strip()
+    # raw/ holding "../../escaped" built with plumbing (git mktree refuses such names, so
+    # hash-object --literally)
+    sub = git(repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin",
+              input=b"100644 ../../escaped\0" + bytes.fromhex(blob)).decode().strip()
+    raw = git(repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin",
+              input=b"40000 raw\0" + bytes.fromhex(sub)).decode().strip()
+    entries = git(repo, "ls-tree", meta).decode().splitlines()
+    tree_lines = "\n".join(entries + [f"040000 tree {raw}\traw"]) + "\n"
+    meta_tree = git(repo, "mktree", "--missing", input=tree_lines.encode()).decode().strip()
+    new_meta = git(repo, "commit-tree", meta_tree, "-m", "m").decode().strip()
+    wtree = git(repo, "rev-parse", "refs/ckpt/default/1^{tree}").decode().strip()
+    commit = git(repo, "commit-tree", wtree, "-p", parents[1], "-p", parents[2], "-p", new_meta, "-m", "evil").decode().strip()
+    git(repo, "update-ref", "refs/ckpt/default/5", commit)
+    listing = sorted(os.listdir(tmp_path))
+    res = ckpt(repo, "restore", "default/5", rc=7, fsck=False)
+    assert "raw/ entry" in res.err or "contains '..'" in res.err
+    assert sorted(os.listdir(tmp_path)) == listing
+    assert not (tmp_path / "escaped").exists()
+
+
+def test_autocrlf_round_trip_of_unchanged_files(repo):
+    git(repo, "config", "core.autocrlf", "true")
+    (repo / "lf.txt").write_bytes(b"one\ntwo\n")
+    (repo / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
+    (repo / "mixed.txt").write_bytes(b"one\r\ntwo\n")
+    git(repo, "add", "-A", env={"GIT_CONFIG_PARAMETERS": "'core.safecrlf=false'"})
+    git(repo, "commit", "-q", "-m", "eol")
+    saved = worktree_state(repo)
+    ckpt(repo, "save", "--allow-empty")
+    for name in ("lf.txt", "crlf.txt", "mixed.txt"):
+        (repo / name).write_text("mess\n")
+    ckpt(repo, "restore", "1")
+    assert worktree_state(repo) == saved
+
+
+def test_eol_attribute_crlf_in_tracked_file(repo):
+    (repo / ".gitattributes").write_text("*.py text eol=lf\n")
+    (repo / "m.py").write_bytes(b"a = 1\nb = 2\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "py")
+    (repo / "m.py").write_bytes(b"a = 1\r\nb = 2\r\n")
+    saved = worktree_state(repo)
+    assert ckpt(repo, "save").out == "checkpoint saved: default/1\n"
+    git(repo, "checkout", "--", "m.py")
+    assert (repo / "m.py").read_bytes() == b"a = 1\nb = 2\n"
+    ckpt(repo, "restore", "1")
+    assert worktree_state(repo) == saved
+
+
+def test_undo_after_reset_head_returns_the_branch(repo):
+    (repo / "f").write_text("1\n")
+    git(repo, "add", "f")
+    git(repo, "commit", "-q", "-m", "c1")
+    ckpt(repo, "save", "--allow-empty")
+    (repo / "f").write_text("2\n")
+    git(repo, "commit", "-q", "-am", "c2")
+    c2 = git(repo, "rev-parse", "HEAD")
+    ckpt(repo, "restore", "1", "--reset-head")
+    assert git(repo, "rev-parse", "HEAD") != c2
+    ckpt(repo, "undo")
+    assert git(repo, "rev-parse", "HEAD") == c2
+    assert git(repo, "status", "--porcelain") == b""
+
+
+def test_skip_worktree_bits_follow_the_checkpoint(repo):
+    (repo / "a.py").write_text("a\n")
+    git(repo, "add", "a.py")
+    git(repo, "commit", "-q", "-m", "a")
+    git(repo, "update-index", "--skip-worktree", "a.py")
+    ckpt(repo, "save", "--allow-empty")
+    git(repo, "update-index", "--no-skip-worktree", "a.py")
+    ckpt(repo, "save")
+    ckpt(repo, "restore", "1")
+    assert git(repo, "ls-files", "-t", "a.py") == b"S a.py\n"
+    ckpt(repo, "restore", "2")
+    assert git(repo, "ls-files", "-t", "a.py") == b"H a.py\n"
+
+
+def test_restore_path_that_matches_nothing(repo):
+    (repo / "a").write_text("a\n")
+    ckpt(repo, "save")
+    res = ckpt(repo, "restore", "1", "--", "typo.py", rc=4)
+    assert res.err.startswith("error: path 'typo.py' matches nothing in default/1 or in the worktree\n")
+    assert git(repo, "for-each-ref", "--format=%(refname)", "refs/ckpt/default/[0-9]*") == b"refs/ckpt/default/1\n"
+
+
+def test_git_work_tree_is_honoured(tmp_path):
+    a = init_repo(tmp_path / "a")
+    b = tmp_path / "b"
+    b.mkdir()
+    (b / "fb").write_text("B\n")
+    env = {"GIT_DIR": str(a / ".git"), "GIT_WORK_TREE": str(b)}
+    res = ckpt(b, "save", env=env, fsck=False)
+    assert res.out == "checkpoint saved: default/1\n"
+    assert git(a, "ls-tree", "-r", "--name-only", "refs/ckpt/default/1") == b"fb\n"
+
+
+def test_closed_pipe_is_not_an_error(repo):
+    for i in range(30):
+        (repo / "f").write_text(f"{i}\n")
+        ckpt(repo, "save", fsck=False)
+    proc = subprocess.run("git ckpt log | head -1", shell=True, cwd=repo, capture_output=True, executable="/bin/bash")
+    assert proc.stdout.startswith(b"#1 ")
+    assert proc.stderr == b""
+
+
+def test_nested_repository_without_commit_is_left_out_with_a_warning(repo):
+    init_repo(repo / "empty-nested", commit=False)
+    (repo / "empty-nested/x").write_text("x\n")
+    (repo / "kept.txt").write_text("k\n")
+    res = ckpt(repo, "save")
+    assert res.out == "checkpoint saved: default/1\n"
+    assert "left out nested repositories with no commit" in res.err and "empty-nested" in res.err
+    assert git(repo, "ls-tree", "-r", "--name-only", "refs/ckpt/default/1") == b"README\nkept.txt\n"
