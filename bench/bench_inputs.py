@@ -111,7 +111,11 @@ class Tree:
 
     def _write(self, rel: str, data: bytes) -> None:
         path = self.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if path.read_bytes() == data:
+                return  # unchanged: keep its mtime, as an editor that saved nothing would
+        except OSError:
+            path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
 
     def fixture_change(self, token: str) -> tuple[str, bytes]:

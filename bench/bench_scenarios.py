@@ -273,13 +273,37 @@ def pair_commit(tree: Tree, s: Settings, tmp: Path) -> list[Row]:
 # ------------------------------------------------------------------------------ 4. list
 
 MAKE_CHECKPOINTS = r"""
-import sys
-from git_ckpt import config, snapshot
+# One real checkpoint through the library, then copies of it (own manifest, meta commit and
+# checkpoint commit each, as save writes them) created in-process and referenced with one
+# `git update-ref --stdin`: 1,000 whole `git ckpt save` runs would take minutes.
+import subprocess, sys
+import msgspec, pygit2
+from git_ckpt import config, overlay, snapshot
 from git_ckpt.gitcore import Repo
+from git_ckpt.model import encode
+from git_ckpt.store import load
+count, task = int(sys.argv[1]), sys.argv[2]
 repo = Repo.discover(".")
-snap = snapshot.capture(repo, config.load(repo))
-for i in range(int(sys.argv[1])):
-    snapshot.write_checkpoint(repo, snap, task=sys.argv[2], kind="manual", message=f"bench checkpoint {i}")
+cfg = config.load(repo)
+snap = snapshot.capture(repo, cfg)
+snap.selection = overlay.Selection([], [], [], [])  # list never reads the overlay
+snap.overlay_info = snap.selection.info(cfg)
+cid, commit = snapshot.write_checkpoint(repo, snap, task=task, kind="manual", message="bench checkpoint 1")
+first = load(repo, commit)
+pg = repo.pg
+c = pg[commit]
+parents = list(c.parent_ids)
+meta_tree = pg[parents[-1]].peel(pygit2.Tree)
+lines = []
+for n in range(2, count + 1):
+    m = msgspec.structs.replace(first.manifest, id=f"{task}/{n}", number=n, message=f"bench checkpoint {n}")
+    tb = pg.TreeBuilder(meta_tree)
+    tb.insert("manifest.json", pg.create_blob(encode(m)), 0o100644)
+    meta = pg.create_commit(None, c.author, c.committer, f"ckpt meta {task}/{n}\n", tb.write(), [])
+    body = c.message.replace(cid, f"{task}/{n}").replace("bench checkpoint 1", f"bench checkpoint {n}")
+    new = pg.create_commit(None, c.author, c.committer, body, c.tree_id, parents[:-1] + [meta])
+    lines.append(f"create refs/ckpt/{task}/{n} {new}\n")
+subprocess.run(["git", "update-ref", "--stdin"], input="".join(lines).encode(), check=True)
 """
 
 
