@@ -131,6 +131,9 @@ class Repo:
             if work_tree:  # $GIT_WORK_TREE, as git honours it
                 pg.workdir = os.path.abspath(work_tree)
         except pygit2.GitError as exc:
+            if "object format" in str(exc) or "objectformat" in str(exc).lower():
+                raise RepoError(f"this repository uses SHA-256 object ids, which libgit2 {pygit2.LIBGIT2_VERSION} (under git ckpt) cannot open",
+                                "use git ckpt in a SHA-1 repository; nothing was changed") from None
             raise RepoError(f"cannot open the repository: {exc}", "check that .git is readable") from None
         return cls(pg)
 
