@@ -48,7 +48,7 @@ SECRET_PATTERNS = [
 ]
 
 STARTER = """\
-# git ckpt configuration (https://example.invalid/git-ckpt): committed and shared.
+# git ckpt configuration (man git-ckpt): committed and shared.
 # Local overrides: git config ckpt.overlay.include PATTERN, ckpt.verifier.NAME.command CMD, ...
 
 [overlay]

@@ -253,7 +253,8 @@ def describe(ev: Event) -> str:
     if t == "save":
         return f"checkpoint saved: {d.get('id')}" + (f" ({d.get('kind')})" if d.get("kind") not in (None, "manual") else "")
     if t == "restore":
-        return f"restored {d.get('target')} (previous state {d.get('from')})"
+        only = f" (only {len(d['paths'])} path(s))" if d.get("paths") else ""
+        return f"restored {d.get('target')}{only} (previous state {d.get('from')})"
     if t == "undo":
         return f"undo: restored {d.get('target')} (previous state {d.get('from')})"
     if t == "verify":

@@ -64,7 +64,7 @@ class Plan:
     raw_write: list[bytes] = field(default_factory=list)
     index_changes: bool = False
     head_changes: bool = False
-    leave: int = 0
+    leave: int | None = None  # files of the target left as they are (counted for dry runs)
     blocked: list[bytes] = field(default_factory=list)
 
     @property
@@ -481,6 +481,8 @@ def restore(
             raise CorruptError(f"{target.id} cannot be restored: {len(missing)} object(s) missing from the object store (e.g. {missing[0]})",
                                f"nothing was changed; git ckpt check {target.id} names the damage, git ckpt fetch may bring the objects back")
         if dry_run:
+            listed = repo.ls_tree(target.tree, *paths) if paths else repo.ls_tree(target.tree)
+            plan.leave = max(0, len(listed) - len(set(plan.write)))
             return RestoreResult(target.id, None, None, plan, dry_run=True, type=type)
         same = None if paths else _existing_checkpoint(repo, task, now, target)
         if same is not None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from . import config, store
+import contextlib
+
+from . import config, ledger, store
 from .errors import CkptError
 from .gitcore import Repo
 from .snapshot import capture
@@ -17,9 +19,14 @@ def gate_enabled(repo: Repo) -> bool:
 
 
 def status(repo: Repo) -> dict:
-    """Task, latest, promoted, ``matches_latest``, ``restore_interrupted``, gate on/off and state."""
+    """Task, latest, promoted, ``matches_latest``, ``matches`` (the checkpoint the worktree
+    equals: the latest or the last one restored here, else None), ``restore_interrupted``,
+    gate on/off and state."""
     task = store.current_task(repo)
-    last = store.latest(repo, task)
+    try:
+        last = store.latest(repo, task)
+    except CkptError:
+        last = None
     promoted_commit = repo.read_ref(store.promoted_ref(task))
     promoted = None
     if promoted_commit:
@@ -27,12 +34,21 @@ def status(repo: Repo) -> dict:
             promoted = store.load(repo, promoted_commit).manifest.id
         except CkptError:
             promoted = promoted_commit
-    matches = False
-    if last is not None:
-        try:
-            matches = capture(repo, config.load(repo)).state() == last.manifest.state
-        except CkptError:
-            matches = False
+    matches_latest, matches = False, None
+    try:
+        state = capture(repo, config.load(repo)).state()
+    except CkptError:
+        state = None
+    if state is not None and last is not None and state == last.manifest.state:
+        matches_latest, matches = True, last.id
+    elif state is not None:
+        here = str(repo.git_dir)
+        with contextlib.suppress(CkptError):
+            rec = ledger.find_last(repo, task, lambda ev: ev.type in ("restore", "undo") and ev.data.get("worktree") == here, limit=50)
+            if rec is not None:
+                cp = store.load(repo, rec.event.data["target_commit"], id=rec.event.data["target"])
+                if cp.manifest.state == state:
+                    matches = cp.id
     gate = gate_enabled(repo)
     gate_state = ""
     if gate:
@@ -41,7 +57,8 @@ def status(repo: Repo) -> dict:
         "task": task,
         "latest": last.id if last else None,
         "promoted": promoted,
-        "matches_latest": matches,
+        "matches_latest": matches_latest,
+        "matches": matches,
         "restore_interrupted": (repo.git_dir / "ckpt" / "RESTORE").exists(),
         "gate": gate,
         "gate_state": gate_state,

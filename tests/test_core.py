@@ -261,7 +261,7 @@ def test_restore_paths_and_dry_run(repo):
     assert (repo / "a").read_text() == "a2\n"  # dry run changed nothing
     assert git(repo, "for-each-ref", "--format=%(refname)", "refs/ckpt/default/") == b"refs/ckpt/default/1\nrefs/ckpt/default/log\n"
     human = ckpt(repo, "restore", "1", "-n").out
-    assert human == "would restore default/1:\nwrite   a\nwrite   b\ndelete  c\nleave   everything else\n"
+    assert human == "would restore default/1:\nwrite   a\nwrite   b\ndelete  c\nleave   1 other file(s)\n"
     ckpt(repo, "restore", "1", "--", "a")
     assert (repo / "a").read_text() == "a1\n"
     assert (repo / "b").read_text() == "b2\n"

@@ -28,7 +28,7 @@ def print_plan(plan) -> None:
         say("index   set to the checkpoint's staged state")
     if plan.head_changes:
         say("HEAD    moved to the checkpoint's base")
-    say(f"leave   everything else")
+    say("leave   everything else" if plan.leave is None else f"leave   {plan.leave} other file(s)")
 
 
 def report(res, as_json: bool, command: str) -> None:

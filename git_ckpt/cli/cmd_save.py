@@ -22,11 +22,19 @@ def command(message: str, next_: str | None, hypothesis: str | None, task: str |
     says so and saves nothing (exit 0), unless --allow-empty.
     """
     from .. import config, store
+    from ..errors import CkptError
     from ..snapshot import save
 
     repo = open_repo()
     cfg = config.load(repo)
     task = store.check_task_name(task) if task else store.current_task(repo)
+    from ..ledger import card
+
+    try:
+        if card(repo, task).done:
+            warn(f"task {task} is marked done; saving into it anyway (git ckpt task start NAME begins a new one)")
+    except CkptError:
+        pass
     with repo.worktree_lock(exclusive=False):
         res = save(repo, cfg, task=task, message=message, kind=kind, next=next_, hypothesis=hypothesis, allow_empty=allow_empty)
     for w in res.warnings:

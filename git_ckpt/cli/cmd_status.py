@@ -21,8 +21,10 @@ def command(as_json: bool) -> int:
         say(f"task:      {st['task']}")
         say(f"latest:    {st['latest'] or '(none)'}")
         say(f"promoted:  {st['promoted'] or '(none)'}")
-        if st["latest"]:
-            say("worktree:  " + ("matches " + st["latest"] if st["matches_latest"] else "changed since " + st["latest"]))
+        if st["matches"]:
+            say(f"worktree:  matches {st['matches']}")
+        elif st["latest"]:
+            say(f"worktree:  changed since {st['latest']}")
         if st["restore_interrupted"]:
             say("restore:   interrupted; run git ckpt restore --continue or git ckpt undo")
         say("gate:      " + ("on" if st["gate"] else "off") + (f" ({st['gate_state']})" if st["gate"] else ""))
