@@ -245,7 +245,12 @@ class Repo:
 
     @contextlib.contextmanager
     def worktree_lock(self, exclusive: bool, timeout: float = 60.0) -> Iterator[None]:
-        """Hold ``$GIT_DIR/ckpt/lock`` (flock): exclusive for restore/undo, shared for save."""
+        """Hold ``$GIT_DIR/ckpt/lock`` (flock): exclusive for restore/undo, shared for save.
+
+        Waits up to ``timeout`` seconds (``$GIT_CKPT_LOCK_TIMEOUT`` overrides it, e.g. 0 for an
+        agent that would rather be told at once), then raises :class:`BusyError` (exit 5)."""
+        with contextlib.suppress(ValueError):
+            timeout = float(os.environ.get("GIT_CKPT_LOCK_TIMEOUT", timeout))
         path = self.ckpt_dir() / "lock"
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
