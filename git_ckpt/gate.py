@@ -143,11 +143,23 @@ def gate(repo: Repo, cfg: Config | None = None, *, index_file: str | None = None
     return res
 
 
-def add_trailer(repo: Repo, message_file: str, value: str) -> None:
+def add_trailer(repo: Repo, message_file: str, value: str) -> bool:
     """Add (or replace) ``Ckpt-Verified: VALUE`` in ``message_file`` with ``git
-    interpret-trailers --in-place``."""
+    interpret-trailers --in-place``; returns whether it did.
+
+    A message that is still empty (only comment lines: the editor is about to open) is left
+    alone, so that an empty message still aborts the commit as git intends.
+    """
+    try:
+        with open(message_file, "rb") as fh:
+            text = fh.read()
+    except OSError:
+        return False
+    if not any(ln.strip() and not ln.lstrip().startswith(b"#") for ln in text.splitlines()):
+        return False
     repo.git("interpret-trailers", "--in-place", "--if-exists", "replace", "--trailer", f"{TRAILER}: {value}",
              os.path.abspath(message_file))
+    return True
 
 
 # ------------------------------------------------------------------------------ verify-commit

@@ -87,6 +87,9 @@ def test_commit_a_is_gated_on_the_tree_it_would_commit(repo):
     (repo / "c").write_text("c2, not verified\n")
     refused = commit(repo, "-a", "-m", "all", ok=False)
     assert "  M c" in refused.stderr and "in 1 path(s)" in refused.stderr
+    # an empty message still aborts the commit: the trailer is not added to an empty message
+    empty = commit(repo, ok=False)  # GIT_EDITOR=true leaves the message empty
+    assert "Aborting commit due to empty commit message" in empty.stderr
     ok = commit(repo, "-m", "index only")  # the index alone is exactly the promoted tree
     assert git(repo, "show", "HEAD:c") == b"c\n"
     assert "Ckpt-Verified: default/1" in git(repo, "log", "-1", "--format=%B").decode()
