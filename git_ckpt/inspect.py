@@ -31,7 +31,8 @@ def age(created_at: str, now: float | None = None) -> str:
 def verifier_state(results: list[dict]) -> dict[str, str]:
     """Latest status per verifier name from a note's result lines (later lines win)."""
     state: dict[str, str] = {}
-    for r in results:
+    ordered = [r for _i, r in sorted(enumerate(results), key=lambda ir: (str(ir[1].get("started_at") or ""), ir[0]))]
+    for r in ordered:
         name = r.get("verifier")
         if isinstance(name, str):
             state[name] = str(r.get("status", "?"))

@@ -36,7 +36,7 @@ from typing import Callable, Iterator
 from . import ledger, notes, store
 from .config import Config, VerifierConfig
 from .errors import CkptError, NotFoundError, UsageError
-from .gitcore import _LOCATION_VARS, Repo
+from .gitcore import _LOCATION_VARS, Repo, fault
 from .model import digest, encode, path_display
 from .store import Checkpoint
 
@@ -278,7 +278,10 @@ def latest_results(lines: list[dict], tree: str, overlay: str) -> dict[tuple[str
     """The newest line per ``(verifier, definition)`` among ``lines`` about content
     ``(tree, overlay)``."""
     out: dict[tuple[str, str], dict] = {}
-    for ln in lines:
+    # newest by start time, whatever order a notes merge left the lines in (git's own
+    # cat_sort_uniq sorts them by bytes); file order breaks ties
+    ordered = sorted(enumerate(lines), key=lambda il: (str(il[1].get("started_at") or ""), il[0]))
+    for _i, ln in ordered:
         if ln.get("tree") != tree or (ln.get("overlay") or "") != overlay:
             continue
         name, dh = ln.get("verifier"), ln.get("definition")
@@ -389,6 +392,7 @@ def select(cfg: Config, only: list[str] | None) -> list[VerifierConfig]:
 
 def _record(repo: Repo, cp: Checkpoint, line: dict, *, isolated: bool, reused_from: str | None = None) -> None:
     notes.append_line(repo, cp.commit, _encode_line(line))
+    fault("verify.after-note")
     ledger.append(repo, cp.manifest.task, "verify", {
         "id": cp.id, "commit": cp.commit, "verifier": line["verifier"], "status": line["status"],
         "exit_code": line["exit_code"], "duration": line["duration"], "reused": line["reused"],

@@ -135,7 +135,8 @@ def _crash_log(text: str) -> str:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the CLI and exit with the documented code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    as_json = "--json" in args
+    own = args[: args.index("--")] if "--" in args else args  # not the options of `attempt -- CMD`
+    as_json = "--json" in own
     _ARGS[:] = args
     command = next((a for a in args if not a.startswith("-")), "")
     try:
