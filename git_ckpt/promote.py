@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from . import ledger, notes, store
 from .config import Config
 from .errors import CheckFailed, CkptError
-from .gitcore import RefConflict, Repo
+from .gitcore import RefConflict, Repo, fault
 from .store import Checkpoint
 
 
@@ -99,6 +99,7 @@ def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, rea
                 repo.update_ref(ref, cp.commit, expected_old=old, reason=f"ckpt: promote {cp.id}" + (" (forced)" if forced else ""), reflog=True)
             except RefConflict:
                 continue
+            fault("promote.after-ref")
         ledger.append(repo, task, "promote", {
             "id": cp.id, "commit": cp.commit, "forced": forced, "previous": old, "reason": reason,
             "verifiers": sorted(req.passed), "missing": req.missing, "empty_requirement": not req.required,

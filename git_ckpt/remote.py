@@ -35,7 +35,7 @@ import pygit2
 
 from . import ledger, overlay, secrets, store
 from .errors import CkptError, RemoteError, UsageError
-from .gitcore import RefConflict, Repo
+from .gitcore import RefConflict, Repo, fault
 from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
 
 if TYPE_CHECKING:
@@ -308,6 +308,7 @@ def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
             new, kind = _merge_commit(repo, ours, theirs, remote), "merge"
         mine, merged = _note_map(repo, ours), _note_map(repo, new)
         added = sum(len(_lines(repo, blob) - _lines(repo, mine.get(t))) for t, blob in merged.items() if blob != mine.get(t))
+        fault("notes-merge.before-ref")
         try:
             repo.update_ref(NOTES_REF, new, expected_old=ours, reason=f"ckpt: merge notes from {remote}")
         except RefConflict:
@@ -338,6 +339,7 @@ def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
         specs.append(f"+{NOTES_REF}:{tracking_notes(remote)}")
     if specs:
         _fetch_refs(repo, remote, specs)
+    fault("fetch.after-fetch")
     after = repo.refs_under(prefix)
     updates = []
     for name, oid in sorted(after.items(), key=lambda kv: _ref_key(kv[0])):
@@ -514,7 +516,9 @@ def _push_once(repo: Repo, remote: str, tasks: list[str], allow_secrets: bool, l
     if notes_up:
         sends.append(notes_up)
         ups.append(notes_up)
+    fault("push.before-send")
     proc = _send(repo, remote, sends)
+    fault("push.after-send")
     status = _parse_porcelain(proc.stdout)
     rejected = {ref: s for ref, s in status.items() if s[0] == "!"}
     if proc.returncode != 0 or rejected:

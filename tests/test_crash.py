@@ -243,3 +243,94 @@ def test_fault_hook_is_inert_when_unset(two_states):
     ckpt(root, "restore", "1", env={"GIT_CKPT_FAULT": "no.such-step"})
     assert state(root) == a
     assert json.loads(ckpt(root, "status", "--json", fsck=False).out)["schema"] == "ckpt/1"
+
+
+# ---------------------------------------------------------------------------------------- verify, promote
+
+@pytest.fixture
+def verifiable(tmp_path):
+    root = init_repo(tmp_path / "r")
+    git(root, "config", "ckpt.verifier.ok.command", "true")  # local config: needs no trust
+    (root / "f.txt").write_text("verified content\n")
+    ckpt(root, "save", "-m", "to verify")
+    return root
+
+
+def note_lines(root: Path, ref: str = "refs/ckpt/default/1") -> list[dict]:
+    commit = git(root, "rev-parse", ref).decode().strip()
+    proc = git(root, "notes", "--ref=ckpt", "show", commit, check=False)
+    return [json.loads(x) for x in proc.decode().splitlines() if x.strip()]
+
+
+@pytest.mark.parametrize("step", ["notes.before-ref", "verify.after-note"])
+def test_verify_killed(verifiable, step):
+    root = verifiable
+    killed(root, "verify", step=step)
+    assert_sound(root)
+    assert "refs/ckpt/default/promoted" not in refs(root)  # never promoted half way
+    if step == "notes.before-ref":
+        assert note_lines(root) == []  # wholly absent
+    else:
+        assert [x["status"] for x in note_lines(root)] == ["passed"]  # the evidence survived
+    # running verify again completes it: a passing result, recorded and promoted
+    res = ckpt(root, "verify")
+    assert "promoted default/1" in res.out
+    assert refs(root)["refs/ckpt/default/promoted"] == refs(root)["refs/ckpt/default/1"]
+    assert "verify" in ledger_types(root) and ledger_types(root)[-1] == "promote"
+    assert_sound(root)
+
+
+def test_promote_killed_after_the_ref(verifiable):
+    root = verifiable
+    killed(root, "promote", "1", "--force", step="promote.after-ref")
+    assert_sound(root)
+    # the promotion happened; its history is in the promoted ref's reflog
+    assert refs(root)["refs/ckpt/default/promoted"] == refs(root)["refs/ckpt/default/1"]
+    assert b"ckpt: promote default/1 (forced)" in git(root, "reflog", "show", "--format=%gs", "refs/ckpt/default/promoted")
+    ckpt(root, "promote", "1", "--force")  # running it again is harmless and logs it
+    assert ledger_types(root)[-1] == "promote"
+    assert_sound(root)
+
+
+# ---------------------------------------------------------------------------------------- push, fetch
+
+@pytest.fixture
+def shared(tmp_path):
+    """Clones ``a`` and ``b`` of a bare ``origin``; ``a`` has checkpoint default/1 with a result."""
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(origin))
+    a = init_repo(tmp_path / "a")
+    git(a, "remote", "add", "origin", str(origin))
+    git(a, "push", "-q", "origin", "main")
+    git(tmp_path, "clone", "-q", str(origin), str(tmp_path / "b"))
+    git(a, "config", "ckpt.verifier.ok.command", "true")
+    (a / "f.txt").write_text("shared\n")
+    ckpt(a, "save", "-m", "share me")
+    ckpt(a, "verify")
+    return origin, a, tmp_path / "b"
+
+
+@pytest.mark.parametrize("step", ["push.before-send", "push.after-send"])
+def test_push_killed(shared, step):
+    origin, a, _b = shared
+    killed(a, "push", "origin", step=step)
+    assert_sound(a)
+    remote = git(origin, "for-each-ref", "--format=%(refname)", "refs/ckpt").decode().split()
+    assert remote == ([] if step == "push.before-send" else ["refs/ckpt/default/1", "refs/ckpt/default/log", "refs/ckpt/default/promoted"])
+    ckpt(a, "push", "origin")  # running it again completes it
+    assert git(origin, "rev-parse", "refs/ckpt/default/1") == git(a, "rev-parse", "refs/ckpt/default/1")
+    assert git(origin, "rev-parse", "refs/notes/ckpt") == git(a, "rev-parse", "refs/notes/ckpt")
+    assert_sound(a)
+
+
+@pytest.mark.parametrize("step", ["fetch.after-fetch", "notes-merge.before-ref"])
+def test_fetch_killed(shared, step):
+    origin, a, b = shared
+    ckpt(a, "push", "origin")
+    killed(b, "fetch", "origin", step=step)
+    fsck_clean(b)
+    assert git(b, "for-each-ref", "refs/ckpt") == b""  # fetch never writes local checkpoints
+    ckpt(b, "fetch", "origin")  # running it again completes it
+    assert git(b, "rev-parse", "refs/ckpt-remotes/origin/default/1") == git(a, "rev-parse", "refs/ckpt/default/1")
+    assert note_lines(b, "refs/ckpt-remotes/origin/default/1") == note_lines(a)
+    ckpt(b, "check", "origin:default/1", fsck=False)
