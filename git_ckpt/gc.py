@@ -30,7 +30,7 @@ import msgspec
 
 from . import ledger, store
 from .config import Config, parse_duration, parse_size
-from .errors import CkptError, CorruptError
+from .errors import CkptError, CorruptError, UsageError
 from .gitcore import RefConflict, Repo, fault
 
 
@@ -59,7 +59,7 @@ def policy(cfg: Config, *, keep: int | None, older_than: str | None, max_bytes: 
     budget_src = max_bytes if max_bytes is not None else cfg.retention.max_bytes
     budget = parse_size(budget_src, "--max-bytes") if budget_src is not None else None
     if keep is not None and keep < 0:
-        raise CkptError("--keep must not be negative")
+        raise UsageError("--keep must not be negative")
     return Policy(keep, age, budget)
 
 
