@@ -205,7 +205,7 @@ def _fixtures(total: int) -> dict[str, bytes]:
 
 def _init(root: Path, env: dict[str, str], fixtures: dict[str, bytes]) -> None:
     (root / ".gitignore").write_text(f"/{FIXTURE_DIR}/\n")
-    (root / ".ckpt.toml").write_text(f'[overlay]\ninclude = ["{FIXTURE_DIR}/"]\n')
+    (root / ".ckpt.toml").write_text(f'[overlay]\ninclude = ["/{FIXTURE_DIR}/"]\n')
     fx = root / FIXTURE_DIR
     fx.mkdir()
     for name, data in fixtures.items():
@@ -213,7 +213,6 @@ def _init(root: Path, env: dict[str, str], fixtures: dict[str, bytes]) -> None:
     run(["git", "init", "-q", "-b", "main"], root, env)
     run(["git", "add", "-A"], root, env)
     run(["git", "commit", "-q", "-m", "base"], root, env)
-    run(["git", "gc", "-q"], root, env)  # packed, like a repository that has lived a while
 
 
 def _finish(name: str, root: Path, env: dict[str, str], fixtures: dict[str, bytes]) -> Tree:

@@ -107,6 +107,18 @@ def _parse_ls_files(out: bytes) -> tuple[list[tuple[int, str, int, bytes]], list
     return stages, empties, skips
 
 
+def _index_may_hold_flags(path) -> bool:
+    """False when the index file is version 2: it cannot hold intent-to-add (or skip-worktree)
+    entries, and git writes version 3 whenever an entry has such a flag (read-cache.c demotes
+    3 to 2 only when no entry needs the extended flags)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        return True
+    return not (head[:4] == b"DIRC" and head[4:8] == b"\0\0\0\2")
+
+
 def _filters_may_apply(repo: Repo, index_listing: bytes, untracked: list[bytes]) -> bool:
     """Whether eol conversion or filters could make ``smudge(clean(bytes)) != bytes``."""
     conf = repo.pg.config
@@ -257,9 +269,13 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
             conflicted = sorted({p for *_x, p in stages})
             repo.git("update-index", "-z", "--force-remove", "--stdin", input=b"\0".join(conflicted) + b"\0", index_file=idx_i)
         i_tree = repo.git("write-tree", index_file=idx_i).stdout.decode().strip()
+        flags_possible = _index_may_hold_flags(idx_i)
     ita: list[bytes] = []
-    if empties:
-        present = repo.paths_in_tree(i_tree, empties)
+    if empties and flags_possible:
+        if len(empties) <= 64:
+            present = repo.paths_in_tree(i_tree, empties)
+        else:  # one git ls-tree beats thousands of in-process lookups through big trees
+            present = {e.path for e in repo.ls_tree(i_tree, *empties)}
         ita = [p for p in empties if p not in present]
     raw = _raw_check(repo, w_tree, base) if _filters_may_apply(repo, listing, untracked) else []
     sel = overlay.select(repo.workdir, cfg, repo.is_ignored)
@@ -416,7 +432,10 @@ def _log_if_missing(repo: Repo, cp: store.Checkpoint) -> None:
     for _ in range(1000):
         if not oid or oid == stop:
             break
-        rec = ledger._read(repo, oid, m.task)
+        try:
+            rec = ledger._read(repo, oid, m.task)
+        except CkptError:  # a damaged ledger is reported by log --verify, not here
+            return
         if rec.event.type == "save" and rec.event.data.get("id") == cp.id:
             return
         parents = repo.pg[oid].parent_ids
