@@ -172,8 +172,12 @@ def decode(data: bytes, origin: str = CONFIG_FILE) -> Config:
 
 
 def _validate(cfg: Config, origin: str) -> None:
-    cfg.max_file_size  # noqa: B018 - raises on a bad size
-    parse_duration(cfg.retention.older_than, "retention.older_than")
+    parse_size(cfg.overlay.max_file_size, f"{origin}: overlay.max_file_size")
+    parse_duration(cfg.retention.older_than, f"{origin}: retention.older_than")
+    if cfg.retention.max_bytes is not None:
+        parse_size(cfg.retention.max_bytes, f"{origin}: retention.max_bytes")
+    if cfg.retention.keep < 0:
+        raise ConfigError(f"{origin}: retention.keep must not be negative")
     seen: set[str] = set()
     for v in cfg.verifier:
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", v.name):
