@@ -192,6 +192,8 @@ def test_corrupt_ledger(saved):
     assert res.out == "checkpoint saved: default/3\n"
     assert res.err.startswith("warning: ledger of task default is corrupt") and "not logged" in res.err
     ckpt(saved, "check", "3")
+    res = ckpt(saved, "save", fsck=False)  # nothing changed: still fine
+    assert res.out.startswith("no changes since default/3")
 
 
 def test_ref_pointing_at_a_blob(saved):
@@ -301,11 +303,12 @@ def test_fuzzed_config_through_the_cli(tmp_path_factory, doc):
 
 
 @pytest.mark.parametrize("doc", [b"[overlay\n", b"\xff\xfe", b"[overlay]\ninclude = 3\n", b"[[verifier]]\nname='a b'\ncommand=['x']\n",
-                                 b"[retention]\nolder_than = 'soon'\n", b"[overlay]\nmax_file_size='lots'\n", b"[surprise]\n"])
+                                 b"[retention]\nolder_than = 'soon'\n", b"[overlay]\nmax_file_size='lots'\n", b"[surprise]\n",
+                                 b"[retention]\nmax_bytes = 'plenty'\n", b"[retention]\nkeep = -1\n"])
 def test_bad_config_exit_6(repo, doc):
     (repo / ".ckpt.toml").write_bytes(doc)
-    refused(repo, "save", rc=6)
-    refused(repo, "gc", "--dry-run", rc=6)
+    refused(repo, "save", rc=6, says="error: .ckpt.toml")
+    refused(repo, "gc", "--dry-run", rc=6, says="error: .ckpt.toml")
 
 
 def test_config_is_a_directory(repo):

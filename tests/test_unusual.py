@@ -174,6 +174,8 @@ def test_git_lfs_pointers_stay_pointers(repo):
         pytest.skip("git-lfs is not installed here; the rot13 driver below exercises the same external-filter path")
     git(repo, "lfs", "install", "--local")
     git(repo, "lfs", "track", "*.bin")
+    # git-lfs writes .gitattributes as 0640; like git, a checkpoint keeps only the executable bit
+    (repo / ".gitattributes").chmod(0o644)
     (repo / "big.bin").write_bytes(bytes(range(256)) * 40)
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "lfs")
