@@ -377,7 +377,7 @@ class Repo:
             if len(data) >= 65536:
                 # libgit2 compresses and writes even when the object exists; git only freshens it.
                 oid = pygit2.hash(data)
-                if oid in self.pg:
+                if self.pg.odb.exists(oid):  # (`oid in repo` would read the whole object)
                     return str(oid)
             return str(self.pg.create_blob(data))
         except (pygit2.GitError, OSError) as exc:  # libgit2 I/O errors arrive as OSError

@@ -100,10 +100,22 @@ def _parse_ls_files(out: bytes) -> tuple[list[tuple[int, str, int, bytes]], list
         return stages, empties, skips
     # Each pattern finds whole records (a record starts the output or follows a NUL; paths
     # never hold NUL), so only the few records that matter reach Python.
-    for m in _UNMERGED_REC.finditer(out):
-        stages.append((int(m.group(1), 8), m.group(2).decode(), int(m.group(3)), m.group(4)))
-    empties = [m.group(1) for m in _EMPTY_REC.finditer(out)]
-    skips = [m.group(1) for m in _SKIP_REC.finditer(out)]
+    if re.search(rb" [123]\t", out):
+        for m in _UNMERGED_REC.finditer(out):
+            stages.append((int(m.group(1), 8), m.group(2).decode(), int(m.group(3)), m.group(4)))
+    # Empty blobs can be many (empty __init__.py files): find them with bytes.find, in C.
+    needle = b" " + EMPTY_BLOB.encode() + b" 0\t"
+    i = out.find(needle)
+    while i != -1:
+        start = out.rfind(b"\0", 0, i) + 1
+        end = out.find(b"\0", i)
+        end = len(out) if end == -1 else end
+        m = _STAGE_REC.match(out, start, end)
+        if m and m.group(3) == EMPTY_BLOB.encode() and m.group(4) == b"0":
+            empties.append(out[m.end():end])
+        i = out.find(needle, end)
+    if b"\0S " in out or out.startswith(b"S "):
+        skips = [m.group(1) for m in _SKIP_REC.finditer(out)]
     return stages, empties, skips
 
 
