@@ -94,14 +94,14 @@ def saved(tmp_path):
 
 # ------------------------------------------------------------------------------- corrupt objects
 
-@pytest.mark.parametrize("manifest", [b"{not json", b'{"schema": "ckpt/1", "id": 3}', b"", b'{"schema":"ckpt/9"'])
-def test_corrupt_manifest(saved, manifest):
-    replace_meta(saved, "refs/ckpt/default/1", manifest=manifest)
-    refused(saved, "restore", "1", rc=7, says="manifest of default/1")
-    refused(saved, "show", "1", rc=7)
-    res = refused(saved, "check", "1", rc=1, says="1 of 1 checkpoint(s) would not restore exactly: default/1")
-    assert "DAMAGED  default/1: the manifest of default/1 is corrupt" in res.out
-    refused(saved, "check", "--all", rc=1, says="default/1")
+def test_corrupt_manifest(saved):
+    for manifest in (b"{not json", b'{"schema": "ckpt/1", "id": 3}', b"", b'{"schema":"ckpt/9"'):
+        replace_meta(saved, "refs/ckpt/default/1", manifest=manifest)
+        refused(saved, "restore", "1", rc=7, says="manifest of default/1", fsck=False)
+        refused(saved, "show", "1", rc=7, fsck=False)
+        res = refused(saved, "check", "1", rc=1, says="1 of 1 checkpoint(s) would not restore exactly: default/1", fsck=False)
+        assert "DAMAGED  default/1: the manifest of default/1" in res.out
+        refused(saved, "check", "--all", rc=1, says="default/1")
     ckpt(saved, "check", "2")  # the other checkpoint is fine
 
 
@@ -123,9 +123,15 @@ def _tar(name: str, data: bytes = b"x", kind=tarfile.REGTYPE, link: str = "") ->
     return buf.getvalue()
 
 
-@pytest.mark.parametrize("what", ["truncated", "garbage", "dotdot", "absolute", "symlink-out", "device", "into-git", "hardlink"])
-def test_corrupt_overlay_tar(saved, what):
+def test_corrupt_overlay_tar(saved):
     good = git(saved, "cat-file", "blob", "refs/ckpt/default/1^3:overlay.tar")
+    # The overlay must change for restore to read the tar.
+    (saved / "fixtures" / "data.bin").write_bytes(b"changed")
+    for what in ("truncated", "garbage", "dotdot", "absolute", "symlink-out", "device", "into-git", "hardlink"):
+        _corrupt_tar_case(saved, good, what)
+
+
+def _corrupt_tar_case(saved, good: bytes, what: str) -> None:
     tar = {
         "truncated": good[:700],
         "garbage": b"\x13\x37" * 600,
@@ -137,10 +143,9 @@ def test_corrupt_overlay_tar(saved, what):
         "hardlink": _tar("fixtures/hard", kind=tarfile.LNKTYPE, link="a.txt"),
     }[what]
     replace_meta(saved, "refs/ckpt/default/1", tar=tar)
-    # The overlay must change for restore to read the tar.
-    (saved / "fixtures" / "data.bin").write_bytes(b"changed")
-    refused(saved, "restore", "1", rc=7)
-    refused(saved, "check", "1", rc=1, says="default/1")
+    refused(saved, "restore", "1", rc=7, fsck=False)
+    res = refused(saved, "check", "1", rc=1, says="default/1", fsck=what == "hardlink")
+    assert "DAMAGED  default/1: overlay" in res.out, (what, res)
     assert not (saved.parent / "escaped").exists() and not Path("/tmp/escaped").exists()
     assert not (saved / ".git" / "hooks" / "pre-commit").exists()
 
@@ -212,17 +217,17 @@ def test_ref_pointing_at_a_blob(saved):
 
 # ------------------------------------------------------------------------------- names
 
-@pytest.mark.parametrize("name", ["../1", "a/../1", "de fault/1", "x\n1", "a\tb/2", "\x1b[31m/1", "default/1/..", "..", "refs/../../HEAD", " ", "default/-1", "default/01x"])
-def test_bad_checkpoint_names(saved, name):
-    res = refused(saved, "restore", name, rc=4)
-    assert "Traceback" not in res.err
-    refused(saved, "show", name, rc=4)
+def test_bad_checkpoint_names(saved):
+    for name in ("../1", "a/../1", "de fault/1", "x\n1", "a\tb/2", "\x1b[31m/1", "default/1/..", "..", "refs/../../HEAD", " ", "default/-1", "default/01x"):
+        refused(saved, "restore", name, rc=4, fsck=False)
+        refused(saved, "show", name, rc=4, fsck=False)
 
 
-@pytest.mark.parametrize("task", ["a..b", "a b", "../x", "x\ny", "con\x07", "1234", "x.lock", ".hidden"])
-def test_bad_task_names(saved, task):
-    refused(saved, "save", "--task", task, rc=2, says="invalid task name")
-    refused(saved, "task", "start", task, rc=2)
+def test_bad_task_names(saved):
+    for task in ("a..b", "a b", "../x", "x\ny", "con\x07", "1234", "x.lock", ".hidden"):
+        refused(saved, "save", "--task", task, rc=2, says="invalid task name", fsck=False)
+        refused(saved, "task", "start", task, rc=2, fsck=False)
+    fsck_clean(saved)
 
 
 # ------------------------------------------------------------------------------- .ckpt.toml fuzz
@@ -281,7 +286,7 @@ def test_fuzzed_config_decodes_or_raises_config_error(doc):
     cfg.max_file_size  # noqa: B018 - a valid config has a readable size
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(doc=toml_docs())
 def test_fuzzed_config_through_the_cli(tmp_path_factory, doc):
     """Through the real entry point: exit 0 or exit 6 with one error line; never a traceback."""
