@@ -32,7 +32,7 @@ from pathlib import Path
 import pygit2
 
 from . import notes, overlay, store
-from .errors import CkptError
+from .errors import CkptError, CorruptError
 from .gitcore import Repo
 from .model import OverlayFile, path_display, path_from_str
 
@@ -170,6 +170,11 @@ def missing_objects(repo: Repo, cp: store.Checkpoint) -> list[str]:
 def _check_lists(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
     """``stages/`` and ``raw/`` hold exactly what the manifest lists; listed raw paths exist."""
     m = cp.manifest
+    for validate in (cp.stage_entries, cp.raw_entries):
+        try:
+            validate()
+        except CorruptError as exc:
+            res.problems.append(exc.message)
     stages = cp.meta_subtree("stages")
     stage_paths = sorted({e.path.partition(b"/")[2] for e in repo.ls_tree(stages)}) if stages else []
     if stage_paths != sorted(path_from_str(p) for p in m.conflicts):
@@ -198,14 +203,13 @@ def _check_worktree(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
             lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             res.problems.append("git checkout-index could not write it: " + (lines[0] if lines else f"exit {proc.returncode}"))
             return
-        raw = cp.meta_subtree("raw")
-        if raw:
-            root = os.fsencode(work)
-            for e in repo.ls_tree(raw):
-                full = os.path.join(root, e.path)
-                os.makedirs(os.path.dirname(full), exist_ok=True)
-                with open(full, "wb") as fh:
-                    fh.write(repo.read_blob(e.oid))
+        try:
+            raw = cp.raw_entries()  # validated: safe paths of files of the tree
+        except CorruptError as exc:
+            res.problems.append(exc.message)
+            return
+        for path, e in raw.items():
+            overlay.write_entry(work, overlay.Entry(path, "file", 0o755 if e.mode == 0o100755 else 0o644, 0, repo.read_blob(e.oid)))
         res.files = sum(1 for e in repo.ls_tree(cp.tree) if e.mode != GITLINK)
         # Entries start with no stat data, so the refresh re-reads (and re-cleans) every file.
         repo.git("update-index", "-q", "--refresh", "--ignore-submodules", index_file=idx, env=env, check=False)

@@ -467,6 +467,16 @@ class Repo:
             found |= {e.path for e in self.ls_tree(tree, *slow) if e.path in set(slow)}
         return found
 
+    def entry_mode(self, tree: str, path: bytes) -> int | None:
+        """The mode of the entry at ``path`` in ``tree`` (``0o100644``, ``0o40000``, …) or None."""
+        try:
+            return self.pg[tree].peel(pygit2.Tree)[path.decode("utf-8")].filemode
+        except KeyError:
+            return None
+        except UnicodeDecodeError:
+            found = [e for e in self.ls_tree(tree, path) if e.path == path]
+            return found[0].mode if found else None
+
     def index_info(self, tree: str, paths: list[bytes]) -> bytes | None:
         """``git update-index -z --index-info`` input holding the blobs of ``paths`` in ``tree``
         (so a small temporary index replaces ``git read-tree`` of the whole tree), or None when a

@@ -108,21 +108,11 @@ def _under(path: bytes, paths: list[bytes] | None) -> bool:
 
 
 def _raw_map(repo: Repo, cp: Checkpoint) -> dict[bytes, TreeEntry]:
-    sub = cp.meta_subtree("raw")
-    if not sub:
-        return {}
-    return {e.path: e for e in repo.ls_tree(sub)}
+    return cp.raw_entries()
 
 
 def _stage_entries(repo: Repo, cp: Checkpoint) -> list[tuple[int, str, int, bytes]]:
-    sub = cp.meta_subtree("stages")
-    if not sub:
-        return []
-    out = []
-    for e in repo.ls_tree(sub):
-        stg, _, path = e.path.partition(b"/")
-        out.append((e.mode, e.oid, int(stg), path))
-    return out
+    return cp.stage_entries()
 
 
 def _overlay_map(files) -> dict[bytes, tuple[str, int, str]]:
@@ -184,15 +174,10 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
     for p in sorted(now_raw - set(target_raw)):
         if _under(p, paths) and p not in written and repo.paths_in_tree(target.tree, [p]):
             plan.write.append(p)
-    for p, e in sorted(target_raw.items()):
+    for p, e in sorted(target_raw.items()):  # validated by Checkpoint.raw_entries
         if _under(p, paths):
-            # raw/ comes from the checkpoint, which may be foreign: only safe paths of regular
-            # files the checkpoint's tree holds are ever written.
-            overlay.safe_relpath(p)
-            if e.mode not in (0o100644, 0o100755) or not repo.paths_in_tree(target.tree, [p]):
-                raise CorruptError(f"raw/ entry {path_display(p)!r} of {target.id} is not a file of its tree; refusing the checkpoint",
-                                   f"nothing was changed; git ckpt check {target.id} inspects it")
             plan.raw_write.append(p)
+    target.stage_entries()  # a malformed stages/ tree is refused before anything is written
     # overlay
     tgt = _overlay_map(target.manifest.overlay.files)
     cur = _overlay_map(now.overlay_info.files)

@@ -25,7 +25,7 @@ import pygit2
 
 from .errors import CorruptError, NotFoundError, UsageError
 from .gitcore import Repo
-from .model import Manifest, decode_manifest
+from .model import Manifest, decode_manifest, path_display
 
 PREFIX = "refs/ckpt/"
 REMOTE_PREFIX = "refs/ckpt-remotes/"
@@ -170,6 +170,41 @@ class Checkpoint:
         except KeyError:
             return None
         return str(entry.id) if entry.type_str == "tree" else None
+
+    def raw_entries(self) -> dict:
+        """``raw/`` of the meta tree, path (bytes) → TreeEntry, validated for a checkpoint that may
+        be foreign: each a safe relative path (no ``..``, absolute path or ``.git``) of a regular
+        file the checkpoint's tree holds.  Raises :class:`CorruptError` otherwise."""
+        from .overlay import safe_relpath
+
+        sub = self.meta_subtree("raw")
+        if not sub:
+            return {}
+        out = {}
+        for e in self.repo.ls_tree(sub):
+            rel = safe_relpath(e.path)
+            if rel != e.path or e.mode not in (0o100644, 0o100755) or self.repo.entry_mode(self.tree, rel) not in (0o100644, 0o100755):
+                raise CorruptError(f"raw/ entry {path_display(e.path)!r} of {self.id} is not a file of its tree; refusing the checkpoint",
+                                   "nothing was changed; the checkpoint was made by a broken or hostile tool")
+            out[rel] = e
+        return out
+
+    def stage_entries(self) -> list[tuple[int, str, int, bytes]]:
+        """``stages/1|2|3/PATH`` of the meta tree as ``(mode, oid, stage, path)``, validated
+        (stage 1–3, a safe path).  Raises :class:`CorruptError` otherwise."""
+        from .overlay import safe_relpath
+
+        sub = self.meta_subtree("stages")
+        if not sub:
+            return []
+        out = []
+        for e in self.repo.ls_tree(sub):
+            stg, _, path = e.path.partition(b"/")
+            if stg not in (b"1", b"2", b"3") or not path or safe_relpath(path) != path:
+                raise CorruptError(f"stages/ entry {path_display(e.path)!r} of {self.id} is malformed; refusing the checkpoint",
+                                   "nothing was changed; the checkpoint was made by a broken or hostile tool")
+            out.append((e.mode, e.oid, int(stg), path))
+        return out
 
     def overlay_tar(self) -> bytes | None:
         """``overlay.tar`` bytes, or None when the overlay is empty."""

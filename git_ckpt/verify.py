@@ -355,15 +355,8 @@ def materialise(repo: Repo, cfg: Config, cp: Checkpoint) -> Iterator[Path]:
     wt = tmp / f"{cp.manifest.task}-{cp.manifest.number}"
     try:
         repo.git("worktree", "add", "--detach", "--quiet", str(wt), cp.commit)
-        raw = cp.meta_subtree("raw")
-        if raw:
-            for e in repo.ls_tree(raw):
-                full = os.path.join(os.fsencode(wt), e.path)
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(full)
-                with open(full, "wb") as fh:
-                    fh.write(repo.read_blob(e.oid))
-                os.chmod(full, 0o755 if e.mode == 0o100755 else 0o644)
+        for path, e in cp.raw_entries().items():  # validated: safe paths of files of the tree
+            overlay.write_entry(wt, overlay.Entry(path, "file", 0o755 if e.mode == 0o100755 else 0o644, 0, repo.read_blob(e.oid)))
         tar = cp.overlay_tar()
         if tar:
             overlay.extract(wt, tar, cfg.max_file_size)

@@ -205,3 +205,54 @@ def test_nested_repository_without_commit_is_left_out_with_a_warning(repo):
     assert res.out == "checkpoint saved: default/1\n"
     assert "left out nested repositories with no commit" in res.err and "empty-nested" in res.err
     assert git(repo, "ls-tree", "-r", "--name-only", "refs/ckpt/default/1") == b"README\nkept.txt\n"
+
+
+def _craft_meta(repo: Path, sub_name: str, entries: bytes) -> str:
+    """Checkpoint 1 with an extra meta subtree ``sub_name`` holding raw tree ``entries``; returns
+    the new checkpoint commit (as refs/ckpt/default/7)."""
+    parents = git(repo, "rev-list", "--parents", "-n1", "refs/ckpt/default/1").decode().split()
+    sub = git(repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin", input=entries).decode().strip()
+    lines = git(repo, "ls-tree", parents[-1]).decode().splitlines() + [f"040000 tree {sub}\t{sub_name}"]
+    meta_tree = git(repo, "mktree", "--missing", input=("\n".join(lines) + "\n").encode()).decode().strip()
+    meta = git(repo, "commit-tree", meta_tree, "-m", "m").decode().strip()
+    wtree = git(repo, "rev-parse", "refs/ckpt/default/1^{tree}").decode().strip()
+    args = []
+    for p in parents[1:-1]:
+        args += ["-p", p]
+    commit = git(repo, "commit-tree", wtree, *args, "-p", meta, "-m", "crafted").decode().strip()
+    git(repo, "update-ref", "refs/ckpt/default/7", commit)
+    return commit
+
+
+def test_crafted_raw_through_a_symlink_is_refused_by_check_and_isolated_verify(tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    repo = init_repo(tmp_path / "r")
+    os.symlink(str(victim), repo / "lnk")
+    ckpt(repo, "save")
+    blob = git(repo, "hash-object", "-w", "--stdin", input=b"PWNED\n").decode().strip()
+    inner = git(repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin",
+                input=b"100644 pwned\0" + bytes.fromhex(blob)).decode().strip()
+    _craft_meta(repo, "raw", b"40000 lnk\0" + bytes.fromhex(inner))
+    for args, rc in ((["check", "default/7"], 1), (["restore", "default/7"], 7)):
+        res = ckpt(repo, *args, rc=rc, fsck=False)
+        assert "raw/ entry 'lnk/pwned' of default/7 is not a file of its tree" in (res.out + res.err)
+    git(repo, "config", "ckpt.verifier.t.command", "true")
+    res = ckpt(repo, "verify", "default/7", "--isolated", rc=7, fsck=False)
+    assert "raw/ entry" in res.err
+    assert os.listdir(victim) == []
+
+
+def test_crafted_stages_are_refused_before_anything_changes(repo):
+    (repo / "f").write_text("f\n")
+    ckpt(repo, "save")
+    blob = git(repo, "hash-object", "-w", "--stdin", input=b"S\n").decode().strip()
+    inner = git(repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin",
+                input=b"100644 f\0" + bytes.fromhex(blob)).decode().strip()
+    _craft_meta(repo, "stages", b"40000 x\0" + bytes.fromhex(inner))
+    (repo / "f").write_text("changed\n")
+    before = worktree_state(repo)
+    res = ckpt(repo, "restore", "default/7", rc=7, fsck=False)
+    assert "stages/ entry 'x/f' of default/7 is malformed" in res.err
+    assert worktree_state(repo) == before
+    assert not (repo / ".git/ckpt/RESTORE").exists()
