@@ -384,7 +384,12 @@ def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now:
         skip = [p for p in skip if _under(p, paths)]
         stages = [s for s in stages if _under(s[3], paths)]
     else:
+        if now.assume_unchanged:  # read-tree refuses to replace entries it may not look at
+            repo.git("update-index", "-z", "--no-assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in now.assume_unchanged))
         repo.git("read-tree", "--reset", target.index_tree)
+        keep = [p for p in now.assume_unchanged if repo.entry_mode(target.index_tree, p) is not None]
+        if keep:  # the user's local flag survives on the paths the target still has
+            repo.git("update-index", "-z", "--assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in keep), check=False)
     if stages:
         data = b"".join(b"0 %s\t%s\0" % (b"0" * 40, p) for p in sorted({s[3] for s in stages}))
         data += b"".join(b"%o %s %d\t%s\0" % (mode, oid.encode(), stg, p) for mode, oid, stg, p in stages)

@@ -52,6 +52,7 @@ class Snapshot:
     skip_absent: list[bytes] = field(default_factory=list)
     embedded: list[bytes] = field(default_factory=list)
     merge_heads: list[str] = field(default_factory=list)
+    assume_unchanged: list[bytes] = field(default_factory=list)
 
     @property
     def conflicts(self) -> list[bytes]:
@@ -76,10 +77,10 @@ class Snapshot:
         )
 
 
-_STAGE_REC = re.compile(rb"([A-Z?]) (\d+) ([0-9a-f]+) (\d)\t")
-_UNMERGED_REC = re.compile(rb"(?:^|(?<=\0))[A-Z?] ([0-7]+) ([0-9a-f]+) ([123])\t([^\0]*)")
-_EMPTY_REC = re.compile(rb"(?:^|(?<=\0))[A-Z?] [0-7]+ " + EMPTY_BLOB.encode() + rb" 0\t([^\0]*)")
-_SKIP_REC = re.compile(rb"(?:^|(?<=\0))S [0-7]+ [0-9a-f]+ 0\t([^\0]*)")
+_STAGE_REC = re.compile(rb"([A-Za-z?]) (\d+) ([0-9a-f]+) (\d)\t")
+_UNMERGED_REC = re.compile(rb"(?:^|(?<=\0))[A-Za-z?] ([0-7]+) ([0-9a-f]+) ([123])\t([^\0]*)")
+_EMPTY_REC = re.compile(rb"(?:^|(?<=\0))[A-Za-z?] [0-7]+ " + EMPTY_BLOB.encode() + rb" 0\t([^\0]*)")
+_SKIP_REC = re.compile(rb"(?:^|(?<=\0))[Ss] [0-7]+ [0-9a-f]+ 0\t([^\0]*)")
 
 
 def _parse_ls_files(out: bytes) -> tuple[list[tuple[int, str, int, bytes]], list[bytes], list[bytes]]:
@@ -94,6 +95,8 @@ def _parse_ls_files(out: bytes) -> tuple[list[tuple[int, str, int, bytes]], list
         EMPTY_BLOB.encode() in out
         or b"\0S " in out
         or out.startswith(b"S ")
+        or b"\0s " in out
+        or out.startswith(b"s ")
         or re.search(rb" [123]\t", out) is not None
     )
     if not interesting:
@@ -114,9 +117,19 @@ def _parse_ls_files(out: bytes) -> tuple[list[tuple[int, str, int, bytes]], list
         if m and m.group(3) == EMPTY_BLOB.encode() and m.group(4) == b"0":
             empties.append(out[m.end():end])
         i = out.find(needle, end)
-    if b"\0S " in out or out.startswith(b"S "):
+    if b"\0S " in out or out.startswith(b"S ") or b"\0s " in out or out.startswith(b"s "):
         skips = [m.group(1) for m in _SKIP_REC.finditer(out)]
     return stages, empties, skips
+
+
+_ASSUMED_REC = re.compile(rb"(?:^|(?<=\0))[a-z] [0-7]+ [0-9a-f]+ [0-3]\t([^\0]*)")
+
+
+def _assume_unchanged(listing: bytes) -> list[bytes]:
+    """Paths marked assume-unchanged in a ``git ls-files -s -v -z`` listing (lower-case tag)."""
+    if not re.search(rb"(?:^|\0)[a-z] ", listing):
+        return []
+    return [m.group(1) for m in _ASSUMED_REC.finditer(listing)]
 
 
 def _index_may_hold_flags(path) -> bool:
@@ -269,8 +282,12 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
                 continue
             if stat.S_ISREG(st.st_mode) and st.st_size > limit:
                 too_large.append(p)
-        listing = repo.git("ls-files", "-s", "-t", "-z", index_file=idx_i).stdout
+        # -v: like -t, but the tag is lower case for assume-unchanged entries
+        listing = repo.git("ls-files", "-s", "-v", "-z", index_file=idx_i).stdout
         stages, empties, skips = _parse_ls_files(listing)
+        assumed = _assume_unchanged(listing)
+        if assumed:  # git add does not look at these; the snapshot must hold what is on disk
+            repo.git("update-index", "-z", "--no-assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in assumed), index_file=idx_w)
         # A skip-worktree file that is on disk anyway holds work: capture it like any other.
         present = [p for p in skips if os.path.lexists(os.path.join(root, p))]
         if present:
@@ -301,6 +318,7 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
         skip_absent=sorted(set(skips) - set(present)),
         embedded=embedded,
         merge_heads=_merge_heads(repo),
+        assume_unchanged=sorted(assumed),
         stages=sorted(stages, key=lambda s: (s[3], s[2])),
         raw=raw,
         selection=sel,

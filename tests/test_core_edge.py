@@ -256,3 +256,21 @@ def test_crafted_stages_are_refused_before_anything_changes(repo):
     assert "stages/ entry 'x/f' of default/7 is malformed" in res.err
     assert worktree_state(repo) == before
     assert not (repo / ".git/ckpt/RESTORE").exists()
+
+
+def test_assume_unchanged_edits_are_captured_and_never_lost(repo):
+    (repo / "f").write_text("a\n")
+    git(repo, "add", "f")
+    git(repo, "commit", "-q", "-m", "a")
+    ckpt(repo, "save", "--allow-empty")
+    (repo / "f").write_text("b\n")
+    git(repo, "commit", "-q", "-am", "b")
+    git(repo, "update-index", "--assume-unchanged", "f")
+    (repo / "f").write_text("PRECIOUS\n")
+    ckpt(repo, "save")
+    assert git(repo, "show", "refs/ckpt/default/2:f") == b"PRECIOUS\n"
+    ckpt(repo, "restore", "1")
+    assert (repo / "f").read_text() == "a\n"
+    assert git(repo, "ls-files", "-v", "f") == b"h f\n"  # the user's flag is kept
+    ckpt(repo, "undo")
+    assert (repo / "f").read_text() == "PRECIOUS\n"
