@@ -160,3 +160,39 @@ def index_state(root: Path) -> tuple[bytes, bytes, bytes]:
 def copy_tree(src: Path, dst: Path) -> None:
     """Copy a directory tree (symlinks as links)."""
     shutil.copytree(src, dst, symlinks=True)
+
+
+def literal_tree(repo: Path, entries: list[tuple[bytes, bytes, str]]) -> str:
+    """Write a tree object from ``(mode, name, oid)`` entries exactly as given (``hash-object
+    --literally``, so names git itself refuses, like ``..``, are possible); returns its id."""
+    data = b"".join(mode + b" " + name + b"\0" + bytes.fromhex(oid) for mode, name, oid in entries)
+    return git(repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin", input=data).decode().strip()
+
+
+def blob(repo: Path, data: bytes) -> str:
+    """Write a blob; return its id."""
+    return git(repo, "hash-object", "-w", "--stdin", input=data).decode().strip()
+
+
+def forge_checkpoint(repo: Path, *, source: str = "refs/ckpt/default/1", dest: str = "refs/ckpt/default/9",
+                     blobs: dict[str, bytes] | None = None, subtrees: dict[str, str] | None = None) -> str:
+    """Copy checkpoint ``source`` to ``dest`` with its meta tree changed: ``blobs`` replaces or adds
+    top-level files (name → bytes), ``subtrees`` adds subtrees (name → tree id).  Returns the new
+    checkpoint commit (the shape a hostile or broken tool could push)."""
+    parents = git(repo, "rev-list", "--parents", "-n1", source).decode().split()
+    lines = {}
+    for e in git(repo, "ls-tree", parents[-1]).decode().splitlines():
+        info, name = e.split("\t")
+        lines[name] = info
+    for name, data in (blobs or {}).items():
+        lines[name] = f"100644 blob {blob(repo, data)}"
+    for name, tree in (subtrees or {}).items():
+        lines[name] = f"040000 tree {tree}"
+    text = "".join(f"{info}\t{name}\n" for name, info in lines.items())
+    meta_tree = git(repo, "mktree", "--missing", input=text.encode()).decode().strip()
+    meta = git(repo, "commit-tree", meta_tree, "-m", "forged meta").decode().strip()
+    wtree = git(repo, "rev-parse", f"{source}^{{tree}}").decode().strip()
+    args = [a for p in parents[1:-1] for a in ("-p", p)]
+    commit = git(repo, "commit-tree", wtree, *args, "-p", meta, "-m", "forged").decode().strip()
+    git(repo, "update-ref", dest, commit)
+    return commit

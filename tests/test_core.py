@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ckpt, fsck_clean, git, index_state, init_repo, run, worktree_state
+from conftest import ckpt, forge_checkpoint, fsck_clean, git, index_state, init_repo, run, worktree_state
 
 STDLIB_PACKAGES = ["json", "email", "http", "urllib", "xml", "logging"]
 
@@ -379,45 +379,19 @@ def test_errors_one_line_and_exit_code(tmp_path, repo):
     assert "No such command" in res.err
 
 
-def _forge_checkpoint(repo: Path, manifest: bytes | None = None, tar: bytes | None = None) -> str:
-    """Copy checkpoint 1 with a replaced manifest and/or overlay.tar; point refs/ckpt/default/9 at it."""
-    parents = git(repo, "rev-list", "--parents", "-n1", "refs/ckpt/default/1").decode().split()
-    meta = parents[-1]
-    entries = git(repo, "ls-tree", meta).decode().splitlines()
-    lines = []
-    for e in entries:
-        info, name = e.split("\t")
-        if name == "manifest.json" and manifest is not None:
-            blob = git(repo, "hash-object", "-w", "--stdin", input=manifest).decode().strip()
-            info = f"100644 blob {blob}"
-        if name == "overlay.tar" and tar is not None:
-            blob = git(repo, "hash-object", "-w", "--stdin", input=tar).decode().strip()
-            info = f"100644 blob {blob}"
-        lines.append(f"{info}\t{name}")
-    tree = git(repo, "mktree", input="\n".join(lines).encode() + b"\n").decode().strip()
-    new_meta = git(repo, "commit-tree", tree, "-m", "forged meta").decode().strip()
-    wtree = git(repo, "rev-parse", "refs/ckpt/default/1^{tree}").decode().strip()
-    args = []
-    for p in parents[1:-1]:
-        args += ["-p", p]
-    commit = git(repo, "commit-tree", wtree, *args, "-p", new_meta, "-m", "forged").decode().strip()
-    git(repo, "update-ref", "refs/ckpt/default/9", commit)
-    return commit
-
-
 def test_corrupt_manifest_and_tar(repo):
     (repo / ".gitignore").write_text("fx/\n")
     (repo / ".ckpt.toml").write_text('[overlay]\ninclude = ["fx/"]\n')
     (repo / "fx").mkdir()
     (repo / "fx/a").write_text("a\n")
     ckpt(repo, "save")
-    _forge_checkpoint(repo, manifest=b"{not json")
+    forge_checkpoint(repo, blobs={"manifest.json": b"{not json"})
     before = worktree_state(repo)
     res = ckpt(repo, "restore", "default/9", rc=7)
     assert res.err.startswith("error: the manifest of default/9 is corrupt")
     assert worktree_state(repo) == before
     git(repo, "update-ref", "-d", "refs/ckpt/default/9")
-    _forge_checkpoint(repo, tar=b"this is not a tar archive" * 30)
+    forge_checkpoint(repo, blobs={"overlay.tar": b"this is not a tar archive" * 30})
     (repo / "fx/a").write_text("changed\n")
     before = worktree_state(repo)
     res = ckpt(repo, "restore", "default/9", rc=7)

@@ -6,7 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from conftest import ckpt, git, index_state, init_repo, worktree_state
+from conftest import blob, ckpt, forge_checkpoint, git, index_state, init_repo, literal_tree, worktree_state
 
 
 def test_file_over_directory_with_ignored_content_is_refused(repo):
@@ -88,22 +88,9 @@ def test_crafted_raw_entry_cannot_escape(tmp_path):
     repo = init_repo(tmp_path / "r")
     (repo / "f").write_text("f\n")
     ckpt(repo, "save")
-    parents = git(repo, "rev-list", "--parents", "-n1", "refs/ckpt/default/1").decode().split()
-    meta = parents[-1]
-    blob = git(repo, "hash-object", "-w", "--stdin", input=b"pwned\n").decode().strip()
-    # raw/ holding "../../escaped" built with plumbing (git mktree refuses such names, so
-    # hash-object --literally)
-    sub = git(repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin",
-              input=b"100644 ../../escaped\0" + bytes.fromhex(blob)).decode().strip()
-    raw = git(repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin",
-              input=b"40000 raw\0" + bytes.fromhex(sub)).decode().strip()
-    entries = git(repo, "ls-tree", meta).decode().splitlines()
-    tree_lines = "\n".join(entries + [f"040000 tree {raw}\traw"]) + "\n"
-    meta_tree = git(repo, "mktree", "--missing", input=tree_lines.encode()).decode().strip()
-    new_meta = git(repo, "commit-tree", meta_tree, "-m", "m").decode().strip()
-    wtree = git(repo, "rev-parse", "refs/ckpt/default/1^{tree}").decode().strip()
-    commit = git(repo, "commit-tree", wtree, "-p", parents[1], "-p", parents[2], "-p", new_meta, "-m", "evil").decode().strip()
-    git(repo, "update-ref", "refs/ckpt/default/5", commit)
+    # raw/ holding "../../escaped" (git mktree refuses such names; hash-object --literally does not)
+    raw = literal_tree(repo, [(b"100644", b"../../escaped", blob(repo, b"pwned\n"))])
+    forge_checkpoint(repo, dest="refs/ckpt/default/5", subtrees={"raw": raw})
     listing = sorted(os.listdir(tmp_path))
     res = ckpt(repo, "restore", "default/5", rc=7, fsck=False)
     assert "raw/ entry" in res.err or "contains '..'" in res.err
@@ -207,33 +194,14 @@ def test_nested_repository_without_commit_is_left_out_with_a_warning(repo):
     assert git(repo, "ls-tree", "-r", "--name-only", "refs/ckpt/default/1") == b"README\nkept.txt\n"
 
 
-def _craft_meta(repo: Path, sub_name: str, entries: bytes) -> str:
-    """Checkpoint 1 with an extra meta subtree ``sub_name`` holding raw tree ``entries``; returns
-    the new checkpoint commit (as refs/ckpt/default/7)."""
-    parents = git(repo, "rev-list", "--parents", "-n1", "refs/ckpt/default/1").decode().split()
-    sub = git(repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin", input=entries).decode().strip()
-    lines = git(repo, "ls-tree", parents[-1]).decode().splitlines() + [f"040000 tree {sub}\t{sub_name}"]
-    meta_tree = git(repo, "mktree", "--missing", input=("\n".join(lines) + "\n").encode()).decode().strip()
-    meta = git(repo, "commit-tree", meta_tree, "-m", "m").decode().strip()
-    wtree = git(repo, "rev-parse", "refs/ckpt/default/1^{tree}").decode().strip()
-    args = []
-    for p in parents[1:-1]:
-        args += ["-p", p]
-    commit = git(repo, "commit-tree", wtree, *args, "-p", meta, "-m", "crafted").decode().strip()
-    git(repo, "update-ref", "refs/ckpt/default/7", commit)
-    return commit
-
-
 def test_crafted_raw_through_a_symlink_is_refused_by_check_and_isolated_verify(tmp_path):
     victim = tmp_path / "victim"
     victim.mkdir()
     repo = init_repo(tmp_path / "r")
     os.symlink(str(victim), repo / "lnk")
     ckpt(repo, "save")
-    blob = git(repo, "hash-object", "-w", "--stdin", input=b"PWNED\n").decode().strip()
-    inner = git(repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin",
-                input=b"100644 pwned\0" + bytes.fromhex(blob)).decode().strip()
-    _craft_meta(repo, "raw", b"40000 lnk\0" + bytes.fromhex(inner))
+    inner = literal_tree(repo, [(b"100644", b"pwned", blob(repo, b"PWNED\n"))])
+    forge_checkpoint(repo, dest="refs/ckpt/default/7", subtrees={"raw": literal_tree(repo, [(b"40000", b"lnk", inner)])})
     for args, rc in ((["check", "default/7"], 1), (["restore", "default/7"], 7)):
         res = ckpt(repo, *args, rc=rc, fsck=False)
         assert "raw/ entry 'lnk/pwned' of default/7 is not a file of its tree" in (res.out + res.err)
@@ -246,10 +214,8 @@ def test_crafted_raw_through_a_symlink_is_refused_by_check_and_isolated_verify(t
 def test_crafted_stages_are_refused_before_anything_changes(repo):
     (repo / "f").write_text("f\n")
     ckpt(repo, "save")
-    blob = git(repo, "hash-object", "-w", "--stdin", input=b"S\n").decode().strip()
-    inner = git(repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin",
-                input=b"100644 f\0" + bytes.fromhex(blob)).decode().strip()
-    _craft_meta(repo, "stages", b"40000 x\0" + bytes.fromhex(inner))
+    inner = literal_tree(repo, [(b"100644", b"f", blob(repo, b"S\n"))])
+    forge_checkpoint(repo, dest="refs/ckpt/default/7", subtrees={"stages": literal_tree(repo, [(b"40000", b"x", inner)])})
     (repo / "f").write_text("changed\n")
     before = worktree_state(repo)
     res = ckpt(repo, "restore", "default/7", rc=7, fsck=False)
