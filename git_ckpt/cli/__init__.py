@@ -46,7 +46,60 @@ class LazyGroup(click.Group):
             mod = importlib.import_module(f"{__name__}.cmd_{cmd_name.replace('-', '_')}")
         except ModuleNotFoundError:
             return None
-        return getattr(mod, "command", None)
+        cmd = getattr(mod, "command", None)
+        if cmd is not None:
+            require_utf8(cmd)
+        return cmd
+
+
+class Utf8Text(click.types.StringParamType):
+    """A text parameter that must be valid UTF-8 (everything git ckpt stores is UTF-8 JSON).
+
+    On POSIX, click decodes argv with ``surrogateescape``, so bytes that are not UTF-8 arrive as
+    lone surrogates; those are refused with :class:`~git_ckpt.errors.UsageError` (exit 2, one
+    ``error:`` line naming the option) instead of failing later while encoding."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        value = super().convert(value, param, ctx)
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                from ..errors import UsageError
+
+                raise UsageError(f"{param_name(param)} is not valid UTF-8 text",
+                                 "git ckpt stores text as UTF-8: convert it first (e.g. with iconv -t UTF-8)") from None
+        return value
+
+
+UTF8_TEXT = Utf8Text()
+
+
+def param_name(param: click.Parameter | None) -> str:
+    """How the user wrote a parameter: its longest option name (``--message``), or an
+    argument's metavar (``CKPT``)."""
+    if param is None:
+        return "an argument"
+    if isinstance(param, click.Option) and param.opts:
+        return max(param.opts, key=len)
+    return param.human_readable_name
+
+
+def require_utf8(cmd: click.Command) -> None:
+    """Make every plain-text option of ``cmd`` (and of its subcommands), and every single-value
+    text argument, a :class:`Utf8Text`.  Variadic arguments (paths after ``--``, the command of
+    ``attempt``, revisions) keep any bytes: paths are stored losslessly, commands are run."""
+    for p in cmd.params:
+        if type(p.type) is not click.types.StringParamType:
+            continue
+        if isinstance(p, click.Argument) and p.nargs != 1:
+            continue
+        p.type = UTF8_TEXT
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            require_utf8(sub)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -147,12 +200,10 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("error: interrupted", err=True)
         code = EXIT_INTERRUPTED
-    except click.ClickException as exc:
-        if as_json:
-            code = _report(CkptUsage(exc.format_message()), True, command)
-        else:
-            exc.show()
-            code = EXIT_USAGE
+    except click.ClickException as exc:  # usage errors: one line and a hint, like every error
+        ctx = getattr(exc, "ctx", None)
+        where = ctx.command_path if ctx is not None else "git ckpt"
+        code = _report(CkptUsage(exc.format_message(), f"{where} -h shows the usage"), as_json, command)
     except CkptError as exc:
         code = _report(exc, as_json, command)
     except KeyboardInterrupt:
