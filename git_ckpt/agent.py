@@ -23,6 +23,7 @@ import base64
 import copy
 import hashlib
 import json
+import stat
 from pathlib import Path
 
 from . import store
@@ -122,6 +123,7 @@ def install(repo: Repo, agent: str, *, local: bool = False) -> dict:
     records = _read_records(repo)
     existed = path.exists()
     original = path.read_bytes() if existed else b""
+    mode = stat.S_IMODE(path.stat().st_mode) if existed else None
     settings = _load_settings(path, original)
     hooks = settings.get("hooks")
     if hooks is None:
@@ -151,20 +153,20 @@ def install(repo: Repo, agent: str, *, local: bool = False) -> dict:
     path.parent.mkdir(parents=True, exist_ok=True)
     rec = records.get(rel)
     if rec is None:  # first install: remember the bytes to put back
-        rec = {"agent": agent, "existed": existed, "original": base64.b64encode(original).decode(),
+        rec = {"agent": agent, "existed": existed, "original": base64.b64encode(original).decode(), "mode": mode,
                "created_dir": created_dir, "hooks_key_existed": "hooks" in settings, "events_existed": [], "added": []}
     rec["events_existed"] = sorted(set(rec["events_existed"]) | {e for e in added if e in hooks})
     rec["added"] = rec["added"] + [{"event": e, "group": _group(CLAUDE_HOOKS[e])} for e in added]
     rec["written_sha256"] = hashlib.sha256(data).hexdigest()
     records[rel] = rec
     _write_records(repo, records)  # the record first: a crash leaves something uninstall can use
-    store.atomic_write(path, data)
+    store.atomic_write(path, data, mode)  # the file keeps its permissions
     return result
 
 
 def uninstall(repo: Repo, agent: str, *, local: bool = False) -> dict:
     """Remove what :func:`install` added.  When the file is byte-for-byte what install wrote, the
-    original bytes are put back (the file and ``.claude/`` are removed if install created them);
+    original bytes and permission bits are put back (the file and ``.claude/`` are removed if install created them);
     otherwise exactly the added handlers are removed and the rest is kept.  Returns
     ``{"path", "restored": "original"|"removed-file"|"edited"|"gone", "removed": [events]}``.
 
@@ -183,9 +185,12 @@ def uninstall(repo: Repo, agent: str, *, local: bool = False) -> dict:
         how = "gone"
     else:
         current = path.read_bytes()
+        mode = stat.S_IMODE(path.stat().st_mode)
         if hashlib.sha256(current).hexdigest() == rec.get("written_sha256"):
             if rec["existed"]:
-                store.atomic_write(path, base64.b64decode(rec["original"]))
+                original_mode = rec.get("mode")
+                store.atomic_write(path, base64.b64decode(rec["original"]),
+                                   original_mode if isinstance(original_mode, int) else mode)
                 how = "original"
             else:
                 path.unlink()
@@ -223,7 +228,7 @@ def uninstall(repo: Repo, agent: str, *, local: bool = False) -> dict:
                         del hooks[ev]
                 if not hooks and not rec.get("hooks_key_existed"):
                     del settings["hooks"]
-            store.atomic_write(path, _dump(settings))
+            store.atomic_write(path, _dump(settings), mode)
     del records[rel]
     _write_records(repo, records)
     return {"path": rel, "restored": how, "removed": removed}

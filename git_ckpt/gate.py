@@ -52,8 +52,9 @@ def index_tree(repo: Repo, index_file: str | os.PathLike[str] | None) -> str:
 class GateResult:
     """The gate's answer: ``allowed``; ``enabled``; the ``promoted`` checkpoint id; the ``tree``
     being committed; on refusal a one-line ``reason``, the first differing ``paths`` (``A``/``D``/
-    ``M`` + path) and their ``count``, the ``failing`` verifiers (name → status), and ``fix``
-    (the one command that fixes it)."""
+    ``M`` + path) and their ``count``, the ``failing`` verifiers (name → status), ``fix``
+    (the one command that fixes it), and ``untrusted`` when the refusal is because
+    ``.ckpt.toml`` is not trusted (the CLI exits 9 then)."""
 
     allowed: bool
     enabled: bool
@@ -65,13 +66,14 @@ class GateResult:
     count: int = 0
     failing: dict[str, str] = field(default_factory=dict)
     fix: str = ""
+    untrusted: bool = False
 
     def to_json(self) -> dict:
         """JSON-ready data."""
         return {
             "allowed": self.allowed, "enabled": self.enabled, "task": self.task, "tree": self.tree,
             "promoted": self.promoted, "reason": self.reason, "paths": self.paths, "count": self.count,
-            "failing": self.failing, "fix": self.fix,
+            "failing": self.failing, "fix": self.fix, "untrusted": self.untrusted,
         }
 
 
@@ -84,10 +86,19 @@ def _diff(repo: Repo, old: str, new: str) -> list[str]:
 
 
 def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
-    """Judge ``tree`` against the promoted checkpoint of ``task`` (no side effects)."""
+    """Judge ``tree`` against the promoted checkpoint of ``task`` (no side effects).  An
+    untrusted ``.ckpt.toml`` (:mod:`git_ckpt.trust`) refuses first, with ``untrusted`` set: its
+    required verifiers may have been loosened or deleted, so they cannot judge anything."""
+    from . import trust
     from .promote import requirement, was_forced
 
     res = GateResult(False, True, task, tree)
+    st = trust.state(repo, cfg)
+    if not st.ok:
+        res.untrusted = True
+        res.reason = f"{trust.untrusted_reason(st)}, so its required verifiers cannot be judged"
+        res.fix = "git ckpt trust (after reviewing git ckpt trust --show)"
+        return res
     oid = repo.read_ref(store.promoted_ref(task))
     if oid is None:
         last = store.latest(repo, task)
@@ -115,7 +126,8 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
         res.failing = dict(req.missing)
         name, status = next(iter(req.missing.items()))
         forced = " (it was promoted with --force)" if was_forced(repo, task, cp.commit) else ""
-        res.reason = f"required verifier {name} has {'no result' if status == 'no result' else 'status ' + status} on the promoted checkpoint {cp.id}{forced}"
+        fetched = " (only a fetched result says passed: not evidence here)" if name in req.foreign else ""
+        res.reason = f"required verifier {name} has {'no result' if status == 'no result' else 'status ' + status} on the promoted checkpoint {cp.id}{forced}{fetched}"
         res.fix = f"git ckpt verify {cp.id}"
         return res
     res.allowed = True
@@ -178,6 +190,7 @@ class CommitVerdict:
     promoted: bool = False
     reason: str = ""
     failing: dict[str, str] = field(default_factory=dict)
+    foreign: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """JSON-ready data."""
@@ -208,9 +221,12 @@ def _candidates(repo: Repo) -> list[tuple[str, str, bool]]:
 
 def verify_commit(repo: Repo, cfg: Config, rev: str) -> CommitVerdict:
     """Was ``rev``'s tree the content of a checkpoint whose required verifiers (as ``cfg``
-    defines them now) all passed?  Raises :class:`NotFoundError` for an unknown revision."""
+    defines them now) all passed, by results this repository's own ``verify`` recorded?  Never
+    verified while ``cfg`` is untrusted (the CLI refuses that with exit 9 first).  Raises
+    :class:`NotFoundError` for an unknown revision."""
     import pygit2
 
+    from . import trust
     from .promote import requirement
 
     try:
@@ -219,6 +235,10 @@ def verify_commit(repo: Repo, cfg: Config, rev: str) -> CommitVerdict:
         raise NotFoundError(f"unknown revision {rev!r}", "name a commit, e.g. HEAD or a branch") from None
     tree = str(commit.tree_id)
     verdict = CommitVerdict(rev, str(commit.id), tree, False)
+    st = trust.state(repo, cfg)
+    if not st.ok:
+        verdict.reason = f"{trust.untrusted_reason(st)}, so its required verifiers cannot be judged"
+        return verdict
     promoted_commits = {oid for _id, oid, is_p in _candidates(repo) if is_p}
     seen: set[str] = set()
     for cid, oid, _is_p in _candidates(repo):
@@ -241,9 +261,11 @@ def verify_commit(repo: Repo, cfg: Config, rev: str) -> CommitVerdict:
         if not verdict.failing:
             verdict.checkpoint = name
             verdict.failing = dict(req.missing)
+            verdict.foreign = list(req.foreign)
     if verdict.checkpoint:
-        n, st = next(iter(verdict.failing.items()))
-        verdict.reason = f"checkpoint {verdict.checkpoint} has this tree, but required verifier {n} has {'no result' if st == 'no result' else 'status ' + st}"
+        n, status = next(iter(verdict.failing.items()))
+        fetched = " (only a fetched result says passed: not evidence here)" if n in verdict.foreign else ""
+        verdict.reason = f"checkpoint {verdict.checkpoint} has this tree, but required verifier {n} has {'no result' if status == 'no result' else 'status ' + status}{fetched}"
     else:
         verdict.reason = "no checkpoint has this tree"
     return verdict

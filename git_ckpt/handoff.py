@@ -101,15 +101,23 @@ def numstat(repo: Repo, old_tree: str, new_tree: str) -> list[dict]:
 
 def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> list[dict]:
     """The newest recorded result of each verifier over the checkpoints of ``task``, with the
-    checkpoint it ran on; ``current`` marks whether it ran on the current checkpoint's content."""
+    checkpoint it ran on; ``current`` marks whether it ran on the current checkpoint's content;
+    ``local`` whether this repository's own ``verify`` recorded it (False: fetched from a
+    teammate, never evidence)."""
+    from .verify import mark_local
+
     best: dict[str, tuple[tuple, dict]] = {}
     if repo.read_ref(store.NOTES_REF) is None:
         return []
+    known: set[str] | None = None
     for n, oid in store.numbered(repo, task):
         try:
             lines = notes.read_lines(repo, oid)
         except CkptError:
             continue
+        if lines and known is None:
+            known = ledger.result_ids(repo, [task], None)
+        own = mark_local(repo, lines, [task], known)
         for i, r in enumerate(lines):
             name = r.get("verifier")
             if not isinstance(name, str):
@@ -118,7 +126,7 @@ def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> li
             if name not in best or key > best[name][0]:
                 row = {"verifier": name, "checkpoint": f"{task}/{n}", "commit": oid, "status": str(r.get("status", "?")),
                        "exit_code": r.get("exit_code"), "duration": r.get("duration"), "started_at": r.get("started_at"),
-                       "required": r.get("required"), "log": r.get("log"), "tree": r.get("tree")}
+                       "required": r.get("required"), "log": r.get("log"), "tree": r.get("tree"), "local": own[i]}
                 best[name] = (key, row)
     out = []
     cur_tree = current.tree if current else None
@@ -130,12 +138,16 @@ def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> li
 
 
 def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict]:
-    """The latest result line of each verifier recorded on ``cp`` itself."""
+    """The latest result line of each verifier recorded on ``cp`` itself by this repository's
+    own ``verify`` (:func:`git_ckpt.verify.evidence`; a fetched line is not evidence)."""
+    from .verify import evidence
+
     out: dict[str, dict] = {}
     try:
-        lines = notes.read_lines(repo, cp.commit)
+        lines = evidence(repo, cp)
     except CkptError:
         return out
+    lines = [r for _i, r in sorted(enumerate(lines), key=lambda ir: (str(ir[1].get("started_at") or ""), ir[0]))]
     for r in lines:
         if isinstance(r.get("verifier"), str):
             out[r["verifier"]] = r
@@ -260,6 +272,7 @@ def markdown(r: dict) -> str:
         + (f" (exit {v['exit_code']}" if v["exit_code"] is not None else " (")
         + (f", {float(v['duration']):.1f} s" if isinstance(v["duration"], (int, float)) else "") + ")"
         + ("" if v["on_current"] else " [not the current content]")
+        + ("" if v.get("local", True) else " [fetched: not evidence here]")
         for v in r["results"]])
     section("Failed paths", [f"- {f['option']}: {f['reason'] or ''}" + (f" (evidence: {', '.join(f['evidence_text'])})" if f["evidence_text"] else "") for f in r["failed"]])
     section("Open questions", [f"- {q['text']}" for q in r["questions"]])
@@ -308,8 +321,10 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
     """What a careful resumer checks: the files the receipt names exist (or are gone, for
     deletions), the worktree is exactly the current checkpoint, and the required verifiers give
     what was recorded (re-run only through a trusted verifier runner; otherwise the recorded
-    results are reported).  Returns ``{"ok", "task", "current", "checks": [...], "drift": [...]}``;
-    ``ok`` is False when anything drifted."""
+    results are reported, and a required verifier without a passing result of this repository's
+    own is drift).  An untrusted ``.ckpt.toml`` is drift too (its requirement may have been
+    loosened).  Returns ``{"ok", "task", "current", "checks": [...], "drift": [...]}``; ``ok`` is
+    False when anything drifted."""
     from .snapshot import capture
 
     r = receipt(repo, task, cfg, workspace=False)
@@ -355,6 +370,13 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
                 what = ("changed: " + ", ".join(changed[:20]) + (" …" if len(changed) > 20 else "")) if changed else "index, HEAD or overlay differ"
                 checks.append({"check": "worktree", "ok": False, "detail": what, "changed": changed})
                 drift.append(f"worktree differs from {cur_id}: {what}")
+    from . import trust
+
+    st = trust.state(repo, cfg)
+    if not st.ok:
+        detail = f"{trust.untrusted_reason(st)}: its required verifiers were neither re-run nor can they be relied on (git ckpt trust)"
+        checks.append({"check": "config", "ok": False, "detail": detail})
+        drift.append(detail)
     required = [v.name for v in cfg.verifier if v.required]
     recorded = results_on(repo, cur) if cur is not None else {}
     statuses, how = (None, "not re-run: the worktree does not match the checkpoint")
@@ -373,5 +395,7 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
         else:
             row["ok"] = rec_status == "passed"
             row["detail"] = (f"recorded: {rec_status}" if rec_status else "no result recorded on this checkpoint") + f" ({how})"
+            if not row["ok"]:
+                drift.append(f"verifier {name}: " + (f"recorded {rec_status}" if rec_status else "no result recorded") + f" ({how})")
         checks.append(row)
     return {"ok": not drift, "task": task, "current": cur_id, "checks": checks, "drift": drift}

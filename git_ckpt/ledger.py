@@ -157,12 +157,43 @@ def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int 
     return None
 
 
+def result_ids(repo: Repo, tasks: list[str], want: set[str] | None) -> set[str]:
+    """Which of the result ids in ``want`` (:func:`git_ckpt.verify.result_id` of a note line) a
+    ``verify`` event in the ledgers of ``tasks`` names (its ``result``); every id named when
+    ``want`` is None.
+
+    This is what makes a note line *evidence*: the ledger is written only by this repository's
+    own commands (``fetch`` never writes it), while notes merge every teammate's lines.  Walks
+    each ledger newest first and stops once every id is found; an unreadable entry ends that
+    ledger's walk (what lies behind it is not evidence)."""
+    found: set[str] = set()
+    for task in tasks:
+        oid = repo.read_ref(store.log_ref(task))
+        while oid and (want is None or not want <= found):
+            try:
+                c = repo.pg[oid]
+                tree = c.peel(pygit2.Tree)
+                ev = msgspec.json.decode(repo.read_blob(str(tree["event.json"].id)), type=Event)
+            except (KeyError, ValueError, pygit2.GitError, msgspec.DecodeError, msgspec.ValidationError):
+                break
+            if ev.type == "verify":
+                rid = ev.data.get("result")
+                if isinstance(rid, str) and (want is None or rid in want):
+                    found.add(rid)
+            oid = str(c.parent_ids[0]) if c.parent_ids else None
+        if want is not None and want <= found:
+            break
+    return found
+
+
 def verify(repo: Repo, task: str) -> list[str]:
     """Re-check the ledger of ``task``; return problems, first broken link first ([] when intact).
 
     Checks: every commit has at most one parent; ``seq`` counts up from 1; each ``hash`` matches
     the event; each ``prev`` names the previous event's hash; every checkpoint manifest's
-    ``ledger_head`` is a commit on the chain.
+    ``ledger_head`` is a commit on the chain; ``refs/ckpt/T/promoted`` (when present) names a
+    commit that a ``promote`` event on the chain promoted (promote logs the event before it
+    moves the ref, so dropping the newest events by re-pointing the ledger ref is caught).
     """
     problems: list[str] = []
     ref = store.log_ref(task)
@@ -180,12 +211,15 @@ def verify(repo: Repo, task: str) -> list[str]:
         oid = str(c.parent_ids[0]) if c.parent_ids else None
     chain.reverse()
     prev_hash: str | None = None
+    promoted_on_chain: set[str] = set()
     for i, commit in enumerate(chain, start=1):
         try:
             rec = _read(repo, commit, task)
         except CorruptError as exc:
             problems.append(f"event #{i} ({commit[:12]}): unreadable: {exc.message}")
             break
+        if rec.event.type == "promote" and isinstance(rec.event.data.get("commit"), str):
+            promoted_on_chain.add(rec.event.data["commit"])
         ev = rec.event
         if ev.seq != i:
             problems.append(f"event #{i} ({commit[:12]}): sequence number is {ev.seq}, expected {i} (an event was deleted or inserted)")
@@ -197,6 +231,14 @@ def verify(repo: Repo, task: str) -> list[str]:
             problems.append(f"event #{i} ({commit[:12]}): does not link to the event before it (history rewritten)")
             break
         prev_hash = ev.hash
+    promoted = repo.read_ref(store.promoted_ref(task))
+    if not problems and promoted and promoted not in promoted_on_chain:
+        try:
+            shown = store.load(repo, promoted).manifest.id
+        except Exception:  # noqa: BLE001 - reported, not raised
+            shown = promoted[:12]
+        problems.append(f"refs/ckpt/{task}/promoted names {shown} ({promoted[:12]}), but no promote event on the ledger "
+                        "promoted it (events were dropped or the ref was moved by hand)")
     on_chain = set(chain)
     rewritten: list[tuple[int, str]] = []
     for n, cp_oid in store.numbered(repo, task):

@@ -8,7 +8,10 @@ returns one JSON object as text, the same data ``--json`` prints.  Restores are 
 no longer matches the worktree is refused, so nothing is overwritten unseen.
 
 Failures a user can cause come back as tool errors carrying the same ``error:``/``hint:`` text
-the CLI prints; the server keeps running.
+the CLI prints; the server keeps running.  That includes text that is not valid UTF-8: a JSON
+string holding a lone surrogate (``"\\ud800"``), which the SDK's own message parser would reject
+without answering (the client would wait forever), is replaced on the way in by a marker that
+the tool call refuses with a tool error naming the argument (:func:`_filter_stdin`).
 """
 
 from __future__ import annotations
@@ -196,8 +199,26 @@ class Tools:
         return task_mod.card_json(rec.card)
 
 
+INVALID_TEXT = "\x00git-ckpt:not-utf-8\x00"
+
+
+def _invalid(value: Any) -> bool:
+    """Whether ``value`` (a JSON value) holds text :func:`_sanitize_line` marked as not UTF-8."""
+    if isinstance(value, str):
+        return INVALID_TEXT in value
+    if isinstance(value, list):
+        return any(_invalid(v) for v in value)
+    if isinstance(value, dict):
+        return any(_invalid(k) or _invalid(v) for k, v in value.items())
+    return False
+
+
 def _wrap(fn: Callable[..., dict], tool_error: type[Exception]) -> Callable[..., str]:
     def call(**kwargs: Any) -> str:
+        bad = sorted(k for k, v in kwargs.items() if _invalid(k) or _invalid(v))
+        if bad:
+            raise tool_error(f"error: argument {bad[0]} is not valid UTF-8 text (it holds a lone surrogate)\n"
+                             "hint: git ckpt stores text as UTF-8: send valid Unicode text")
         try:
             return json.dumps(fn(**kwargs), sort_keys=True)
         except CkptError as exc:
@@ -290,7 +311,82 @@ def _with_body(signature_fn: Callable[..., str], body: Callable[..., str]) -> Ca
     return tool
 
 
+def _scrub(value: Any) -> Any:
+    """``value`` with every string holding a lone surrogate replaced by :data:`INVALID_TEXT`."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return INVALID_TEXT
+        return value
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    return value
+
+
+_SURROGATE_ESCAPE = None
+
+
+def _sanitize_line(line: bytes) -> bytes:
+    """One JSON-RPC line from the client, with strings that are not valid UTF-8 (lone surrogate
+    escapes such as ``"\\ud800"``) replaced by :data:`INVALID_TEXT`; any other line unchanged."""
+    global _SURROGATE_ESCAPE
+    import re
+
+    if _SURROGATE_ESCAPE is None:
+        _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+    if not _SURROGATE_ESCAPE.search(line):
+        return line
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return line  # not JSON: the SDK answers that itself
+    scrubbed = _scrub(obj)
+    if scrubbed == obj:
+        return line  # only valid surrogate pairs
+    return json.dumps(scrubbed).encode() + b"\n"
+
+
+def _filter_stdin() -> None:
+    """Put a pipe on fd 0 fed by a thread that copies the real stdin line by line through
+    :func:`_sanitize_line`, so the SDK never sees a message its parser drops unanswered."""
+    import threading
+
+    real = os.dup(0)
+    r, w = os.pipe()
+    os.dup2(r, 0)
+    os.close(r)
+
+    def pump() -> None:
+        with os.fdopen(real, "rb", buffering=0) as src, os.fdopen(w, "wb", buffering=0) as dst:
+            pending = b""
+            while True:
+                try:
+                    chunk = src.read(65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                try:
+                    for line in lines:
+                        dst.write(_sanitize_line(line + b"\n"))
+                except OSError:  # the server went away
+                    return
+            if pending:
+                try:
+                    dst.write(_sanitize_line(pending))
+                except OSError:
+                    return
+
+    threading.Thread(target=pump, name="git-ckpt-mcp-stdin", daemon=True).start()
+
+
 def serve(root: str | None = None) -> None:
     """Run the server on stdin/stdout until the client closes the connection."""
     server = build_server(root or os.getcwd())
+    _filter_stdin()
     server.run("stdio")

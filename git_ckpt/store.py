@@ -90,13 +90,16 @@ def set_current_task(repo: Repo, task: str) -> None:
     atomic_write(repo.ckpt_dir() / "TASK", (task + "\n").encode())
 
 
-def atomic_write(path: os.PathLike[str] | str, data: bytes) -> None:
-    """Write ``data`` to a temp file beside ``path``, fsync, then ``os.replace``."""
+def atomic_write(path: os.PathLike[str] | str, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to a temp file beside ``path``, fsync, then ``os.replace``; with ``mode``
+    the file gets exactly those permission bits (set before it replaces ``path``)."""
     path = os.fspath(path)
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "wb") as fh:
         fh.write(data)
         fh.flush()
+        if mode is not None:
+            os.fchmod(fh.fileno(), mode)
         os.fsync(fh.fileno())
     os.replace(tmp, path)
 
@@ -235,6 +238,16 @@ def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = No
     if manifest.schema != "ckpt/1":
         raise CorruptError(f"the manifest of {id or commit} has unknown schema {manifest.schema!r}", "upgrade git-ckpt")
     return Checkpoint(repo, id or manifest.id, commit, ref, str(obj.tree_id), parents, manifest)
+
+
+def is_local(repo: Repo, cp: Checkpoint) -> bool:
+    """Whether ``cp`` is a checkpoint of this repository: ``refs/ckpt/T/N`` (T and N from its
+    manifest) points at its commit.  A fetched checkpoint (``REMOTE:T/N``, or its commit named by
+    id) is not, even when a local task has the same name."""
+    m = cp.manifest
+    if not _TASK_RE.fullmatch(m.task or "") or ".." in m.task or m.number < 1:
+        return False
+    return repo.read_ref(ckpt_ref(m.task, m.number)) == cp.commit
 
 
 def numbered(repo: Repo, task: str, prefix: str = PREFIX) -> list[tuple[int, str]]:

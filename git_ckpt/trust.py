@@ -13,6 +13,10 @@ Rules (:func:`check`):
   file included) must be trusted again, so loosening the requirement is not silent;
 * verifiers defined only in the local ``git config ckpt.verifier.*`` were written by the user
   and need no trust, as long as the ``.ckpt.toml`` beside them is acceptable.
+
+The same rules decide whether the *required* verifiers of a config may be used to judge
+evidence: ``promote`` (without ``--force``), the commit gate and ``verify-commit`` refuse an
+untrusted config (exit 9) instead of trusting a requirement someone loosened or deleted.
 """
 
 from __future__ import annotations
@@ -144,15 +148,25 @@ def state(repo: "Repo", cfg: "Config") -> TrustState:
     return TrustState(needed, recorded == current, current, recorded)
 
 
-def check(repo: "Repo", cfg: "Config") -> TrustState:
-    """Raise :class:`UntrustedError` (exit 9) unless the verifiers of ``cfg`` may run."""
+HINT = "review what would run with git ckpt trust --show, then allow it with git ckpt trust"
+
+
+def untrusted_reason(st: TrustState) -> str:
+    """``.ckpt.toml is not trusted`` / ``… is changed since you trusted it`` (or deleted)."""
+    if st.recorded is None:
+        return ".ckpt.toml is not trusted"
+    if st.sha256 == config_hash(b""):
+        return ".ckpt.toml is deleted or emptied since you trusted it"
+    return ".ckpt.toml is changed since you trusted it"
+
+
+def check(repo: "Repo", cfg: "Config", *, doing: str = "no verifier was run") -> TrustState:
+    """Raise :class:`UntrustedError` (exit 9) unless ``cfg`` may be used: its verifiers run, and
+    its required verifiers decide promotion, the gate and ``verify-commit``.  ``doing`` ends the
+    message (what was not done)."""
     st = state(repo, cfg)
     if not st.ok:
-        what = "changed since you trusted it" if st.recorded else "not trusted"
-        raise UntrustedError(
-            f".ckpt.toml is {what}; no verifier was run",
-            "review what would run with git ckpt trust --show, then allow it with git ckpt trust",
-        )
+        raise UntrustedError(f"{untrusted_reason(st)}; {doing}", HINT)
     return st
 
 

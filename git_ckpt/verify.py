@@ -10,7 +10,14 @@ For each configured verifier:
   the whole group; Ctrl-C kills it, records ``interrupted`` and re-raises;
 * a verifier that changes files the checkpoint holds fails with ``changed-files``;
 * one JSON result line is appended to the checkpoint's note (``refs/notes/ckpt``,
-  compare-and-swap) and one ``verify`` event to the ledger.
+  compare-and-swap) and one ``verify`` event to the ledger naming that line (``result``: its
+  :func:`result_id`).
+
+Only lines a local ``verify`` event names are *evidence* (:func:`local_lines`): notes merge
+every teammate's lines on ``fetch``, so a line someone else wrote (or forged) is shown but never
+reused, never promotes, and never satisfies the gate or ``verify-commit``.  A fetched checkpoint
+(``REMOTE:T/N``) can be verified: its results go to the note and to the *current* task's
+ledger, and it is never promoted (promotion is for this repository's own checkpoints).
 
 Exit statuses follow ``git bisect run``: 0 passed, 1–124 failed, 125 undecided, 126/127 could
 not run; a verifier killed by signal S counts as failed with 128+S.
@@ -236,7 +243,8 @@ class Outcome:
 class Report:
     """What :func:`verify` did: ``outcomes`` in order, ``skipped`` verifier names (not run after
     one changed the worktree), the promotion (``promoted`` id or None, ``already_promoted``,
-    ``empty_requirement``), what blocks promotion (``missing``), and the bisect ``exit_code``."""
+    ``empty_requirement``), what blocks promotion (``missing``), the bisect ``exit_code``, and
+    whether the checkpoint was ``fetched`` (not this repository's: never promoted)."""
 
     checkpoint: str
     commit: str
@@ -248,6 +256,7 @@ class Report:
     empty_requirement: bool = False
     missing: dict[str, str] = field(default_factory=dict)
     exit_code: int = 0
+    fetched: bool = False
 
     def to_json(self) -> dict:
         """JSON-ready data."""
@@ -256,6 +265,7 @@ class Report:
             "results": [o.to_json() for o in self.outcomes], "skipped": self.skipped,
             "promoted": self.promoted, "already_promoted": self.already_promoted,
             "empty_requirement": self.empty_requirement, "missing": self.missing, "exit_code": self.exit_code,
+            "fetched": self.fetched,
         }
 
 
@@ -290,22 +300,112 @@ def latest_results(lines: list[dict], tree: str, overlay: str) -> dict[tuple[str
     return out
 
 
+def result_id(line: dict) -> str:
+    """sha256 of a result line's deterministic encoding: what a ``verify`` ledger event records
+    (``result``) to say this repository's own ``verify`` wrote that line."""
+    return digest(line)
+
+
+def evidence_tasks(repo: Repo, cp: Checkpoint) -> list[str]:
+    """The tasks whose ledgers hold the ``verify`` events of ``cp``'s results: its own task for a
+    checkpoint of this repository, every local task for a fetched one (verified while some
+    task was current)."""
+    return [cp.manifest.task] if store.is_local(repo, cp) else store.tasks(repo)
+
+
+def local_lines(repo: Repo, lines: list[dict], tasks: list[str], tree: str, overlay: str) -> list[dict]:
+    """The lines of ``lines`` about content ``(tree, overlay)`` that this repository's own
+    ``verify`` recorded: a ``verify`` event in the ledger of one of ``tasks`` names their
+    :func:`result_id`.  Lines merged in from a teammate's notes (``fetch``) are left out."""
+    about = [ln for ln in lines if ln.get("tree") == tree and (ln.get("overlay") or "") == overlay]
+    if not about:
+        return []
+    ids = [result_id(ln) for ln in about]
+    known = ledger.result_ids(repo, tasks, set(ids))
+    return [ln for ln, rid in zip(about, ids) if rid in known]
+
+
+def evidence(repo: Repo, cp: Checkpoint, lines: list[dict] | None = None) -> list[dict]:
+    """:func:`local_lines` of ``cp``'s note (read when ``lines`` is None) about its own content.
+    Raises :class:`CorruptError` for a corrupt note."""
+    if lines is None:
+        lines = notes.read_lines(repo, cp.commit)
+    return local_lines(repo, lines, evidence_tasks(repo, cp), cp.tree, overlay_digest(cp))
+
+
+def mark_local(repo: Repo, lines: list[dict], tasks: list[str], known: set[str] | None = None) -> list[bool]:
+    """For display (``show``, ``list``): whether each line was recorded by this repository's own
+    ``verify`` (False: fetched from a teammate, shown but never evidence).  ``known`` is a set
+    of result ids already collected (:func:`git_ckpt.ledger.result_ids` with ``want`` None)."""
+    if not lines:
+        return []
+    ids = [result_id(ln) for ln in lines]
+    if known is None:
+        known = ledger.result_ids(repo, tasks, set(ids))
+    return [rid in known for rid in ids]
+
+
+def shown_states(lines: list[dict], local: list[bool]) -> tuple[dict[str, str], list[str]]:
+    """What ``list`` shows per verifier: the newest status (by start time, as
+    :func:`latest_results` orders lines) among this repository's own results, or, when it has
+    none for that verifier, the newest fetched one; and the names shown from fetched results."""
+    own: dict[str, str] = {}
+    other: dict[str, str] = {}
+    for i, ln in sorted(enumerate(lines), key=lambda il: (str(il[1].get("started_at") or ""), il[0])):
+        name = ln.get("verifier")
+        if isinstance(name, str):
+            (own if local[i] else other)[name] = str(ln.get("status", "?"))
+    fetched = sorted(set(other) - set(own))
+    return {**{n: other[n] for n in fetched}, **own}, fetched
+
+
+def fetched_states(repo: Repo, rows: list, tasks: list[str] | None) -> dict[str, tuple[dict[str, str], list[str]]]:
+    """For ``list``: checkpoint commit → :func:`shown_states`, for rows (``.commit``,
+    ``.verifiers``) that show a verifier state.  ``tasks`` are the ledgers holding the rows'
+    results (None: every local task, for fetched checkpoints).  The ledgers are read once, and
+    only when some row has a result."""
+    out: dict[str, tuple[dict[str, str], list[str]]] = {}
+    todo = [r for r in rows if r.verifiers]
+    if not todo:
+        return out
+    known = ledger.result_ids(repo, store.tasks(repo) if tasks is None else tasks, None)
+    for r in todo:
+        try:
+            lines = notes.read_lines(repo, r.commit)
+        except CkptError:
+            continue
+        out[r.commit] = shown_states(lines, mark_local(repo, lines, [], known))
+    return out
+
+
+def ledger_task(repo: Repo, cp: Checkpoint) -> str:
+    """The ledger a ``verify`` of ``cp`` is recorded in: its own task's for a checkpoint of this
+    repository; the current task's for a fetched one (a fetch never creates a local ledger for
+    someone else's task, whose ref a later push would collide on)."""
+    return cp.manifest.task if store.is_local(repo, cp) else store.current_task(repo)
+
+
 def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig) -> tuple[dict, str, bool] | None:
     """A passing result of ``v`` (same definition) on the same content, on ``cp`` itself or on
-    another checkpoint of its task with the same tree.  Returns ``(line, checkpoint id, on cp
-    itself)`` or None."""
+    another checkpoint of its task with the same tree, that this repository's own ``verify``
+    recorded (:func:`local_lines`; a fetched line is never reused).  Returns ``(line,
+    checkpoint id, on cp itself)`` or None."""
     dh = definition_hash(v)
     ovl = overlay_digest(cp)
-    own = latest_results(notes.read_lines(repo, cp.commit), cp.tree, ovl).get((v.name, dh))
+    tasks = evidence_tasks(repo, cp)
+    own = latest_results(local_lines(repo, notes.read_lines(repo, cp.commit), tasks, cp.tree, ovl), cp.tree, ovl).get((v.name, dh))
     if own is not None:
         return (own, cp.id, True) if own.get("status") == "passed" else None
+    if not store.is_local(repo, cp):
+        return None
     for n, oid in reversed(store.numbered(repo, cp.manifest.task)):
         if oid == cp.commit:
             continue
         try:
             if str(repo.pg[oid].tree_id) != cp.tree:
                 continue
-            ln = latest_results(notes.read_lines(repo, oid), cp.tree, ovl).get((v.name, dh))
+            ln = latest_results(local_lines(repo, notes.read_lines(repo, oid), [cp.manifest.task], cp.tree, ovl),
+                                cp.tree, ovl).get((v.name, dh))
         except (CkptError, KeyError, ValueError):
             continue
         if ln is not None and ln.get("status") == "passed":
@@ -386,10 +486,11 @@ def select(cfg: Config, only: list[str] | None) -> list[VerifierConfig]:
 def _record(repo: Repo, cp: Checkpoint, line: dict, *, isolated: bool, reused_from: str | None = None) -> None:
     notes.append_line(repo, cp.commit, _encode_line(line))
     fault("verify.after-note")
-    ledger.append(repo, cp.manifest.task, "verify", {
+    ledger.append(repo, ledger_task(repo, cp), "verify", {
         "id": cp.id, "commit": cp.commit, "verifier": line["verifier"], "status": line["status"],
         "exit_code": line["exit_code"], "duration": line["duration"], "reused": line["reused"],
         "reused_from": reused_from, "log": line["log"], "isolated": isolated, "tree": cp.tree,
+        "result": result_id(line),
     })
 
 
@@ -426,7 +527,8 @@ def verify(
     ``sink`` receives the verifiers' output as it arrives; ``on_outcome`` is called after each
     verifier.  When every required verifier has a passing result on this content afterwards,
     and ``promote``, the checkpoint is promoted (:func:`git_ckpt.promote.promote`); with no
-    verifiers configured it is promoted on the empty requirement.
+    verifiers configured it is promoted on the empty requirement.  A fetched checkpoint
+    (``report.fetched``) is verified but never promoted.
 
     Raises :class:`UntrustedError` (nothing runs) for an untrusted ``.ckpt.toml``,
     :class:`NotFoundError` for an unknown ``only`` name, :class:`UsageError` when (in place) the
@@ -439,6 +541,7 @@ def verify(
     chosen = select(cfg, only)
     trust.check(repo, cfg)
     report = Report(cp.id, cp.commit, isolated)
+    report.fetched = not store.is_local(repo, cp)
     if chosen:
         with contextlib.ExitStack() as stack:
             if isolated:
@@ -468,7 +571,7 @@ def verify(
     req = promotion.requirement(repo, cfg, cp)
     report.missing = req.missing
     report.empty_requirement = not cfg.verifier
-    if promote and req.satisfied and not report.skipped:
+    if promote and req.satisfied and not report.skipped and not report.fetched:
         res = promotion.promote(repo, cfg, cp, reason="verify")
         report.promoted = cp.id
         report.already_promoted = not res.changed
@@ -485,10 +588,11 @@ def _run_one(repo: Repo, run_repo: Repo, cfg: Config, cp: Checkpoint, v: Verifie
                 line = dict(line, checkpoint=cp.id, reused=True, required=v.required)
                 _record(repo, cp, line, isolated=isolated, reused_from=from_id)
             else:
-                ledger.append(repo, cp.manifest.task, "verify", {
+                ledger.append(repo, ledger_task(repo, cp), "verify", {
                     "id": cp.id, "commit": cp.commit, "verifier": v.name, "status": "passed",
                     "exit_code": line.get("exit_code", 0), "reused": True, "reused_from": from_id,
                     "log": line.get("log"), "isolated": isolated, "tree": cp.tree,
+                    "result": result_id(line),
                 })
             return Outcome(v.name, "passed", int(line.get("exit_code", 0)), float(line.get("duration", 0.0)),
                            v.required, True, str(line.get("log", "")), line, reused_from=from_id)

@@ -116,3 +116,27 @@ def test_installed_hook_commands_run(repo):
     assert kinds == ["auto"]  # the second save found nothing new
     proc = subprocess.run(["sh", "-c", CLAUDE_HOOKS["SessionStart"]], cwd="/", env=full, capture_output=True)
     assert proc.returncode == 0 and proc.stdout.decode().startswith("# Handoff: agent-task\n\nGoal: agent goal\n")
+
+
+def test_uninstall_restores_the_permissions_too(repo):
+    """Hostile report: uninstall put the bytes back but a 0640 settings.json became 0644."""
+    import os
+    import stat
+
+    path = repo / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_bytes(EXISTING)
+    os.chmod(path, 0o640)
+    ckpt(repo, "agent", "install", "claude-code")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o640  # install keeps them as well
+    ckpt(repo, "agent", "uninstall", "claude-code")
+    assert path.read_bytes() == EXISTING and stat.S_IMODE(os.stat(path).st_mode) == 0o640
+    # edited after install: only our handlers go, the file keeps its (new) permissions
+    ckpt(repo, "agent", "install", "claude-code")
+    os.chmod(path, 0o600)
+    data = json.loads(path.read_bytes())
+    data["model"] = "edited"
+    path.write_text(json.dumps(data))
+    os.chmod(path, 0o600)
+    assert ckpt(repo, "agent", "uninstall", "claude-code").out.startswith("removed the git ckpt hooks from .claude/settings.json")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and json.loads(path.read_bytes())["model"] == "edited"

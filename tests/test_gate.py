@@ -196,3 +196,79 @@ def test_pre_push_warns_or_refuses(repo, tmp_path):
     git(repo, "reset", "-q", "--hard", "HEAD~1")
     proc = subprocess.run(["git", "push", "origin", "main"], cwd=repo, capture_output=True, text=True)
     assert proc.returncode == 0, proc
+
+
+# ---------------------------------------------------------------------------- an untrusted requirement
+
+
+def _refs_and_ledger(repo):
+    """Every ckpt ref and the ledger events: what a refusal must leave unchanged."""
+    return git(repo, "for-each-ref", "--format=%(objectname) %(refname)", "refs/ckpt", "refs/notes"), len(events(repo))
+
+
+def test_a_loosened_or_deleted_config_cannot_promote_pass_the_gate_or_verify_commit(repo):
+    """Hostile report: after a verified promotion, edit .ckpt.toml (required = false) or delete
+    it; promote, the gate and verify-commit must judge against a trusted config (exit 9)."""
+    (repo / "a.txt").write_text("good\n")
+    write_config(repo, verifier("tests", ["grep", "-q", "good", "a.txt"]))
+    ckpt(repo, "hooks", "install")
+    ckpt(repo, "save")
+    assert ckpt(repo, "verify").out.endswith("promoted default/1\n")
+    (repo / "a.txt").write_text("bad\n")  # content the verifier would fail
+    toml = (repo / ".ckpt.toml").read_text()
+    for loosen in (lambda: (repo / ".ckpt.toml").write_text(toml.replace('"tests"\n', '"tests"\nrequired = false\n')),
+                   lambda: (repo / ".ckpt.toml").unlink()):
+        loosen()
+        ckpt(repo, "save")
+        before = _refs_and_ledger(repo)
+        res = ckpt(repo, "promote", "@", rc=9)
+        assert res.err.splitlines()[0].startswith("error: .ckpt.toml is ")
+        assert "since you trusted it; default/" in res.err and "was not promoted" in res.err
+        assert res.err.splitlines()[1] == "hint: review what would run with git ckpt trust --show, then allow it with git ckpt trust"
+        assert _refs_and_ledger(repo) == before and promoted(repo) == rev(repo, "refs/ckpt/default/1")
+        # the real commit: refused by the hook (exit 9 from the gate), nothing committed
+        head = rev(repo, "HEAD")
+        refused = subprocess.run(["git", "commit", "-qam", "x"], cwd=repo, capture_output=True, text=True)
+        assert refused.returncode != 0 and rev(repo, "HEAD") == head
+        assert "error: commit refused by git ckpt gate: .ckpt.toml is " in refused.stderr
+        assert "so its required verifiers cannot be judged" in refused.stderr
+        assert "hint: git ckpt trust (after reviewing git ckpt trust --show)" in refused.stderr
+        res = ckpt(repo, "gate", rc=9)
+        assert res.err.startswith("error: commit refused by git ckpt gate: .ckpt.toml is ")
+        assert ckpt(repo, "gate", "--json", rc=9).json()["result"]["untrusted"] is True
+        # verify-commit refuses to judge: a commit of the loosened content made with --no-verify
+        git(repo, "commit", "-q", "--no-verify", "-am", "unverified")
+        res = ckpt(repo, "verify-commit", "HEAD", rc=9)
+        assert res.out == "" and "; no commit can be judged verified" in res.err
+        assert "hint: review what would run with git ckpt trust --show" in res.err
+        git(repo, "reset", "-q", "--soft", "HEAD~1")
+        # --force still works and is recorded as forced
+        ckpt(repo, "promote", "@", "--force")
+        ev = events(repo)[-1]
+        assert ev["type"] == "promote" and ev["data"]["forced"] is True and ev["data"]["untrusted_config"] is True
+        git(repo, "update-ref", "refs/ckpt/default/promoted", rev(repo, "refs/ckpt/default/1"))
+        git(repo, "checkout", "-q", "HEAD", "--", ".ckpt.toml")
+    # trusting the new bytes is the one fix (here: no verifiers left, the empty requirement)
+    (repo / ".ckpt.toml").unlink()
+    ckpt(repo, "trust")
+    assert ckpt(repo, "promote", "@").out == "promoted default/3\n"
+
+
+def test_no_config_and_local_verifiers_need_no_trust_for_promote_and_gate(repo):
+    """Kept: a repository that never had a .ckpt.toml promotes on the empty requirement, and
+    verifiers from the local git config judge without any trust."""
+    ckpt(repo, "hooks", "install")
+    (repo / "a.txt").write_text("one\n")
+    ckpt(repo, "save")
+    assert ckpt(repo, "promote", "@").out == "promoted default/1\n"
+    git(repo, "add", "a.txt")
+    commit(repo, "-m", "empty requirement")
+    assert "verified: tree of checkpoint default/1" in ckpt(repo, "verify-commit", "HEAD").out
+    git(repo, "config", "ckpt.verifier.local.command", "grep -q two a.txt")
+    (repo / "a.txt").write_text("two\n")
+    ckpt(repo, "save")
+    ckpt(repo, "promote", "@", rc=1)
+    ckpt(repo, "verify")
+    git(repo, "add", "a.txt")
+    commit(repo, "-m", "local verifier")
+    assert "verified: tree of checkpoint default/2" in ckpt(repo, "verify-commit", "HEAD").out

@@ -178,3 +178,23 @@ def test_stats(task):
     else:
         assert s["commits"]["checked"] == 2 and head in s["commits"]["unverified"]
     assert "restores: 1, undos: 1 (rollback rate 100%)" in ckpt(task, "stats").out
+
+
+@pytest.mark.skipif(not HAVE_VERIFY, reason="needs git ckpt verify")
+def test_check_reports_drift_when_required_verifiers_have_no_usable_result(task):
+    """Hostile report: with an untrusted .ckpt.toml the required verifiers were neither re-run
+    nor passed, and --check still said "no drift" (exit 0)."""
+    (task / ".ckpt.toml").write_text(TOML.replace('"tests"', '"tests2"'))  # changed since trusted
+    ckpt(task, "save", "-m", "config changed")
+    res = ckpt(task, "handoff", "--check", rc=1)
+    lines = res.out.splitlines()
+    assert lines[2] == ("DRIFT config: .ckpt.toml is changed since you trusted it: its required verifiers were neither "
+                        "re-run nor can they be relied on (git ckpt trust)")
+    assert lines[3] == ("DRIFT verifier tests2: no result recorded on this checkpoint (not re-run: .ckpt.toml is changed "
+                        "since you trusted it; no verifier was run)")
+    assert lines[-1] == "handoff of fix-auth: 2 drift(s) found"
+    env = ckpt(task, "handoff", "--check", "--json", rc=1).json()["result"]
+    assert env["ok"] is False and len(env["drift"]) == 2
+    # trusted again: re-run, passes, no drift
+    ckpt(task, "trust")
+    assert ckpt(task, "handoff", "--check").out.endswith("handoff of fix-auth: no drift\n")

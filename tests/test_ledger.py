@@ -182,3 +182,40 @@ def test_log_json_and_since(task_repo):
     assert out[1].endswith("checkpoint saved: t/1")
     assert out[4].endswith("ruled out: rewrite everything (too risky)")
     ckpt(task_repo, "log", "--since", "yesterday", rc=2)
+
+
+def test_dropping_the_newest_verify_and_promote_events_is_caught(task_repo):
+    """Hostile report: re-pointing refs/ckpt/T/log at an older ledger commit dropped the verify
+    and promote events and log --verify still said intact.  The promoted ref must be named by a
+    promote event on the chain."""
+    git(task_repo, "config", "ckpt.verifier.ok.command", "true")
+    ckpt(task_repo, "verify")
+    assert [json.loads(blob(task_repo, c, "event.json"))["type"] for c in chain(task_repo)[-2:]] == ["verify", "promote"]
+    assert ckpt(task_repo, "log", "--verify").out == "ledger of t: intact (8 events)\n"
+    before_verify = chain(task_repo)[-3]
+    repoint(task_repo, before_verify)
+    promoted = git(task_repo, "rev-parse", "refs/ckpt/t/promoted").decode().strip()
+    err = verify_fails(task_repo, f"refs/ckpt/t/promoted names t/3 ({promoted[:12]}), but no promote event on the ledger promoted it")
+    assert err == (f"error: ledger of t is broken: refs/ckpt/t/promoted names t/3 ({promoted[:12]}), but no promote event on the "
+                   "ledger promoted it (events were dropped or the ref was moved by hand)\n"
+                   "hint: the ledger was rewritten or edited; compare with a teammate's copy (git ckpt fetch)\n")
+    assert chain(task_repo)[-1] == before_verify  # a check changes nothing
+
+
+def test_text_that_is_not_utf8_is_refused_naming_the_option(repo):
+    """Hostile report: save -m $'bad\\xffmsg' and task start --goal $'g\\xff' crashed (exit 70)
+    encoding the text.  Every stored text option must be UTF-8: exit 2, one error line."""
+    ckpt(repo, "task", "start", "t", fsck=False)
+    refs = git(repo, "for-each-ref")
+    for args, name in ((["save", "-m", b"bad\xffmsg"], "--message"), (["task", "start", "t2", "--goal", b"g\xff"], "--goal"),
+                       (["task", "note", "--decided", b"\xfe"], "--decided"), (["save", "--next", b"n\xff"], "--next"),
+                       (["show", b"t/\xff"], "CKPT"), (["task", "start", b"t\xff"], "NAME"),
+                       (["attempt", "-m", b"\xff", "--", "true"], "--message")):
+        res = ckpt(repo, *args, rc=2)
+        assert res.err == (f"error: {name} is not valid UTF-8 text\n"
+                           "hint: git ckpt stores text as UTF-8: convert it first (e.g. with iconv -t UTF-8)\n"), res
+        at = args.index("--") if "--" in args else len(args)
+        env = ckpt(repo, *args[:at], "--json", *args[at:], rc=2).json()
+        assert env["error"]["code"] == "usage" and env["error"]["message"] == f"{name} is not valid UTF-8 text"
+    assert git(repo, "for-each-ref") == refs  # nothing saved or logged
+    assert git(repo, "status", "--porcelain") == b""

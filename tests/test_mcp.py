@@ -93,3 +93,46 @@ def test_missing_sdk_is_a_clear_error(repo, tmp_path):
 def test_outside_a_repository(tmp_path):
     res = ckpt(tmp_path, "mcp", rc=3)
     assert res.err.startswith("error: not a git repository")
+
+
+def test_text_that_is_not_utf8_gets_a_tool_error_not_a_hang(repo):
+    """Hostile report: ``{"message": "\\ud800"}`` (a lone surrogate) left the client waiting
+    forever.  It must get a tool error naming the argument; the server keeps serving."""
+    import select
+    import subprocess
+
+    proc = subprocess.Popen(["git", "ckpt", "mcp"], cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+
+    def send(raw: str) -> None:
+        proc.stdin.write(raw.encode() + b"\n")
+        proc.stdin.flush()
+
+    def answer() -> dict:
+        ready, _, _ = select.select([proc.stdout], [], [], 60)  # a guard against a hang, not a timing check
+        assert ready, "the server did not answer"
+        return json.loads(proc.stdout.readline())
+
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+        assert answer()["id"] == 1
+        send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        send('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ckpt_save","arguments":{"message":"\\ud800"}}}')
+        res = answer()
+        assert res["id"] == 2 and res["result"]["isError"] is True
+        assert "error: argument message is not valid UTF-8 text" in res["result"]["content"][0]["text"]
+        # a valid surrogate pair is fine, and the server still answers
+        send('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ckpt_save","arguments":{"message":"ok \\ud83d\\ude00"}}}')
+        res = answer()
+        assert res["id"] == 3 and not res["result"].get("isError"), res
+        assert json.loads(res["result"]["content"][0]["text"])["id"] == "default/1"
+    finally:
+        proc.stdin.close()
+        proc.wait(60)
+    assert checkpoint_messages(repo) == ["ok \U0001f600"]
+
+
+def checkpoint_messages(repo) -> list[str]:
+    out = run(["git", "ckpt", "list", "--json"], repo).stdout
+    return [c["message"] for c in json.loads(out)["result"]]

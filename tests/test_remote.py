@@ -397,3 +397,116 @@ def test_restoring_a_changed_ckpt_toml_leaves_it_untrusted(tmp_path):
     res = ckpt(bob, "verify", rc=9)
     assert ".ckpt.toml is changed since you trusted it" in res.err
     assert not (bob / "PWNED").exists()
+
+
+# ------------------------------------------------------------------------------ results from others
+
+
+def _verifier_team(tmp_path: Path, marker: Path):
+    """alice and bob share a .ckpt.toml whose verifier fails (and leaves ``marker`` when it
+    runs); both trusted it; returns (bare, alice, bob, the verifier's definition hash)."""
+    from git_ckpt import config
+    from git_ckpt.gitcore import Repo
+    from git_ckpt.verify import definition_hash
+
+    bare, alice, bob = _team(tmp_path)
+    cfg = ('[overlay]\ninclude = ["fixtures/"]\n\n[[verifier]]\nname = "tests"\n'
+           f'command = ["sh", "-c", "touch {marker}; exit 1"]\n')
+    (bob / ".ckpt.toml").write_text(cfg)
+    git(bob, "commit", "-q", "-am", "verifier")
+    git(bob, "push", "-q", "origin", "main")
+    git(alice, "pull", "-q", "--ff-only")
+    for who in (alice, bob):
+        ckpt(who, "trust")
+    dh = definition_hash(config.load(Repo.discover(bob)).verifier[0])
+    return bare, alice, bob, dh
+
+
+def _forged(cid: str, tree: str, dh: str) -> dict:
+    line = _result(cid, tree, "alice-host", "passed", "2099-01-01T00:00:00Z")
+    line["definition"] = dh
+    return line
+
+
+def test_a_forged_passing_result_from_a_teammate_is_never_evidence(tmp_path):
+    """Hostile report: alice appends a "passed" line to bob's checkpoint and pushes it; bob's
+    fetch merges it.  It must not be reused, promote, pass the gate or verify-commit."""
+    marker = tmp_path / "ran"
+    bare, alice, bob, dh = _verifier_team(tmp_path, marker)
+    ckpt(bob, "hooks", "install")
+    (bob / "README").write_text("bob's work\n")
+    ckpt(bob, "save", "-m", "work")
+    commit = _rev(bob, "refs/ckpt/default/1")
+    tree = _rev(bob, "refs/ckpt/default/1^{tree}")
+    ckpt(bob, "push")
+    ckpt(alice, "fetch")
+    _append_result(alice, commit, _forged("default/1", tree, dh))
+    ckpt(alice, "push")
+    assert "merged 1 result line(s) from origin" in ckpt(bob, "fetch").out
+    ledger_before = _rev(bob, "refs/ckpt/default/log")
+    # promote: the forged line is not evidence
+    res = ckpt(bob, "promote", "@", rc=1)
+    assert res.err.splitlines()[0] == ("error: default/1 cannot be promoted: required verifier tests has no passing result "
+                                       "(only a result recorded elsewhere says passed: fetched results are not evidence here) on this content")
+    assert _rev(bob, "refs/ckpt/default/promoted") == "" and _rev(bob, "refs/ckpt/default/log") == ledger_before
+    # list and show still show it, marked
+    assert "[tests:passed(fetched)]" in ckpt(bob, "list").out
+    assert ckpt(bob, "list", "--json").json()["result"][0]["fetched"] == ["tests"]
+    shown = ckpt(bob, "show", "@")
+    assert "  tests: passed (exit 0, 0.5 s) [fetched: not evidence here]" in shown.out
+    assert [r["local"] for r in ckpt(bob, "show", "@", "--json").json()["result"]["results"]] == [False]
+    # the gate: no promoted checkpoint; verify-commit: not verified
+    git(bob, "add", "-A")
+    refused = subprocess.run(["git", "commit", "-q", "-m", "x"], cwd=bob, capture_output=True, text=True)
+    assert refused.returncode == 1 and "task default has no promoted checkpoint" in refused.stderr
+    git(bob, "commit", "-q", "--no-verify", "-m", "x")
+    res = ckpt(bob, "verify-commit", "HEAD", rc=1)
+    assert "not verified: checkpoint default/1 has this tree, but required verifier tests has no result (only a fetched result says passed" in res.out
+    # verify runs the verifier (nothing reused), which fails: still nothing promoted
+    assert not marker.exists()
+    res = ckpt(bob, "verify", rc=1)
+    assert marker.exists() and "verifier: tests ...... failed (exit 1, " in res.out and "reused" not in res.out
+    assert _rev(bob, "refs/ckpt/default/promoted") == ""
+    assert "[tests:failed]" in ckpt(bob, "list").out  # bob's own result is newer than nothing: his state shows
+    ckpt(bob, "verify-commit", "HEAD", rc=1)
+    assert ckpt(bob, "log", "--verify").out.startswith("ledger of default: intact")
+
+
+def test_verifying_a_fetched_checkpoint_creates_no_local_task_or_promotion(tmp_path):
+    """A fetched checkpoint can be verified: its result goes to the note and the current
+    task's ledger; its forged "passed" line is not reused; nothing of alice's task is created."""
+    marker = tmp_path / "ran"
+    bare, alice, bob, dh = _verifier_team(tmp_path, marker)
+    ckpt(alice, "task", "start", "feat")
+    (alice / "README").write_text("alice's work\n")
+    ckpt(alice, "save", "-m", "work")
+    commit = _rev(alice, "refs/ckpt/feat/1")
+    _append_result(alice, commit, _forged("feat/1", _rev(alice, "refs/ckpt/feat/1^{tree}"), dh))
+    ckpt(alice, "push")
+    ckpt(bob, "task", "start", "review")
+    ckpt(bob, "fetch")
+    res = ckpt(bob, "verify", "origin:feat/1", "--isolated", rc=1)
+    assert marker.exists() and "verifier: tests ...... failed (exit 1, " in res.out and "reused" not in res.out
+    assert _refs(bob, "refs/ckpt/feat") == b""  # no local promoted ref, no local ledger of alice's task
+    ev = ckpt(bob, "log", "--json").json()["result"][-1]
+    assert (ev["type"], ev["task"], ev["data"]["id"], ev["data"]["status"]) == ("verify", "review", "origin:feat/1", "failed")
+    # promotion is for this repository's own checkpoints, forced or not
+    for args in ((), ("--force",)):
+        res = ckpt(bob, "promote", "origin:feat/1", *args, rc=2)
+        assert res.err.startswith("error: origin:feat/1 is not a checkpoint of this repository; only local checkpoints are promoted\n")
+    assert _refs(bob, "refs/ckpt/feat") == b""
+    # a fetched checkpoint whose verifier passes here: reported verified by verify-commit
+    # (bob's own result, found in his current task's ledger), still not promoted
+    marker.unlink()
+    cfg = (bob / ".ckpt.toml").read_text().replace("exit 1", "exit 0")
+    (bob / ".ckpt.toml").write_text(cfg)
+    ckpt(bob, "trust")
+    res = ckpt(bob, "verify", "origin:feat/1", "--isolated")
+    assert "verifier: tests ...... passed" in res.out
+    assert "not promoted: origin:feat/1 is a fetched checkpoint (only this repository's checkpoints are promoted)" in res.out
+    assert _refs(bob, "refs/ckpt/feat") == b""
+    git(bob, "fetch", "-q", "origin")
+    git(bob, "read-tree", f"{commit}^{{tree}}")
+    tree_commit = git(bob, "commit-tree", f"{commit}^{{tree}}", "-m", "same tree").decode().strip()
+    assert "verified: tree of checkpoint origin:feat/1" in ckpt(bob, "verify-commit", tree_commit).out
+    git(bob, "read-tree", "HEAD")

@@ -56,7 +56,7 @@ def install_cmd(agent: str, print_: bool, local: bool, as_json: bool) -> int:
 @click.option("--local", is_flag=True, help="Undo an install into .claude/settings.local.json.")
 @json_option
 def uninstall_cmd(agent: str, local: bool, as_json: bool) -> int:
-    """Remove exactly what install added (the original bytes come back when the file is unchanged)."""
+    """Remove exactly what install added (the original bytes and permissions come back when the file is unchanged)."""
     from .. import agent as agent_mod
 
     res = agent_mod.uninstall(open_repo(), agent, local=local)

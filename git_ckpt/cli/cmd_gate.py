@@ -21,9 +21,13 @@ def command(hook: bool, message_file: str | None, as_json: bool) -> int:
 
     A refusal (exit 1) names the differing paths (the first 20 and a count) or the failing
     verifier, and the one command that fixes it, and is recorded as a gate-refused ledger event.
+    An untrusted .ckpt.toml (never trusted with verifiers, or changed or deleted since git ckpt
+    trust) refuses with exit 9: its required verifiers cannot judge the commit.  Only results
+    this repository's own git ckpt verify recorded count (fetched ones never do).
     The gate acts only where git config ckpt.gate is true (git ckpt hooks install sets it);
     elsewhere it allows everything (exit 0).
     """
+    from ..errors import UntrustedError
     from ..gate import add_trailer, gate
 
     repo = open_repo()
@@ -53,4 +57,6 @@ def command(hook: bool, message_file: str | None, as_json: bool) -> int:
         click.echo(f"hint: {res.fix}", err=True)
 
     emit("gate", res.to_json(), as_json, human)
-    return 0 if res.allowed else 1
+    if res.allowed:
+        return 0
+    return UntrustedError.exit_code if res.untrusted else 1

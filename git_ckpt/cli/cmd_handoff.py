@@ -19,7 +19,10 @@ def command(task: str | None, fmt: str, as_json: bool, check_: bool) -> int:
     """Print what a fresh session needs to resume TASK (default: the current task).
 
     Touched files are computed from the checkpoints, verifier results are read from their
-    notes; with --check, drift from the recorded state exits 1.
+    notes; with --check, drift from the recorded state exits 1: files missing, a worktree
+    that is not the current checkpoint, a required verifier whose re-run disagrees or that has
+    no passing result of this repository's own (when it cannot be re-run), or an untrusted
+    .ckpt.toml.
     """
     from .. import config, handoff, store
 
@@ -32,7 +35,7 @@ def command(task: str | None, fmt: str, as_json: bool, check_: bool) -> int:
 
         def human() -> None:
             for c in res["checks"]:
-                mark = "ok   " if c["ok"] else ("DRIFT" if c["check"] in ("files", "worktree") or "rerun" in c else "note ")
+                mark = "ok   " if c["ok"] else "DRIFT"
                 say(f"{mark} {c['check']}: {c['detail']}")
             say(f"handoff of {task}: " + ("no drift" if res["ok"] else f"{len(res['drift'])} drift(s) found"))
 

@@ -13,8 +13,14 @@ from . import emit, json_option, open_repo, say
 @click.option("--remote", default=None, help="List checkpoints fetched from REMOTE (git ckpt fetch).")
 @json_option
 def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> int:
-    """List checkpoints: id, age, kind, message, verifier state, and * for the promoted one."""
+    """List checkpoints: id, age, kind, message, verifier state, and * for the promoted one.
+
+    The verifier state is the newest result this repository's own git ckpt verify recorded; a
+    verifier with only results fetched from teammates shows the newest of those, marked
+    "(fetched)": such a result is never evidence here.
+    """
     from .. import inspect, store
+    from ..verify import fetched_states
 
     repo = open_repo()
     prefix, shown = store.PREFIX, ""
@@ -25,16 +31,21 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
     else:
         names = [store.check_task_name(task) if task else store.current_task(repo)]
     rows = [row for name in names for row in inspect.rows(repo, name, prefix, shown)]
+    states = fetched_states(repo, rows, names if prefix == store.PREFIX else None)
+    for r in rows:
+        if r.commit in states:
+            r.verifiers = states[r.commit][0]
 
     def human() -> None:
         if not rows:
             say(f"no checkpoints in task {names[0] if names else '(none)'}" if not all_ else "no checkpoints")
             return
         for r in rows:
-            ver = " ".join(f"{k}:{v}" for k, v in sorted(r.verifiers.items()))
+            fetched = states.get(r.commit, ({}, []))[1]
+            ver = " ".join(f"{k}:{v}" + ("(fetched)" if k in fetched else "") for k, v in sorted(r.verifiers.items()))
             mark = "*" if r.promoted else " "
             msg = r.message.splitlines()[0] if r.message else ""
             say(f"{mark} {r.id:<20} {inspect.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  [{ver}]" if ver else ""))
 
-    emit("list", [r.to_json() for r in rows], as_json, human)
+    emit("list", [dict(r.to_json(), fetched=states.get(r.commit, ({}, []))[1]) for r in rows], as_json, human)
     return 0

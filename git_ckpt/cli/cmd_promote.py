@@ -14,9 +14,12 @@ from . import emit, json_option, open_repo, say
 def command(ckpt: str, force: bool, as_json: bool) -> int:
     """Make CKPT refs/ckpt/TASK/promoted (compare-and-swap, with a reflog).
 
-    Refused (exit 1) unless every required verifier has a passing result on CKPT's content;
-    --force promotes anyway and the ledger records it as forced.  A forced promotion does not
-    pass the commit gate: the gate also requires the results.
+    Refused (exit 1) unless every required verifier has a passing result on CKPT's content
+    that this repository's own git ckpt verify recorded (a fetched result does not count), and
+    (exit 9) while .ckpt.toml is not trusted (never trusted with verifiers, or changed or
+    deleted since git ckpt trust); --force promotes anyway and the ledger records it as forced.
+    A forced promotion does not pass the commit gate: the gate also requires the results.  A
+    fetched checkpoint (REMOTE:T/N) is never promoted (exit 2).
     """
     from .. import config, store
     from ..promote import promote

@@ -11,12 +11,21 @@ from . import emit, json_option, open_repo, say
 @click.argument("ckpt", default="@")
 @json_option
 def command(ckpt: str, as_json: bool) -> int:
-    """Show CKPT (default @): manifest, files changed vs its base, overlay contents, results."""
+    """Show CKPT (default @): manifest, files changed vs its base, overlay contents, results.
+
+    A result this repository's own git ckpt verify did not record (fetched from a teammate) is
+    marked "fetched: not evidence here" (JSON: "local": false): it is never reused, never
+    promotes and never satisfies the gate.
+    """
     from .. import inspect, store
+    from ..verify import evidence_tasks, mark_local
 
     repo = open_repo()
     cp = store.resolve(repo, ckpt)
     data = inspect.show(repo, cp)
+    lines = [r for r in data["results"] if "verifier" in r]
+    for r, own in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp))):
+        r["local"] = own
 
     def human() -> None:
         m = cp.manifest
@@ -44,7 +53,15 @@ def command(ckpt: str, as_json: bool) -> int:
         if data["results"]:
             say("results:")
             for r in data["results"]:
-                say(f"  {r.get('verifier', '?')}: {r.get('status', '?')} (exit {r.get('exit_code')}, {r.get('duration', 0):.1f} s)" if "verifier" in r else f"  {r}")
+                if "verifier" not in r:
+                    say(f"  {r}")
+                    continue
+                try:
+                    took = f"{float(r.get('duration') or 0):.1f} s"
+                except (TypeError, ValueError):
+                    took = "? s"
+                say(f"  {r['verifier']}: {r.get('status', '?')} (exit {r.get('exit_code')}, {took})"
+                    + ("" if r.get("local") else " [fetched: not evidence here]"))
 
     emit("show", data, as_json, human)
     return 0

@@ -38,6 +38,8 @@ def print_report(report, *, said_outcomes: bool) -> None:
         if report.empty_requirement:
             say("no verifiers configured: promoting on the empty requirement")
         say(f"promoted {report.promoted}" if not report.already_promoted else f"{report.promoted} is already promoted")
+    elif report.fetched:
+        say(f"not promoted: {report.checkpoint} is a fetched checkpoint (only this repository's checkpoints are promoted)")
     elif report.missing:
         shown = ", ".join(f"{k} ({v})" for k, v in report.missing.items())
         say(f"not promoted: required verifiers without a passing result: {shown}")
@@ -56,7 +58,10 @@ def command(ckpt: str, only: tuple[str, ...], isolated: bool, rerun: bool, as_js
 
     In place, the worktree must match CKPT (else exit 2; use --isolated).  A passing result for
     identical content and an identical verifier definition is reused and labelled "reused".
-    Only verifiers from a trusted .ckpt.toml run (git ckpt trust; else exit 9).
+    Only verifiers from a trusted .ckpt.toml run (git ckpt trust; else exit 9).  Only results
+    this repository's own verify recorded are reused or promote (a result fetched from a
+    teammate is never evidence).  A fetched checkpoint (REMOTE:T/N) is verified but not
+    promoted; its results go to its note and the current task's ledger.
 
     Exit status (git bisect run convention): 0 every required verifier passed, 1 one failed,
     timed out or changed checkpointed files, 125 undecided (a verifier exited 125), 126/127 a

@@ -23,8 +23,13 @@ def command(revs: tuple[str, ...], pre_push: str | None, as_json: bool) -> int:
     --pre-push REMOTE (what the pre-push hook runs) it checks the commits being pushed to
     branches and follows [gate] pre_push in .ckpt.toml: "warn" (default) prints warnings and
     exits 0, "refuse" exits 1, "off" checks nothing; it does nothing unless ckpt.gate is true.
+
+    Only results this repository's own git ckpt verify recorded count (a result fetched from a
+    teammate is shown by list and show but is not evidence).  An untrusted .ckpt.toml (never
+    trusted with verifiers, or changed or deleted since git ckpt trust) exits 9, in --pre-push
+    mode too: neither its requirement nor its [gate] pre_push can be relied on.
     """
-    from .. import config
+    from .. import config, trust
     from ..errors import UsageError
     from ..gate import enabled, pushed_commits, verify_commit
 
@@ -32,12 +37,18 @@ def command(revs: tuple[str, ...], pre_push: str | None, as_json: bool) -> int:
     cfg = config.load(repo)
     mode = "refuse"
     if pre_push is not None:
+        if not enabled(repo):
+            return 0
+        # an untrusted .ckpt.toml decides neither the requirement nor [gate] pre_push
+        trust.check(repo, cfg, doing="push refused: the pushed commits cannot be judged (git push --no-verify skips this check)")
         mode = cfg.gate.pre_push
-        if not enabled(repo) or mode == "off":
+        if mode == "off":
             return 0
         revs = tuple(pushed_commits(repo, sys.stdin.buffer.read(), pre_push or None))
     elif not revs:
         raise UsageError("name at least one commit", "git ckpt verify-commit HEAD")
+    else:
+        trust.check(repo, cfg, doing="no commit can be judged verified")
     verdicts = [verify_commit(repo, cfg, r) for r in revs]
     bad = [v for v in verdicts if not v.verified]
 
