@@ -88,15 +88,31 @@ class Tools:
     def list(self, task: str | None = None) -> dict:
         from . import inspect
 
+        from .verify import fetched_states
+
         repo = self.repo()
         t = self._task(repo, task)
-        return {"task": t, "checkpoints": [r.to_json() for r in inspect.rows(repo, t)]}
+        rows = inspect.rows(repo, t)
+        states = fetched_states(repo, rows, [t])  # as `git ckpt list`: fetched results marked
+        out = []
+        for r in rows:
+            shown, fetched = states.get(r.commit, (r.verifiers, []))
+            r.verifiers = shown
+            out.append(dict(r.to_json(), fetched=fetched))
+        return {"task": t, "checkpoints": out}
 
     def show(self, checkpoint: str = "@") -> dict:
         from . import inspect, store
 
+        from .verify import evidence_tasks, mark_local
+
         repo = self.repo()
-        return inspect.show(repo, store.resolve(repo, checkpoint, store.current_task(repo)))
+        cp = store.resolve(repo, checkpoint, store.current_task(repo))
+        data = inspect.show(repo, cp)
+        lines = [r for r in data["results"] if "verifier" in r]
+        for r, own in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp))):
+            r["local"] = own  # as `git ckpt show`: False for a fetched result (never evidence)
+        return data
 
     def diff(self, checkpoint: str = "@", other: str | None = None, patch: bool = False) -> dict:
         from . import config, store
