@@ -23,7 +23,11 @@ import base64
 import copy
 import hashlib
 import json
+import os
+import shlex
+import shutil
 import stat
+import sys
 from pathlib import Path
 
 from . import store
@@ -33,10 +37,14 @@ from .gitcore import Repo
 RECORD = "agent-install.json"
 
 _CD = 'cd "${CLAUDE_PROJECT_DIR:-.}" && '
+# git-ckpt from the agent's PATH, else the one that wrote the hooks (a venv the agent's shell
+# may not have on its PATH): an absolute path alone would not travel in a committed file.
+_EXE = os.path.abspath(shutil.which("git-ckpt") or os.path.join(os.path.dirname(sys.executable), "git-ckpt"))
+_CKPT = f'"$(command -v git-ckpt || echo {shlex.quote(_EXE)})"'
 CLAUDE_HOOKS: dict[str, str] = {
-    "PreCompact": _CD + 'git ckpt save --kind auto -m "agent: before context compaction" >/dev/null || true',
-    "Stop": _CD + 'git ckpt save --kind auto -m "agent: end of turn" >/dev/null || true',
-    "SessionStart": _CD + "git ckpt handoff || true",
+    "PreCompact": _CD + _CKPT + ' save --kind auto -m "agent: before context compaction" >/dev/null || true',
+    "Stop": _CD + _CKPT + ' save --kind auto -m "agent: end of turn" >/dev/null || true',
+    "SessionStart": _CD + _CKPT + " handoff || true",
 }
 GENERIC = {
     "before context compaction": "git ckpt save --kind auto -m 'agent: before context compaction'",

@@ -260,8 +260,8 @@ def _compare_overlay_file(full: bytes, f: OverlayFile) -> str | None:
     else:
         if not stat.S_ISREG(st.st_mode):
             return "should be a regular file"
-        if (0o100755 if st.st_mode & 0o111 else 0o100644) != f.mode:
-            return f"has mode {oct(st.st_mode)}, manifest says {oct(f.mode)}"
+        if (0o100000 | (st.st_mode & 0o7777)) != f.mode:  # overlays keep all permission bits
+            return f"has mode {oct(st.st_mode & 0o7777)}, manifest says {oct(f.mode & 0o7777)}"
         with open(full, "rb") as fh:
             data = fh.read()
     if hashlib.sha256(data).hexdigest() != f.sha256:

@@ -116,6 +116,12 @@ def test_installed_hook_commands_run(repo):
     assert kinds == ["auto"]  # the second save found nothing new
     proc = subprocess.run(["sh", "-c", CLAUDE_HOOKS["SessionStart"]], cwd="/", env=full, capture_output=True)
     assert proc.returncode == 0 and proc.stdout.decode().startswith("# Handoff: agent-task\n\nGoal: agent goal\n")
+    # an agent whose PATH lacks the venv git-ckpt was installed in still reaches it
+    (repo / "y.txt").write_text("y\n")
+    bare = dict(full, PATH="/usr/bin:/bin")
+    proc = subprocess.run(["sh", "-c", CLAUDE_HOOKS["Stop"]], cwd=repo, env=bare, capture_output=True)
+    assert proc.returncode == 0 and proc.stderr == b"", proc
+    assert [r["kind"] for r in ckpt(repo, "list", "--json").json()["result"]] == ["auto", "auto"]
 
 
 def test_uninstall_restores_the_permissions_too(repo):
