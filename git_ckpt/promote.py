@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import ledger, notes, store
+from . import gatecache, ledger, notes, store
 from .config import Config
 from .errors import CheckFailed, CkptError, UsageError
 from .gitcore import RefConflict, Repo, fault
@@ -135,6 +135,7 @@ def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, rea
     for _ in range(50):
         old = repo.read_ref(ref)
         if old == cp.commit and not force:
+            gatecache.remember(repo, task=task)  # the commit gate's fast path (hooks/pre-commit)
             return PromoteResult(cp.id, cp.commit, task, old, False, False, sorted(req.passed))
         # The event first, then the ref: the promoted ref never names a commit that no promote
         # event on the ledger names (git ckpt log --verify checks it), even after a crash.
@@ -149,6 +150,7 @@ def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, rea
             except RefConflict:
                 continue
             fault("promote.after-ref")
+        gatecache.remember(repo, task=task)
         return PromoteResult(cp.id, cp.commit, task, old, old != cp.commit, forced, sorted(req.passed))
     raise CkptError(f"could not promote {cp.id}: refs/ckpt/{task}/promoted keeps changing", "run the command again")
 

@@ -139,7 +139,7 @@ def test_interpreter_fallback_to_path(repo):
     ckpt(repo, "save")
     ckpt(repo, "verify")
     git(repo, "add", "-A")
-    commit(repo, "-m", "via PATH")  # BIN (with git-ckpt) is on PATH in tests
+    commit(repo, "-m", "via PATH", env={"GIT_CKPT_GATE_FAST": "0"})  # BIN (with git-ckpt) is on PATH in tests
     assert "Ckpt-Verified: default/1" in git(repo, "log", "-1", "--format=%B").decode()
     # with neither the interpreter nor git-ckpt on PATH, the gate fails closed
     env = {"PATH": os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != BIN)}

@@ -35,6 +35,10 @@ def command(hook: bool, message_file: str | None, as_json: bool) -> int:
     if index_file and not os.path.isabs(index_file):
         index_file = os.path.join(os.getcwd(), index_file)
     res = gate(repo, index_file=index_file, record=message_file is None)
+    if res.enabled and res.allowed:
+        from ..gatecache import remember
+
+        remember(repo, tree=res.tree)  # so the hooks answer the next commit of this state without Python
     if message_file is not None:
         if res.enabled and res.allowed and res.promoted:
             add_trailer(repo, message_file, res.promoted)
