@@ -216,13 +216,18 @@ def _existing_checkpoint(repo: Repo, task: str, now: Snapshot, target: Checkpoin
     last = store.latest(repo, task)
     if last is not None and last.manifest.state == state:
         return last
+    prev = last_restored(repo, task)
+    return prev if prev is not None and prev.manifest.state == state else None
+
+
+def last_restored(repo: Repo, task: str) -> Checkpoint | None:
+    """The checkpoint the last whole restore or undo in this worktree brought back (looking
+    back 500 events of ``task``'s ledger), or None."""
     here = str(repo.git_dir)
-    rec = ledger.find_last(repo, task, lambda ev: ev.type in ("restore", "undo") and ev.data.get("worktree") == here and not ev.data.get("paths"))
-    if rec is not None:
-        with contextlib.suppress(CkptError):
-            prev = store.load(repo, rec.event.data["target_commit"], id=rec.event.data["target"])
-            if prev.manifest.state == state:
-                return prev
+    with contextlib.suppress(CkptError, KeyError):
+        rec = ledger.find_last(repo, task, lambda ev: ev.type in ("restore", "undo") and ev.data.get("worktree") == here and not ev.data.get("paths"))
+        if rec is not None:
+            return store.load(repo, rec.event.data["target_commit"], id=rec.event.data["target"])
     return None
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-
-from . import config, ledger, store
+from . import config, store
+from .restore import last_restored
 from .errors import CkptError
 from .gitcore import Repo
 from .snapshot import capture
@@ -16,6 +15,23 @@ def gate_enabled(repo: Repo) -> bool:
         return bool(repo.pg.config.get_bool("ckpt.gate"))
     except (KeyError, Exception):  # noqa: BLE001 - unset or unreadable means off
         return False
+
+
+def worktree_checkpoint(repo: Repo, cfg, task: str, last=None):
+    """The checkpoint the worktree equals right now: the latest of ``task`` (``last`` when the
+    caller has read it), or the one last restored in this worktree; None when neither matches,
+    or the worktree cannot be captured (``cfg`` None: the configuration is unreadable)."""
+    if cfg is None:
+        return None
+    try:
+        state = capture(repo, cfg).state()
+        last = last if last is not None else store.latest(repo, task)
+    except CkptError:
+        return None
+    if last is not None and state == last.manifest.state:
+        return last
+    prev = last_restored(repo, task)
+    return prev if prev is not None and prev.manifest.state == state else None
 
 
 def status(repo: Repo) -> dict:
@@ -34,21 +50,13 @@ def status(repo: Repo) -> dict:
             promoted = store.load(repo, promoted_commit).manifest.id
         except CkptError:
             promoted = promoted_commit
-    matches_latest, matches = False, None
     try:
-        state = capture(repo, config.load(repo)).state()
+        cfg = config.load(repo)
     except CkptError:
-        state = None
-    if state is not None and last is not None and state == last.manifest.state:
-        matches_latest, matches = True, last.id
-    elif state is not None:
-        here = str(repo.git_dir)
-        with contextlib.suppress(CkptError):
-            rec = ledger.find_last(repo, task, lambda ev: ev.type in ("restore", "undo") and ev.data.get("worktree") == here, limit=50)
-            if rec is not None:
-                cp = store.load(repo, rec.event.data["target_commit"], id=rec.event.data["target"])
-                if cp.manifest.state == state:
-                    matches = cp.id
+        cfg = None
+    matched = worktree_checkpoint(repo, cfg, task, last)
+    matches = matched.id if matched is not None else None
+    matches_latest = matched is not None and last is not None and matched.commit == last.commit
     gate = gate_enabled(repo)
     gate_state = ""
     if gate:

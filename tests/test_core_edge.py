@@ -240,3 +240,14 @@ def test_assume_unchanged_edits_are_captured_and_never_lost(repo):
     assert git(repo, "ls-files", "-v", "f") == b"h f\n"  # the user's flag is kept
     ckpt(repo, "undo")
     assert (repo / "f").read_text() == "PRECIOUS\n"
+
+
+def test_verify_after_restore_targets_the_restored_checkpoint(repo):
+    (repo / "f").write_text("a\n")
+    ckpt(repo, "save", "-m", "one")
+    (repo / "f").write_text("b\n")
+    ckpt(repo, "restore", "@")
+    res = ckpt(repo, "verify")
+    assert res.out == "no verifiers configured: promoting on the empty requirement\npromoted default/1\n"
+    st = ckpt(repo, "status", "--json").json()["result"]
+    assert (st["latest"], st["promoted"], st["matches"], st["matches_latest"]) == ("default/2", "default/1", "default/1", False)

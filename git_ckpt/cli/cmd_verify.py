@@ -46,13 +46,14 @@ def print_report(report, *, said_outcomes: bool) -> None:
 
 
 @click.command("verify")
-@click.argument("ckpt", required=False, default="@")
+@click.argument("ckpt", required=False)
 @click.option("--only", "only", multiple=True, metavar="NAME", help="Run only this verifier (repeatable).")
 @click.option("--isolated", is_flag=True, help="Run in a temporary worktree materialised from the checkpoint.")
 @click.option("--rerun", is_flag=True, help="Run even when a passing result for identical content and definition exists.")
 @json_option
-def command(ckpt: str, only: tuple[str, ...], isolated: bool, rerun: bool, as_json: bool) -> int:
-    """Run the verifiers on CKPT (default: the latest checkpoint), stream their output, append
+def command(ckpt: str | None, only: tuple[str, ...], isolated: bool, rerun: bool, as_json: bool) -> int:
+    """Run the verifiers on CKPT (default: the checkpoint the worktree matches, i.e. the latest
+    or the one just restored; else the latest), stream their output, append
     one result line each to the checkpoint's note (refs/notes/ckpt) and promote CKPT when every
     required verifier passed on its content.
 
@@ -72,7 +73,15 @@ def command(ckpt: str, only: tuple[str, ...], isolated: bool, rerun: bool, as_js
 
     repo = open_repo()
     cfg = config.load(repo)
-    cp = store.resolve(repo, ckpt)
+    if ckpt is None:
+        # the checkpoint the worktree is (after a restore: the restored one, not the pre-restore
+        # save), else the latest, which an in-place verify then reports as not matching
+        from ..status import worktree_checkpoint
+
+        task = store.current_task(repo)
+        cp = (None if isolated else worktree_checkpoint(repo, cfg, task)) or store.resolve(repo, "@", task)
+    else:
+        cp = store.resolve(repo, ckpt)
     said = not as_json
     report = verify(repo, cfg, cp, only=list(only) or None, isolated=isolated, rerun=rerun,
                     sink=output_sink(as_json), on_outcome=(lambda o: say(describe(o))) if said else (lambda o: None))
