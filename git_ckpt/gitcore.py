@@ -15,6 +15,7 @@ import errno
 import fcntl
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -180,6 +181,8 @@ class Repo:
             )
         except FileNotFoundError:
             raise RepoError("the git executable was not found on PATH", "install git or fix PATH") from None
+        if proc.returncode in (-signal.SIGINT, 128 + signal.SIGINT):
+            raise KeyboardInterrupt  # Ctrl-C reached git too: report it as an interruption
         if check and proc.returncode != 0:
             raise git_failure(args, proc)
         return proc
@@ -278,6 +281,7 @@ class Repo:
         With ``copy_real`` it starts as a copy of the real index (stat data included, so git
         re-hashes only files whose stat changed); otherwise it starts absent (empty).
         """
+        _remove_stale(self.git_dir, "ckpt-index-*")
         fd, name = tempfile.mkstemp(prefix="ckpt-index-", dir=self.git_dir)
         os.close(fd)
         path = Path(name)
@@ -537,6 +541,16 @@ class Repo:
             return pygit2.Oid(hex=oid) in self.pg.odb
         except (ValueError, pygit2.GitError):
             return False
+
+
+def _remove_stale(directory: Path, pattern: str, age: float = 3600.0) -> None:
+    """Remove files matching ``pattern`` older than ``age`` seconds: temporary indexes left by a
+    process that was killed (a live one touches its file within seconds)."""
+    cutoff = time.time() - age
+    for path in directory.glob(pattern):
+        with contextlib.suppress(OSError):
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
 
 
 def git_failure(args: tuple[str | bytes, ...], proc: subprocess.CompletedProcess[bytes]) -> CkptError:

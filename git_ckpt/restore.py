@@ -99,6 +99,7 @@ class RestoreResult:
     dry_run: bool = False
     type: str = "restore"
     warnings: list[str] = field(default_factory=list)
+    continued: bool = False  # finished an interrupted restore (``previous`` is its way back)
 
 
 def _under(path: bytes, paths: list[bytes] | None) -> bool:
@@ -508,7 +509,7 @@ def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
         plan.blocked = []
         apply(repo, cfg, target, now, paths, plan)
         warns = _finish(repo, j, target, now)
-        return RestoreResult(target.id, j.from_id, None, plan, type=j.type, warnings=warns)
+        return RestoreResult(target.id, j.from_id, None, plan, type=j.type, warnings=warns, continued=True)
 
 
 def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> RestoreResult:

@@ -43,7 +43,9 @@ def report(res, as_json: bool, command: str) -> None:
             say(f"would restore {res.target}:")
             print_plan(res.plan)
             return
-        if res.saved:
+        if res.continued:
+            say(f"finishing the interrupted restore (the state before it is {res.previous})")
+        elif res.saved:
             say(f"saved current state as {res.saved} (pre-restore)")
         elif res.previous:
             say(f"current state matches {res.previous}; not saved again")
