@@ -55,7 +55,11 @@ def read_lines(repo: Repo, target: str, ref: str = NOTES_REF) -> list[dict]:
 
     A line that is not a JSON object raises :class:`CorruptError`.
     """
-    data = _note_blob(repo, repo.read_ref(ref), target)
+    return parse_lines(_note_blob(repo, repo.read_ref(ref), target), target, ref)
+
+
+def parse_lines(data: bytes, target: str, ref: str = NOTES_REF) -> list[dict]:
+    """:func:`read_lines` of note bytes ``data`` already read (the note on ``target`` in ``ref``)."""
     out = []
     for n, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
@@ -68,6 +72,28 @@ def read_lines(repo: Repo, target: str, ref: str = NOTES_REF) -> list[dict]:
             raise CorruptError(f"the note on {target[:12]} in {ref} is corrupt at line {n}")
         out.append(obj)
     return out
+
+
+def note_blobs(repo: Repo, ref: str = NOTES_REF) -> dict[str, str]:
+    """Every note in ``ref`` at once: annotated object id → note blob id (flat and fanned-out
+    layouts, as :func:`read_lines` finds them; the first layout wins, as there).  One walk of
+    the notes tree instead of a lookup per object (``git ckpt list``)."""
+    notes_commit = repo.read_ref(ref)
+    if not notes_commit:
+        return {}
+    found: dict[str, tuple[int, str]] = {}
+
+    def walk(tree: pygit2.Tree, prefix: str, depth: int) -> None:
+        for entry in tree:
+            name = prefix + entry.name
+            if entry.type_str == "tree":
+                if depth < 2 and len(entry.name) == 2:
+                    walk(repo.pg[entry.id], name, depth + 1)
+            elif len(name) == 40 and depth < found.get(name, (3, ""))[0]:
+                found[name] = (depth, str(entry.id))
+
+    walk(repo.pg[notes_commit].peel(pygit2.Tree), "", 0)
+    return {k: v for k, (_d, v) in found.items()}
 
 
 def append_line(repo: Repo, target: str, line: bytes, ref: str = NOTES_REF) -> str:

@@ -20,7 +20,6 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
     "(fetched)": such a result is never evidence here.
     """
     from .. import inspect, store
-    from ..verify import fetched_states
 
     repo = open_repo()
     prefix, shown = store.PREFIX, ""
@@ -31,7 +30,11 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
     else:
         names = [store.check_task_name(task) if task else store.current_task(repo)]
     rows = [row for name in names for row in inspect.rows(repo, name, prefix, shown)]
-    states = fetched_states(repo, rows, names if prefix == store.PREFIX else None)
+    states: dict = {}
+    if any(r.verifiers for r in rows):
+        from ..verify import fetched_states  # (a large module: only when some row has results)
+
+        states = fetched_states(repo, rows, names if prefix == store.PREFIX else None)
     for r in rows:
         if r.commit in states:
             r.verifiers = states[r.commit][0]
@@ -40,12 +43,14 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
         if not rows:
             say(f"no checkpoints in task {names[0] if names else '(none)'}" if not all_ else "no checkpoints")
             return
+        lines = []
         for r in rows:
             fetched = states.get(r.commit, ({}, []))[1]
             ver = " ".join(f"{k}:{v}" + ("(fetched)" if k in fetched else "") for k, v in sorted(r.verifiers.items()))
             mark = "*" if r.promoted else " "
             msg = r.message.splitlines()[0] if r.message else ""
-            say(f"{mark} {r.id:<20} {inspect.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  [{ver}]" if ver else ""))
+            lines.append(f"{mark} {r.id:<20} {inspect.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  [{ver}]" if ver else ""))
+        say("\n".join(lines))  # one write, not one per row
 
     emit("list", [dict(r.to_json(), fetched=states.get(r.commit, ({}, []))[1]) for r in rows], as_json, human)
     return 0
