@@ -209,7 +209,7 @@ def load(repo: "Repo") -> Config:
     except FileNotFoundError:
         data = b""
     except IsADirectoryError:
-        raise ConfigError(f"{CONFIG_FILE} is a directory", f"remove it or move it aside") from None
+        raise ConfigError(f"{CONFIG_FILE} is a directory", "remove it or move it aside") from None
     cfg = decode(data) if data else Config()
     _apply_git_config(repo, cfg)
     return cfg

@@ -116,7 +116,7 @@ def install(repo: Repo, python: str | None = None) -> dict:
         if (hook.exists() or hook.is_symlink()) and not is_ours(hook) and (legacy.exists() or legacy.is_symlink()):
             raise CkptError(
                 f"{hook} is not ours and {legacy} already exists; installing would lose one of them",
-                f"merge or remove one of them by hand, then run git ckpt hooks install again",
+                "merge or remove one of them by hand, then run git ckpt hooks install again",
             )
     state = _read_state(repo)
     created = False

@@ -281,15 +281,9 @@ def build_server(root: str):
     @reg("ckpt_undo", "Return to the state before the last restore (itself a restore, so undo twice goes back again).")
     def ckpt_undo() -> str: ...
 
-    try:
-        from . import verify as _v  # noqa: F401
-        have_verify = True
-    except ImportError:
-        have_verify = False
-    if have_verify:
-        @reg("ckpt_verify", "Run the configured verifiers on a checkpoint (default: latest), record the results as evidence, "
-             "and promote it when every required verifier passed. Only a trusted .ckpt.toml runs.")
-        def ckpt_verify(checkpoint: str = "@", only: list[str] | None = None, isolated: bool = False) -> str: ...
+    @reg("ckpt_verify", "Run the configured verifiers on a checkpoint (default: latest), record the results as evidence, "
+         "and promote it when every required verifier passed. Only a trusted .ckpt.toml runs.")
+    def ckpt_verify(checkpoint: str = "@", only: list[str] | None = None, isolated: bool = False) -> str: ...
 
     @reg("ckpt_handoff", "The resume receipt of a task: goal, decisions, touched files with line counts, next step, "
          "last verifier results, failed paths, open questions, unverified assumptions, and the commands to resume.")

@@ -32,7 +32,7 @@ from .config import Config
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry, fault
 from .model import encode, path_display, path_from_str, path_to_str
-from .snapshot import Snapshot, capture, save, write_checkpoint
+from .snapshot import Snapshot, capture, save
 from .store import Checkpoint
 
 GITLINK = 0o160000
@@ -456,7 +456,7 @@ def restore(
             raise BusyError("a restore was interrupted in this worktree", "run git ckpt restore --continue to finish it, or git ckpt undo to go back")
         if reset_head and target.base is None:
             raise UsageError(f"{target.id} was saved on an unborn branch; --reset-head cannot move HEAD there",
-                             f"restore without --reset-head, or delete the branch yourself (git update-ref -d)")
+                             "restore without --reset-head, or delete the branch yourself (git update-ref -d)")
         now = capture(repo, cfg)
         if paths:
             _check_paths_exist(repo, target, now, paths)

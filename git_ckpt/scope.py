@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
-from . import handoff, ledger, store
+from . import handoff, ledger
 from .config import Config
 from .gitcore import Repo
-from .model import path_from_str, path_to_str
+from .model import path_to_str
 from .store import Checkpoint
 
 _WORD = re.compile(r"[A-Za-z0-9_./\-]+")

@@ -24,13 +24,12 @@ import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterator
 
 from . import ledger, overlay, store
 from .config import Config
 from .errors import BusyError, CkptError
-from .gitcore import EMPTY_BLOB, EMPTY_TREE, RefConflict, Repo, fault, git_failure
+from .gitcore import EMPTY_BLOB, RefConflict, Repo, fault, git_failure
 from .model import Manifest, digest, encode, path_display, path_to_str
 
 

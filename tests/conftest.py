@@ -43,7 +43,46 @@ def hermetic(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
     monkeypatch.setenv("TZ", "UTC")
     monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    yield home
+    # libgit2 fixed its config search path when pygit2 was imported (it ignores HOME changes and
+    # GIT_CONFIG_GLOBAL): point it at the sealed home for tests that open repositories in-process.
+    import pygit2
+    from pygit2.enums import ConfigLevel
+
+    levels = (ConfigLevel.GLOBAL, ConfigLevel.XDG, ConfigLevel.SYSTEM)
+    saved = {lvl: pygit2.settings.search_path[lvl] for lvl in levels}
+    pygit2.settings.search_path[ConfigLevel.GLOBAL] = str(home)
+    pygit2.settings.search_path[ConfigLevel.XDG] = str(home / ".config")
+    pygit2.settings.search_path[ConfigLevel.SYSTEM] = str(home / "no-system-config")
+    try:
+        yield home
+    finally:
+        for lvl, value in saved.items():
+            pygit2.settings.search_path[lvl] = value
+
+
+def _user_state(home: str) -> dict[str, float]:
+    """Modification times of everything git-ckpt could write in the real user's directories."""
+    out = {}
+    for rel in (".gitconfig", ".config/git", ".local/share/git-ckpt", ".local/state/git-ckpt", ".cache/git-ckpt"):
+        base = os.path.join(home, rel)
+        for dirpath, _dirs, files in os.walk(base):
+            for name in files:
+                full = os.path.join(dirpath, name)
+                out[full] = os.lstat(full).st_mtime
+        if os.path.isfile(base):
+            out[base] = os.lstat(base).st_mtime
+    return out
+
+
+@pytest.fixture(autouse=True, scope="session")
+def real_home_untouched():
+    """Fail the run if any test wrote into the real user's git or git-ckpt directories."""
+    if not REAL_HOME:
+        yield
+        return
+    before = _user_state(REAL_HOME)
+    yield
+    assert _user_state(REAL_HOME) == before, "a test wrote into the real user's directories"
 
 
 def run(args, cwd, *, input=None, env=None, check=True):

@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 import sysconfig
-import threading
 from pathlib import Path
 
 import pytest

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
 
-from conftest import blob, ckpt, forge_checkpoint, git, index_state, init_repo, literal_tree, worktree_state
+from conftest import blob, ckpt, forge_checkpoint, git, init_repo, literal_tree, worktree_state
 
 
 def test_file_over_directory_with_ignored_content_is_refused(repo):

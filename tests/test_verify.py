@@ -31,7 +31,7 @@ def write_config(repo: Path, text: str, *, trust: bool = True, commit: bool = Tr
 def verifier(name: str, command, **extra) -> str:
     """A [[verifier]] TOML block."""
     cmd = json.dumps(command)
-    lines = [f"[[verifier]]", f"name = {json.dumps(name)}", f"command = {cmd}"]
+    lines = ["[[verifier]]", f"name = {json.dumps(name)}", f"command = {cmd}"]
     for k, v in extra.items():
         if isinstance(v, dict):
             val = "{" + ", ".join(f"{a} = {json.dumps(b)}" for a, b in v.items()) + "}"
