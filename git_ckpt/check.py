@@ -157,7 +157,7 @@ def missing_objects(repo: Repo, cp: store.Checkpoint) -> list[str]:
     for oid in cp.parents:
         if not repo.object_exists(oid):
             return [oid]
-    args = ["rev-list", "--objects", "--missing=print", cp.commit]
+    args = ["rev-list", "--objects", "--no-object-names", "--missing=print", cp.commit]
     if cp.base:
         args += ["--not", cp.base]
     proc = repo.git(*args, check=False)

@@ -29,10 +29,7 @@ TRAILER = "Ckpt-Verified"
 
 def enabled(repo: Repo) -> bool:
     """Whether ``ckpt.gate`` is true in this repository's git config."""
-    try:
-        return bool(repo.pg.config.get_bool("ckpt.gate"))
-    except (KeyError, Exception):  # noqa: BLE001 - unset or unreadable means off
-        return False
+    return repo.config_bool("ckpt.gate")
 
 
 def index_tree(repo: Repo, index_file: str | os.PathLike[str] | None) -> str:

@@ -228,6 +228,22 @@ class Repo:
         except pygit2.GitError:
             return None, branch
 
+    def config_get(self, key: str) -> str | None:
+        """A git config value (None when unset or unreadable).  Read by libgit2, or by ``git
+        config`` when ``git -c`` passed settings in the environment (libgit2 ignores those)."""
+        if "GIT_CONFIG_PARAMETERS" in os.environ or "GIT_CONFIG_COUNT" in os.environ:
+            proc = self.git("config", "--get", key, check=False)
+            return proc.stdout.decode("utf-8", "replace").rstrip("\n") if proc.returncode == 0 else None
+        try:
+            return str(self.pg.config[key])
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+
+    def config_bool(self, key: str) -> bool:
+        """A boolean git config value, git's spellings (true/yes/on/1); False when unset."""
+        value = self.config_get(key)
+        return value is not None and value.strip().lower() in ("true", "yes", "on", "1", "")
+
     def is_ignored(self, rel: str) -> bool:
         """Whether git ignores worktree-relative ``rel`` (``git check-ignore``); names that are
         not UTF-8 are asked of the git binary, the rest of libgit2."""
@@ -372,6 +388,21 @@ class Repo:
                 if "lock" in text:
                     raise BusyError(f"ref {name} is locked by another process", "try again") from None
                 raise io_or_corrupt(exc, f"cannot update {name}") from None
+
+    def move_head(self, new: str, *, expected_old: str | None, reason: str) -> None:
+        """Move HEAD (the branch it names, or HEAD itself when detached) from ``expected_old``
+        (None: unborn) to ``new``, like ``git update-ref -m REASON HEAD NEW OLD``.
+
+        The one ref write that goes through the git binary: git keeps both the branch's and
+        HEAD's reflog, which libgit2's transaction would not.  A different current value raises
+        :class:`RefConflict` and moves nothing.
+        """
+        proc = self.git("update-ref", "-m", reason, "HEAD", new, expected_old or ZERO_OID, check=False)
+        if proc.returncode != 0:
+            actual, _branch = self.head()
+            if actual != expected_old:
+                raise RefConflict("HEAD", expected_old, actual)
+            raise git_failure(("update-ref",), proc)
 
     # ---------------------------------------------------------------- objects
 

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import msgspec
 import pygit2
 
-from .errors import CorruptError
+from .errors import BusyError, CorruptError
 from .gitcore import RefConflict, Repo, fault
 from .model import Card, Event, encode
 from . import store
@@ -117,7 +117,7 @@ def append(
             time.sleep(0.002)
             continue
         return Record(commit, ev, new_card)
-    raise CorruptError(f"could not append to the ledger of task {task}: too much contention")
+    raise BusyError(f"could not append to the ledger of task {task}: too many concurrent writers", "run the command again")
 
 
 def append_or_warn(repo: Repo, task: str, type: str, data: dict[str, Any],

@@ -14,7 +14,7 @@ import time
 import msgspec
 import pygit2
 
-from .errors import CorruptError
+from .errors import BusyError, CorruptError
 from .gitcore import RefConflict, Repo, fault
 from .store import NOTES_REF
 
@@ -118,4 +118,4 @@ def append_line(repo: Repo, target: str, line: bytes, ref: str = NOTES_REF) -> s
             time.sleep(0.002)
             continue
         return commit
-    raise CorruptError(f"could not append to {ref}: too much contention")
+    raise BusyError(f"could not append to {ref}: too many concurrent writers", "run the command again")

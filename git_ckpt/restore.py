@@ -30,7 +30,7 @@ import msgspec
 from . import ledger, overlay, store
 from .config import Config
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, UsageError
-from .gitcore import Repo, TreeEntry, fault
+from .gitcore import Repo, TreeEntry, fault, git_failure
 from .model import encode, path_display, path_from_str, path_to_str
 from .snapshot import Snapshot, capture, save
 from .store import Checkpoint
@@ -385,7 +385,9 @@ def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now:
     if paths:
         spec = b"".join(p + b"\0" for p in paths)
         # Entries of the target for these paths, others left as they are.
-        repo.git("reset", "-q", "--no-refresh", target.index_commit, "--pathspec-from-file=-", "--pathspec-file-nul", input=spec, check=False)
+        proc = repo.git("reset", "-q", "--no-refresh", target.index_commit, "--pathspec-from-file=-", "--pathspec-file-nul", input=spec, check=False)
+        if proc.returncode not in (0, 1):  # 1: "unstaged changes after reset", not a failure
+            raise git_failure(("reset",), proc)
         ita = [p for p in ita if _under(p, paths)]
         skip = [p for p in skip if _under(p, paths)]
         stages = [s for s in stages if _under(s[3], paths)]
@@ -413,8 +415,7 @@ def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now:
 def _reset_head(repo: Repo, target: Checkpoint, now: Snapshot) -> None:
     if not target.base or target.base == now.base:
         return
-    old = now.base or "0" * 40
-    repo.git("update-ref", "-m", f"ckpt: restore {target.id} --reset-head", "HEAD", target.base, old)
+    repo.move_head(target.base, expected_old=now.base, reason=f"ckpt: restore {target.id} --reset-head")
 
 
 def _finish(repo: Repo, j: Journal, target: Checkpoint, now: Snapshot) -> list[str]:

@@ -145,11 +145,9 @@ def _index_may_hold_flags(path) -> bool:
 
 def _filters_may_apply(repo: Repo, index_listing: bytes, untracked: list[bytes]) -> bool:
     """Whether eol conversion or filters could make ``smudge(clean(bytes)) != bytes``."""
-    conf = repo.pg.config
     for key in ("core.autocrlf", "core.eol", "core.attributesFile"):
-        try:
-            val = conf[key]
-        except (KeyError, Exception):  # noqa: BLE001 - pygit2 raises KeyError for missing keys
+        val = repo.config_get(key)
+        if val is None:
             continue
         if key == "core.autocrlf" and str(val).lower() in ("false", "0", "no", "off"):
             continue
@@ -168,13 +166,9 @@ _NO_CONVERSION = (b"unspecified", b"unset")
 
 def _autocrlf(repo: Repo) -> bool:
     """Whether core.autocrlf or core.eol=crlf can convert any text file."""
-    conf = repo.pg.config
     for key, off in (("core.autocrlf", ("false", "0", "no", "off")), ("core.eol", ("native", "lf"))):
-        try:
-            val = str(conf[key]).lower()
-        except (KeyError, ValueError):
-            continue
-        if val not in off:
+        val = repo.config_get(key)
+        if val is not None and val.lower() not in off:
             return True
     return False
 

@@ -11,10 +11,7 @@ from .snapshot import capture
 
 def gate_enabled(repo: Repo) -> bool:
     """Whether ``ckpt.gate`` is true in this repository's config (set by ``hooks install``)."""
-    try:
-        return bool(repo.pg.config.get_bool("ckpt.gate"))
-    except (KeyError, Exception):  # noqa: BLE001 - unset or unreadable means off
-        return False
+    return repo.config_bool("ckpt.gate")
 
 
 def worktree_checkpoint(repo: Repo, cfg, task: str, last=None):

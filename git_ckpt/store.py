@@ -15,6 +15,7 @@ meta commit                    tree = {manifest.json, overlay.tar?, stages/1|2|3
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -95,13 +96,18 @@ def atomic_write(path: os.PathLike[str] | str, data: bytes, mode: int | None = N
     the file gets exactly those permission bits (set before it replaces ``path``)."""
     path = os.fspath(path)
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        if mode is not None:
-            os.fchmod(fh.fileno(), mode)
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)  # a full disk must not leave a half-written temp file behind
+        raise
 
 
 def tasks(repo: Repo) -> list[str]:
