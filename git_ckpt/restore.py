@@ -120,6 +120,15 @@ def _overlay_map(files) -> dict[bytes, tuple[str, int, str]]:
     return {path_from_str(f.path): (f.kind, f.mode, f.sha256) for f in files}
 
 
+def _same_bytes(root: bytes, rel: bytes, data: bytes) -> bool:
+    """Whether the regular file ``rel`` holds exactly ``data``."""
+    try:
+        with open(os.path.join(root, rel), "rb") as fh:
+            return fh.read() == data
+    except OSError:
+        return False
+
+
 def _in_the_way(root: bytes, rel: bytes, removed: set[bytes], saved: bool) -> list[bytes]:
     """What blocks writing ``rel``: a parent that is a file or symlink the restore does not
     remove, the path itself when it holds something unsaved (``saved`` says the current file is
@@ -176,7 +185,7 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         if _under(p, paths) and p not in written and repo.paths_in_tree(target.tree, [p]):
             plan.write.append(p)
     for p, e in sorted(target_raw.items()):  # validated by Checkpoint.raw_entries
-        if _under(p, paths):
+        if _under(p, paths) and (p in set(plan.write) or not _same_bytes(root, p, repo.read_blob(e.oid))):
             plan.raw_write.append(p)
     target.stage_entries()  # a malformed stages/ tree is refused before anything is written
     # overlay
@@ -326,7 +335,7 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
     root = os.fsencode(repo.workdir)
     entries = _overlay_entries(target, cfg, plan)
     # worktree: deletions first (a file may become a directory), then writes.
-    for p in plan.delete:
+    for p in plan.delete + plan.overlay_delete:  # overlay residue may be what fills a directory
         _unlink(root, p)
     fault("restore.after-delete")
     if plan.write:
@@ -360,9 +369,7 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
                     if fh.read() == data:
                         continue
             overlay.write_entry(repo.workdir, overlay.Entry(p, "file", 0o755 if raw[p].mode == 0o100755 else 0o644, int(os.stat(full).st_mtime) if os.path.exists(full) else 0, data))
-    # overlay: deletions first (a file may become a directory), then writes
-    for p in plan.overlay_delete:
-        _unlink(root, p)
+    # overlay (its deletions were done above)
     if plan.overlay_write:
         wanted = set(plan.overlay_write)
         for e in entries:
@@ -392,6 +399,8 @@ def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now:
         skip = [p for p in skip if _under(p, paths)]
         stages = [s for s in stages if _under(s[3], paths)]
     else:
+        if now.intent_to_add:  # read-tree would keep the flag on an empty blob the target stages
+            repo.git("update-index", "-z", "--force-remove", "--stdin", input=b"".join(p + b"\0" for p in now.intent_to_add))
         if now.assume_unchanged:  # read-tree refuses to replace entries it may not look at
             repo.git("update-index", "-z", "--no-assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in now.assume_unchanged))
         repo.git("read-tree", "--reset", target.index_tree)
@@ -403,13 +412,38 @@ def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now:
         data += b"".join(b"%o %s %d\t%s\0" % (mode, oid.encode(), stg, p) for mode, oid, stg, p in stages)
         repo.git("update-index", "-z", "--index-info", input=data)
     if ita:
-        repo.git("add", "-N", "-f", "--pathspec-from-file=-", "--pathspec-file-nul", input=b"".join(p + b"\0" for p in ita))
+        _add_intent_to_add(repo, ita)
     unskip = [p for p in now.skip_worktree if p not in set(skip) and _under(p, paths)]
     if unskip:  # read-tree keeps the flags of unchanged entries; clear the ones the target lacks
         repo.git("update-index", "-z", "--no-skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in unskip), check=False)
     if skip:
         repo.git("update-index", "-z", "--skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in skip))
     repo.git("update-index", "-q", "--refresh", "--ignore-submodules", check=False)
+
+
+def _add_intent_to_add(repo: Repo, paths: list[bytes]) -> None:
+    """``git add -N`` the ``paths``; one whose file is absent (an intent-to-add entry can outlive
+    its file) gets an empty placeholder for the moment of the add, removed again after."""
+    root = os.fsencode(repo.workdir)
+    placeholders: list[bytes] = []
+    for p in paths:
+        full = os.path.join(root, p)
+        if os.path.lexists(full):
+            continue
+        try:
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            with open(full, "xb"):
+                pass
+            placeholders.append(p)
+        except OSError:
+            pass  # a parent is a file now: that entry cannot come back; git add reports nothing for it
+    try:
+        present = [p for p in paths if os.path.lexists(os.path.join(root, p))]
+        if present:
+            repo.git("add", "-N", "-f", "--pathspec-from-file=-", "--pathspec-file-nul", input=b"".join(p + b"\0" for p in present))
+    finally:
+        for p in placeholders:
+            _unlink(root, p)
 
 
 def _reset_head(repo: Repo, target: Checkpoint, now: Snapshot) -> None:
@@ -496,6 +530,18 @@ def restore(
         return RestoreResult(target.id, prev_id, saved, plan, type=type, warnings=warns)
 
 
+def _new_work(repo: Repo, now: Snapshot, target: Checkpoint, before: Checkpoint) -> bool:
+    """Whether ``now`` holds a file (worktree or overlay) whose content is neither the
+    target's nor the saved state's: work done after a restore was interrupted."""
+    def changed(tree: str) -> set[tuple[bytes, str]]:
+        return {(b.path, b.oid) for _a, b in repo.diff_trees(tree, now.tree) if b is not None}
+
+    if changed(target.tree) & changed(before.tree):
+        return True
+    known = {(f.path, f.sha256) for f in target.manifest.overlay.files + before.manifest.overlay.files}
+    return any((f.path, f.sha256) not in known for f in now.overlay_info.files)
+
+
 def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
     """Finish the interrupted restore named by the journal.  :class:`NotFoundError` when none."""
     with repo.worktree_lock(exclusive=True):
@@ -507,7 +553,13 @@ def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
         paths = [path_from_str(p) for p in j.paths] or None
         now = capture(repo, cfg)
         plan = make_plan(repo, target, now, paths, j.reset_head)
-        plan.blocked = []
+        if plan.blocked:
+            raise CkptError(f"finishing the restore of {target.id} would overwrite {len(plan.blocked)} ignored, skipped or unsaved path(s): "
+                            + ", ".join(path_display(p) for p in plan.blocked[:5]), "move them aside, then run git ckpt restore --continue again")
+        # Work done since the interruption is saved first: nothing --continue replaces is lost.
+        if _new_work(repo, now, target, store.load(repo, j.from_commit)):
+            save(repo, cfg, task=j.task, message=f"before finishing the restore of {target.id}", kind="pre-restore",
+                 snap=now, allow_empty=True, in_restore=True)
         apply(repo, cfg, target, now, paths, plan)
         warns = _finish(repo, j, target, now)
         return RestoreResult(target.id, j.from_id, None, plan, type=j.type, warnings=warns, continued=True)

@@ -301,6 +301,14 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
         ita = [p for p in empties if p not in present]
     raw = _raw_check(repo, w_tree, base) if _filters_may_apply(repo, listing, untracked) else []
     sel = overlay.select(repo.workdir, cfg, repo.is_ignored)
+    candidates = [i.path for i in sel.items] + sel.secrets + sel.too_large + sel.unsafe_links
+    if candidates:  # a tracked file matching an ignore pattern is in the tree already, not the overlay
+        tracked = repo.paths_in_tree(w_tree, candidates)
+        if tracked:
+            sel.items = [i for i in sel.items if i.path not in tracked]
+            sel.secrets = [p for p in sel.secrets if p not in tracked]
+            sel.too_large = [p for p in sel.too_large if p not in tracked]
+            sel.unsafe_links = [p for p in sel.unsafe_links if p not in tracked]
     snap = Snapshot(
         tree=w_tree,
         index_tree=i_tree,

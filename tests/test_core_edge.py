@@ -250,3 +250,74 @@ def test_verify_after_restore_targets_the_restored_checkpoint(repo):
     assert res.out == "no verifiers configured: promoting on the empty requirement\npromoted default/1\n"
     st = ckpt(repo, "status", "--json").json()["result"]
     assert (st["latest"], st["promoted"], st["matches"], st["matches_latest"]) == ("default/2", "default/1", "default/1", False)
+
+
+def test_continue_saves_work_done_after_the_interruption(repo):
+    (repo / "a").write_text("a\n")
+    (repo / "b").write_text("b\n")
+    ckpt(repo, "save", "-m", "one")
+    (repo / "a").write_text("a2\n")
+    ckpt(repo, "restore", "1", rc=None, env={"GIT_CKPT_FAULT": "restore.after-delete"})
+    (repo / "a").write_text("IMPORTANT NEW WORK\n")
+    (repo / "newwork").write_text("work\n")
+    ckpt(repo, "restore", "--continue")
+    assert (repo / "a").read_text() == "a\n" and not (repo / "newwork").exists()
+    saved = [r["id"] for r in ckpt(repo, "list", "--json").json()["result"]]
+    kept = saved[-1]
+    assert git(repo, "show", f"refs/ckpt/{kept}:a") == b"IMPORTANT NEW WORK\n"
+    assert git(repo, "show", f"refs/ckpt/{kept}:newwork") == b"work\n"
+
+
+def test_intent_to_add_entry_without_its_file(repo):
+    (repo / "x").write_text("x\n")
+    git(repo, "add", "-N", "x")
+    os.remove(repo / "x")
+    ckpt(repo, "save", "-m", "one")
+    (repo / "a").write_text("c\n")
+    git(repo, "add", "a")
+    ckpt(repo, "restore", "1")
+    assert not (repo / "x").exists()
+    assert git(repo, "ls-files", "-s", "x") == b"100644 e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 0\tx\n"
+    assert not (repo / ".git/ckpt/RESTORE").exists()
+
+
+def test_staged_empty_file_is_not_left_intent_to_add(repo):
+    (repo / "E").write_bytes(b"")
+    git(repo, "add", "E")
+    ckpt(repo, "save", "-m", "one")
+    git(repo, "rm", "-q", "--cached", "E")
+    git(repo, "add", "-N", "E")
+    ckpt(repo, "restore", "1")
+    assert git(repo, "status", "--porcelain", "E") == b"A  E\n"
+
+
+def test_file_replacing_a_directory_of_overlay_files(repo):
+    (repo / ".gitignore").write_text("*.log\n")
+    (repo / ".ckpt.toml").write_text('[overlay]\ninclude = ["*.log"]\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "cfg")
+    (repo / "d").write_text("file\n")
+    ckpt(repo, "save", "-m", "one")
+    saved = worktree_state(repo)
+    os.remove(repo / "d")
+    (repo / "d").mkdir()
+    (repo / "d/y.log").write_text("fx\n")
+    (repo / "d/u").write_text("u\n")
+    ckpt(repo, "restore", "1")
+    assert worktree_state(repo) == saved
+
+
+def test_tracked_file_matching_an_overlay_pattern_is_not_in_the_overlay(repo):
+    (repo / ".gitignore").write_text("*.log\n")
+    (repo / ".ckpt.toml").write_text('[overlay]\ninclude = ["*.log"]\n')
+    (repo / "t.log").write_text("t\n")
+    git(repo, "add", "-f", "t.log")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a")
+    ckpt(repo, "save", "--allow-empty")
+    assert ckpt(repo, "show", "--json").json()["result"]["overlay"] == []
+    git(repo, "rm", "-q", "--cached", "t.log")
+    (repo / "t.log").write_text("v2\n")
+    ckpt(repo, "restore", "1")
+    assert (repo / "t.log").read_text() == "t\n"
+    assert git(repo, "ls-files", "t.log") == b"t.log\n"
