@@ -7,7 +7,7 @@ Run from the repository root:
 It builds its inputs in a temporary directory (a committed copy of this machine's standard
 library, a synthetic tree of many small files, a fixture folder in the overlay), runs each pair
 of whole-process commands several times after a warm-up, alternating them, and prints the
-median of each and their ratio measured in the same run.  See docs/bench.md and bench/RESULTS.md.
+median of each and their ratio measured in the same run.  See the README section "Benchmark" and bench/RESULTS.md.
 """
 
 from __future__ import annotations

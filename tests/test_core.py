@@ -441,3 +441,14 @@ def test_man_page_after_plain_install(tmp_path):
         out = run(args, repo, env=env).stdout.decode()
         assert "git-ckpt - checkpoint a Git working tree into hidden refs and restore it exactly" in out
         assert "EXIT STATUS" in out
+
+
+def test_man_page_is_built_from_its_parts():
+    """man/git-ckpt.1 is exactly what man/build.py makes of man/parts/*.roff."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("man_build", root / "man" / "build.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert (root / "man" / "git-ckpt.1").read_bytes() == mod.build()
