@@ -67,22 +67,23 @@ def test_real_verifiers_promotion_and_the_commit_gate(repo):
     assert "not verified: no checkpoint has this tree" in res.out
 
 
-def _setup_two_files(repo):
+def _promoted_ab(repo):
+    """a, b, c committed; hooks on; a and b changed, saved and verified (promoted default/1)."""
     for name in ("a", "b", "c"):
         (repo / name).write_text(f"{name}\n")
     write_config(repo, verifier("ok", ["true"]))
     ckpt(repo, "hooks", "install")
-
-
-def test_commit_a_is_gated_on_the_tree_it_would_commit(repo):
-    """Done-when 2: `git commit -a` is judged on the tree it really commits ($GIT_INDEX_FILE)."""
-    _setup_two_files(repo)
     git(repo, "add", "a", "b", "c")
     git(repo, "commit", "-q", "--no-verify", "-m", "files")
     (repo / "a").write_text("a2\n")
     (repo / "b").write_text("b2\n")
     ckpt(repo, "save")
     ckpt(repo, "verify")
+
+
+def test_commit_a_is_gated_on_the_tree_it_would_commit(repo):
+    """Done-when 2: `git commit -a` is judged on the tree it really commits ($GIT_INDEX_FILE)."""
+    _promoted_ab(repo)
     git(repo, "add", "a", "b")  # the real index is now the promoted tree
     (repo / "c").write_text("c2, not verified\n")
     refused = commit(repo, "-a", "-m", "all", ok=False)
@@ -98,13 +99,7 @@ def test_commit_a_is_gated_on_the_tree_it_would_commit(repo):
 
 def test_commit_paths_is_gated_on_the_partial_tree(repo):
     """Done-when 2: `git commit PATH` is judged on the partial tree git builds for it."""
-    _setup_two_files(repo)
-    git(repo, "add", "a", "b", "c")
-    git(repo, "commit", "-q", "--no-verify", "-m", "files")
-    (repo / "a").write_text("a2\n")
-    (repo / "b").write_text("b2\n")
-    ckpt(repo, "save")
-    ckpt(repo, "verify")
+    _promoted_ab(repo)
     refused = commit(repo, "-m", "only a", "--", "a", ok=False)
     assert "  M b" in refused.stderr and "  M a" not in refused.stderr
     assert git(repo, "log", "-1", "--format=%s") == b"files\n"

@@ -342,32 +342,31 @@ def small_disk(tmp_path):
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
+def fill_disk(path: Path, chunk: int) -> None:
+    """Write incompressible bytes to ``path`` until the file system is full."""
+    with open(path, "wb") as fh:
+        try:
+            while True:
+                fh.write(os.urandom(chunk))
+                fh.flush()
+        except OSError:
+            pass
+
+
 def test_full_disk(small_disk):
     root = init_repo(small_disk / "r")
     (root / "a.txt").write_text("one\n")
     ckpt(root, "save", "-m", "one")
     # fill the disk, then add incompressible content that cannot be stored
     ballast = small_disk / "ballast"
-    with open(ballast, "wb") as fh:
-        try:
-            while True:
-                fh.write(os.urandom(64 * 1024))
-                fh.flush()
-        except OSError:
-            pass
+    fill_disk(ballast, 64 * 1024)
     with open(root / "big.bin", "wb") as fh:
         try:
             fh.write(os.urandom(256 * 1024))
         except OSError:
             pass
     ballast.unlink()
-    with open(small_disk / "ballast2", "wb") as fh:  # leave the big file, fill again
-        try:
-            while True:
-                fh.write(os.urandom(16 * 1024))
-                fh.flush()
-        except OSError:
-            pass
+    fill_disk(small_disk / "ballast2", 16 * 1024)  # leave the big file, fill again
     refused(root, "save", "-m", "no room", rc=8, fsck=False)
     (small_disk / "ballast2").unlink()
     fsck_clean(root)
@@ -384,13 +383,7 @@ def test_full_disk_during_restore_is_continued(small_disk):
     (root / "small.txt").write_text("after\n")
     after = worktree_state(root), index_state(root)
     ballast = small_disk / "ballast"
-    with open(ballast, "wb") as fh:
-        try:
-            while True:
-                fh.write(os.urandom(16 * 1024))
-                fh.flush()
-        except OSError:
-            pass
+    fill_disk(ballast, 16 * 1024)
     res = ckpt(root, "restore", "1", rc=8, fsck=False)
     assert res.err.startswith("error: ") and len(res.err.splitlines()) <= 2 and "Traceback" not in res.err, res
     ballast.unlink()
