@@ -399,3 +399,18 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
                 drift.append(f"verifier {name}: " + (f"recorded {rec_status}" if rec_status else "no result recorded") + f" ({how})")
         checks.append(row)
     return {"ok": not drift, "task": task, "current": cur_id, "checks": checks, "drift": drift}
+
+
+def mark(repo: Repo, task: str, checkpoint_id: str | None) -> str | None:
+    """Record that a receipt was handed over at ``checkpoint_id``: a ``handoff`` ledger event,
+    which ``git ckpt gc`` never prunes past.  Skipped when there is no checkpoint or the newest
+    event already marks the same one.  Returns a warning when the ledger is damaged, else None."""
+    if not checkpoint_id:
+        return None
+    try:
+        head = ledger.head(repo, task)
+    except CkptError:
+        head = None
+    if head is not None and head.event.type == "handoff" and head.event.data.get("id") == checkpoint_id:
+        return None
+    return ledger.append_or_warn(repo, task, "handoff", {"id": checkpoint_id})

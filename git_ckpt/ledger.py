@@ -324,6 +324,8 @@ def describe(ev: Event) -> str:
         return f"pushed to {d.get('remote')}"
     if t == "fetch":
         return f"fetched from {d.get('remote')}"
+    if t == "handoff":
+        return f"handoff receipt given at {d.get('id')}"
     if t == "prune":
         return f"pruned {len(d.get('pruned', []))} checkpoints"
     return t

@@ -128,3 +128,18 @@ def test_gc_keeps_both_sides_of_the_last_restore(tmp_path):
         "default/1": "target of the last restore", "default/4": "from of the last restore", "default/5": "latest"}
     ckpt(root, "undo")
     assert (root / "f.txt").read_text() == "unsaved\n"
+
+
+def test_handoff_marks_a_point_gc_keeps(seven):
+    """`git ckpt handoff` records where the receipt was handed over; gc never prunes it."""
+    root = seven
+    ckpt(root, "restore", "3", fsck=False)
+    assert ckpt(root, "handoff", "--json", fsck=False).json()["result"]["current"] == "default/3"
+    ckpt(root, "handoff", fsck=False)  # a second receipt at the same point adds no event
+    events = [e for e in ckpt(root, "log", "--json", fsck=False).json()["result"] if e["type"] == "handoff"]
+    assert [e["data"] for e in events] == [{"id": "default/3"}]
+    ckpt(root, "restore", "5", fsck=False)
+    ckpt(root, "restore", "6", fsck=False)
+    dry = ckpt(root, "gc", "--keep", "1", "--dry-run", "--json").json()["result"]
+    assert [p["id"] for p in dry["pruned"]] == ["default/1", "default/2", "default/4"]
+    assert {p["id"]: p["reason"] for p in dry["protected"]}["default/3"] == "handoff point"

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from . import emit, open_repo, say
+from . import emit, open_repo, say, warn
 
 
 @click.command("handoff")
@@ -43,4 +43,7 @@ def command(task: str | None, fmt: str, as_json: bool, check_: bool) -> int:
         return 0 if res["ok"] else 1
     r = handoff.receipt(repo, task, cfg)
     emit("handoff", r, as_json, lambda: sys.stdout.write(handoff.markdown(r)))
+    problem = handoff.mark(repo, task, r["current"])
+    if problem:
+        warn(problem)
     return 0
