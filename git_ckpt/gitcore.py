@@ -21,7 +21,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pygit2
 
@@ -105,6 +105,8 @@ class Repo:
         else:
             self.common_dir = self.git_dir
         self._git_env: dict[str, str] | None = None
+        # told once when a command has to wait for another one's lock (the CLI prints it)
+        self.on_wait: Callable[[str], None] | None = None
 
     # ---------------------------------------------------------------- opening
 
@@ -270,21 +272,31 @@ class Repo:
         agent that would rather be told at once), then raises :class:`BusyError` (exit 5)."""
         with contextlib.suppress(ValueError):
             timeout = float(os.environ.get("GIT_CKPT_LOCK_TIMEOUT", timeout))
-        path = self.ckpt_dir() / "lock"
+        with self.flock(self.ckpt_dir() / "lock", exclusive=exclusive, timeout=timeout,
+                        holder="another git ckpt restore or save is running in this worktree"):
+            yield
+
+    @contextlib.contextmanager
+    def flock(self, path: Path, *, exclusive: bool, timeout: float, holder: str) -> Iterator[None]:
+        """Hold an flock on ``path`` (freed by the kernel if this process dies).  While it has
+        to wait, ``self.on_wait(holder)`` is called once after a second; after ``timeout``
+        seconds :class:`BusyError` names ``holder``."""
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
-            deadline = time.monotonic() + timeout
+            start = time.monotonic()
+            told = False
             while True:
                 try:
                     fcntl.flock(fd, mode | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise BusyError(
-                            "another git ckpt restore or save is running in this worktree",
-                            "wait for it to finish and run the command again",
-                        ) from None
+                    waited = time.monotonic() - start
+                    if waited > timeout:
+                        raise BusyError(holder, "wait for it to finish and run the command again") from None
+                    if not told and waited > 1.0 and self.on_wait is not None:
+                        self.on_wait(holder)
+                        told = True
                     time.sleep(0.05)
             yield
         finally:

@@ -17,12 +17,10 @@ What is captured, and how (DESIGN.md "Storage layout", behaviour 2):
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
 import stat
 import tempfile
-import time
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -437,20 +435,9 @@ def _task_lock(repo: Repo, task: str, timeout: float = 60.0) -> Iterator[None]:
     """Hold ``$GIT_COMMON_DIR/ckpt/save-T.lock`` (flock; freed by the kernel if we are killed)."""
     d = repo.common_dir / "ckpt"
     d.mkdir(exist_ok=True)
-    fd = os.open(d / f"save-{task}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise BusyError(f"another git ckpt save of task {task} is still writing", "wait for it to finish and run the command again") from None
-                time.sleep(0.01)
+    with repo.flock(d / f"save-{task}.lock", exclusive=True, timeout=timeout,
+                    holder=f"another git ckpt save of task {task} is still writing"):
         yield
-    finally:
-        os.close(fd)
 
 
 def _log_if_missing(repo: Repo, cp: store.Checkpoint) -> None:

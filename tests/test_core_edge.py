@@ -321,3 +321,25 @@ def test_tracked_file_matching_an_overlay_pattern_is_not_in_the_overlay(repo):
     ckpt(repo, "restore", "1")
     assert (repo / "t.log").read_text() == "t\n"
     assert git(repo, "ls-files", "t.log") == b"t.log\n"
+
+
+def test_a_command_that_waits_for_a_lock_says_so(repo):
+    """A save blocked by another process's worktree lock says it is waiting, then proceeds."""
+    import fcntl
+
+    (repo / "f").write_text("f\n")
+    lock = repo / ".git/ckpt"
+    lock.mkdir(exist_ok=True)
+    fd = os.open(lock / "lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    proc = subprocess.Popen(["git", "ckpt", "save"], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    import time
+
+    time.sleep(2.5)
+    os.close(fd)  # releases the lock
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert out == b"checkpoint saved: default/1\n"
+    assert err == b"warning: waiting: another git ckpt restore or save is running in this worktree\n"
+    res = ckpt(repo, "save", "--allow-empty", env={"GIT_CKPT_LOCK_TIMEOUT": "0"})  # free now: no wait
+    assert res.err == ""

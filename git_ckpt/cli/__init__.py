@@ -124,7 +124,9 @@ def open_repo():
     """Open the repository of the current directory (``$GIT_DIR`` honoured)."""
     from ..gitcore import Repo
 
-    return Repo.discover(os.getcwd(), os.environ.get("GIT_DIR"), os.environ.get("GIT_WORK_TREE"))
+    repo = Repo.discover(os.getcwd(), os.environ.get("GIT_DIR"), os.environ.get("GIT_WORK_TREE"))
+    repo.on_wait = lambda holder: warn(f"waiting: {holder}")
+    return repo
 
 
 def emit(command: str, result: Any, as_json: bool, human: Callable[[], None]) -> None:
