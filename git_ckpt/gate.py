@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from . import ledger, store
 from .config import Config
 from .errors import CkptError, NotFoundError
-from .gitcore import Repo
+from .gitcore import Repo, change_status
 from .model import path_display
 
 SHOW_PATHS = 20
@@ -77,7 +77,7 @@ class GateResult:
 def _diff(repo: Repo, old: str, new: str) -> list[str]:
     out = []
     for a, b in repo.diff_trees(old, new):
-        letter = "A" if a is None else "D" if b is None else "M"
+        letter = change_status(a, b)
         out.append(f"{letter} {path_display((b or a).path)}")
     return out
 

@@ -82,6 +82,11 @@ class TreeEntry:
     oid: str
 
 
+def change_status(old: TreeEntry | None, new: TreeEntry | None) -> str:
+    """The status letter of a :meth:`Repo.diff_trees` pair: ``A`` added, ``D`` deleted, ``M``."""
+    return "A" if old is None else "D" if new is None else "M"
+
+
 class Repo:
     """An open, non-bare repository with a worktree.
 

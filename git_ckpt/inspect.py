@@ -10,7 +10,7 @@ import pygit2
 
 from . import notes, store
 from .errors import CkptError
-from .gitcore import EMPTY_TREE, Repo
+from .gitcore import EMPTY_TREE, Repo, change_status
 from .model import path_display, path_from_str
 from .store import Checkpoint
 
@@ -101,7 +101,7 @@ def changed_files(repo: Repo, cp: Checkpoint) -> list[tuple[str, str]]:
     base_tree = str(repo.pg[cp.base].peel(pygit2.Tree).id) if cp.base else EMPTY_TREE
     out = []
     for a, b in repo.diff_trees(base_tree, cp.tree):
-        status = "A" if a is None else "D" if b is None else "M"
+        status = change_status(a, b)
         out.append((status, path_display((b or a).path)))
     return out
 

@@ -116,21 +116,15 @@ class Tools:
 
     def diff(self, checkpoint: str = "@", other: str | None = None, patch: bool = False) -> dict:
         from . import config, store
-        from .model import path_to_str
-        from .snapshot import capture
+        from .diff import compare
 
         repo = self.repo()
         task = store.current_task(repo)
         old = store.resolve(repo, checkpoint, task)
-        if other:
-            new_tree, new_name = store.resolve(repo, other, task).tree, other
-        else:
-            new_tree, new_name = capture(repo, config.load(repo)).tree, "worktree"
-        changes = [{"status": "A" if a is None else "D" if b is None else "M", "path": path_to_str((b or a).path)}
-                   for a, b in repo.diff_trees(old.tree, new_tree)]
-        out: dict[str, Any] = {"from": old.id, "to": new_name, "changes": changes}
+        cmp = compare(repo, config.load(repo), old, store.resolve(repo, other, task) if other else None)
+        out: dict[str, Any] = cmp.to_json()
         if patch:
-            text = repo.git("diff", "--no-ext-diff", "--no-color", old.tree, new_tree).stdout
+            text = repo.git("diff", "--no-ext-diff", "--no-color", cmp.old_tree, cmp.new_tree).stdout
             out["patch"] = text.decode("utf-8", "replace")[:200_000]
         return out
 

@@ -8,7 +8,7 @@ import re
 
 from . import handoff, ledger
 from .config import Config
-from .gitcore import Repo
+from .gitcore import Repo, change_status
 from .model import path_to_str
 from .store import Checkpoint
 
@@ -44,7 +44,7 @@ def scope(repo: Repo, cfg: Config, task: str, since: Checkpoint) -> dict:
     inside, outside = [], []
     for a, b in repo.diff_trees(since.tree, snap.tree):
         path = path_to_str((b or a).path)
-        status = "A" if a is None else "D" if b is None else "M"
+        status = change_status(a, b)
         why = []
         if named_by(card.next, path):
             why.append("next step")

@@ -43,7 +43,7 @@ from typing import Callable, Iterator
 from . import ledger, notes, store
 from .config import Config, VerifierConfig
 from .errors import CkptError, NotFoundError, UsageError
-from .gitcore import _LOCATION_VARS, Repo, fault
+from .gitcore import _LOCATION_VARS, Repo, change_status, fault
 from .model import digest, encode, path_display
 from .store import Checkpoint
 
@@ -436,7 +436,7 @@ def worktree_mismatch(repo: Repo, cfg: Config, cp: Checkpoint) -> list[str]:
     out = []
     if snap.tree != cp.tree:
         for a, b in repo.diff_trees(cp.tree, snap.tree):
-            letter = "A" if a is None else "D" if b is None else "M"
+            letter = change_status(a, b)
             out.append(f"{letter} {path_display((b or a).path)}")
     now_ovl = snap.overlay_info.digest if snap.overlay_info else ""
     if now_ovl != overlay_digest(cp):

@@ -20,9 +20,9 @@ import click
 from ..errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
-    EXIT_USAGE,
     CkptError,
     IOFailure,
+    UsageError,
 )
 
 SCHEMA = "ckpt/1"
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:  # usage errors: one line and a hint, like every error
         ctx = getattr(exc, "ctx", None)
         where = ctx.command_path if ctx is not None else "git ckpt"
-        code = _report(CkptUsage(exc.format_message(), f"{where} -h shows the usage"), as_json, command)
+        code = _report(UsageError(exc.format_message(), f"{where} -h shows the usage"), as_json, command)
     except CkptError as exc:
         code = _report(exc, as_json, command)
     except KeyboardInterrupt:
@@ -236,8 +236,3 @@ def _internal(exc: BaseException, as_json: bool, command: str) -> int:
     err.exit_code = EXIT_INTERNAL
     err.code = "internal"
     return _report(err, as_json, command)
-
-
-class CkptUsage(CkptError):
-    exit_code = EXIT_USAGE
-    code = "usage"

@@ -25,8 +25,8 @@ def command(ckpts: tuple[str, ...], stat: bool, name_status: bool, scope_: bool,
     """
     from .. import config, store
     from ..errors import UsageError
+    from ..diff import compare
     from ..restore import parse_paths
-    from ..snapshot import capture
 
     paths = after_dashdash()
     args = list(ckpts[: len(ckpts) - len(paths)])
@@ -37,54 +37,24 @@ def command(ckpts: tuple[str, ...], stat: bool, name_status: bool, scope_: bool,
     old = store.resolve(repo, args[0] if args else "@", task)
     if scope_:
         return _scope(repo, task, old, len(args), as_json)
-    if len(args) == 2:
-        new = store.resolve(repo, args[1], task)
-        new_tree, new_name, new_overlay = new.tree, new.id, new.manifest.overlay.files
-    else:
-        snap = capture(repo, config.load(repo))
-        new_tree, new_name, new_overlay = snap.tree, "worktree", snap.overlay_info.files
-    rel = [os.fsdecode(p) for p in parse_paths(repo, paths, os.getcwd())] if paths else []
-    overlay_changes = overlay_diff(old.manifest.overlay.files, new_overlay, [os.fsencode(p) for p in rel])
+    new = store.resolve(repo, args[1], task) if len(args) == 2 else None
+    rel = parse_paths(repo, paths, os.getcwd()) if paths else []
+    cmp = compare(repo, config.load(repo), old, new, rel)
     if as_json:
-        changes = repo.diff_trees(old.tree, new_tree, [os.fsencode(p) for p in rel] or None)
-        from ..model import path_to_str
-
-        emit("diff", {"from": old.id, "to": new_name, "changes": [
-            {"status": "A" if a is None else "D" if b is None else "M", "path": path_to_str((b or a).path)} for a, b in changes],
-            "overlay": overlay_changes}, True, lambda: None)
+        emit("diff", cmp.to_json(), True, lambda: None)
         return 0
     fmt = ["--stat"] if stat else ["--name-status"] if name_status else []
     sys.stdout.flush()
-    proc = subprocess.run(["git", "diff", *fmt, old.tree, new_tree, "--", *rel], cwd=repo.workdir, env=repo.git_env())
+    proc = subprocess.run(["git", "diff", *fmt, cmp.old_tree, cmp.new_tree, "--", *map(os.fsdecode, rel)],
+                          cwd=repo.workdir, env=repo.git_env())
     if proc.returncode not in (0, 1):
-        raise CorruptError(f"git diff failed (exit {proc.returncode}) comparing {old.id} with {new_name}",
+        raise CorruptError(f"git diff failed (exit {proc.returncode}) comparing {old.id} with {cmp.new}",
                            f"git ckpt check {old.id} reports damaged checkpoints")
-    if overlay_changes:
-        say(f"overlay changes ({len(overlay_changes)}):")
-        for c in overlay_changes:
+    if cmp.overlay:
+        say(f"overlay changes ({len(cmp.overlay)}):")
+        for c in cmp.overlay:
             say(f"{c['status']}\t{c['path']}")
     return 0
-
-
-def overlay_diff(old_files, new_files, paths: list[bytes]) -> list[dict]:
-    """``[{"status": A|D|M, "path": str}]`` between two overlay file lists (manifest entries)."""
-    from ..model import path_from_str
-
-    def keep(p: str) -> bool:
-        b = path_from_str(p)
-        return not paths or any(b == q or b.startswith(q.rstrip(b"/") + b"/") for q in paths)
-
-    old = {f.path: (f.kind, f.mode, f.sha256) for f in old_files if keep(f.path)}
-    new = {f.path: (f.kind, f.mode, f.sha256) for f in new_files if keep(f.path)}
-    out = []
-    for p in sorted(old.keys() | new.keys()):
-        if p not in new:
-            out.append({"status": "D", "path": p})
-        elif p not in old:
-            out.append({"status": "A", "path": p})
-        elif old[p] != new[p]:
-            out.append({"status": "M", "path": p})
-    return out
 
 
 def _scope(repo, task: str, since, nargs: int, as_json: bool) -> int:

@@ -1,0 +1,64 @@
+"""``git ckpt diff`` as data: a checkpoint against another or against the current worktree,
+tree changes and overlay changes together (used by the CLI and the MCP server)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import Config
+from .gitcore import Repo, change_status
+from .model import path_from_str, path_to_str
+from .store import Checkpoint
+
+
+@dataclass
+class Comparison:
+    """``old`` (a checkpoint id) against ``new`` (a checkpoint id or ``worktree``): the two
+    trees, and the changed paths of each side as ``[{"status": A|D|M, "path": str}]``."""
+
+    old: str
+    new: str
+    old_tree: str
+    new_tree: str
+    changes: list[dict]
+    overlay: list[dict]
+
+    def to_json(self) -> dict:
+        return {"from": self.old, "to": self.new, "changes": self.changes, "overlay": self.overlay}
+
+
+def compare(repo: Repo, cfg: Config, old: Checkpoint, new: Checkpoint | None = None,
+            paths: list[bytes] | None = None) -> Comparison:
+    """Compare checkpoint ``old`` with ``new``, or with the worktree captured now (untracked
+    files and the overlay included) when ``new`` is None; ``paths`` limits both sides."""
+    if new is not None:
+        new_tree, new_name, new_overlay = new.tree, new.id, new.manifest.overlay.files
+    else:
+        from .snapshot import capture
+
+        snap = capture(repo, cfg)
+        new_tree, new_name, new_overlay = snap.tree, "worktree", snap.overlay_info.files
+    changes = [{"status": change_status(a, b), "path": path_to_str((b or a).path)}
+               for a, b in repo.diff_trees(old.tree, new_tree, paths or None)]
+    return Comparison(old.id, new_name, old.tree, new_tree, changes,
+                      overlay_changes(old.manifest.overlay.files, new_overlay, paths or []))
+
+
+def overlay_changes(old_files, new_files, paths: list[bytes]) -> list[dict]:
+    """``[{"status": A|D|M, "path": str}]`` between two overlay file lists (manifest entries)."""
+
+    def keep(p: str) -> bool:
+        b = path_from_str(p)
+        return not paths or any(b == q or b.startswith(q.rstrip(b"/") + b"/") for q in paths)
+
+    old = {f.path: (f.kind, f.mode, f.sha256) for f in old_files if keep(f.path)}
+    new = {f.path: (f.kind, f.mode, f.sha256) for f in new_files if keep(f.path)}
+    out = []
+    for p in sorted(old.keys() | new.keys()):
+        if p not in new:
+            out.append({"status": "D", "path": p})
+        elif p not in old:
+            out.append({"status": "A", "path": p})
+        elif old[p] != new[p]:
+            out.append({"status": "M", "path": p})
+    return out
