@@ -217,15 +217,14 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
     return plan
 
 
-def _existing_checkpoint(repo: Repo, task: str, now: Snapshot, target: Checkpoint) -> Checkpoint | None:
-    """A checkpoint whose state equals ``now``: the target itself, the latest of the task, or the
-    target of the last restore in this worktree.  Such a state needs no pre-restore save."""
-    state = now.state()
-    if target.manifest.state == state:
-        return target
-    last = store.latest(repo, task)
-    if last is not None and last.manifest.state == state:
-        return last
+def checkpoint_with_state(repo: Repo, task: str, state: str, *, first: Checkpoint | None = None,
+                          last: Checkpoint | None = None) -> Checkpoint | None:
+    """A checkpoint whose state digest is ``state``: ``first`` when given, the latest of
+    ``task`` (``last`` when the caller has read it), or the one last restored in this worktree;
+    None when none of them is.  Such a state needs no pre-restore save."""
+    for cp in (first, last if last is not None else store.latest(repo, task)):
+        if cp is not None and cp.manifest.state == state:
+            return cp
     prev = last_restored(repo, task)
     return prev if prev is not None and prev.manifest.state == state else None
 
@@ -515,7 +514,7 @@ def restore(
             listed = repo.ls_tree(target.tree, *paths) if paths else repo.ls_tree(target.tree)
             plan.leave = max(0, len(listed) - len(set(plan.write)))
             return RestoreResult(target.id, None, None, plan, dry_run=True, type=type)
-        same = None if paths else _existing_checkpoint(repo, task, now, target)
+        same = None if paths else checkpoint_with_state(repo, task, now.state(), first=target)
         if same is not None:
             prev_id, prev_commit, saved = same.id, same.commit, None
         else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import config, store
-from .restore import last_restored
+from .restore import checkpoint_with_state
 from .errors import CkptError
 from .gitcore import Repo
 from .snapshot import capture
@@ -21,14 +21,9 @@ def worktree_checkpoint(repo: Repo, cfg, task: str, last=None):
     if cfg is None:
         return None
     try:
-        state = capture(repo, cfg).state()
-        last = last if last is not None else store.latest(repo, task)
+        return checkpoint_with_state(repo, task, capture(repo, cfg).state(), last=last)
     except CkptError:
         return None
-    if last is not None and state == last.manifest.state:
-        return last
-    prev = last_restored(repo, task)
-    return prev if prev is not None and prev.manifest.state == state else None
 
 
 def status(repo: Repo) -> dict:
