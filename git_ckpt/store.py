@@ -26,7 +26,7 @@ import pygit2
 
 from .errors import CorruptError, NotFoundError, UsageError
 from .gitcore import Repo
-from .model import Manifest, decode_manifest, path_display
+from .model import Manifest, decode_manifest, escape, path_display, task_name_problem
 
 PREFIX = "refs/ckpt/"
 REMOTE_PREFIX = "refs/ckpt-remotes/"
@@ -42,12 +42,7 @@ def check_task_name(name: str) -> str:
     Letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit, at most 100
     characters, not all digits, no ``..``, not ending in ``.lock`` (git's ref-name rules).
     """
-    if (
-        not _TASK_RE.fullmatch(name)
-        or name.isdigit()
-        or ".." in name
-        or name.endswith((".lock", "."))
-    ):
+    if task_name_problem(name):
         raise UsageError(
             f"invalid task name {name!r}",
             "use letters, digits, '.', '_' and '-' (not all digits), e.g. fix-auth-null",
@@ -240,9 +235,8 @@ def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = No
     try:
         manifest = decode_manifest(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise CorruptError(f"the manifest of {id or commit} is corrupt: {exc}", "git ckpt check --all lists damaged checkpoints") from None
-    if manifest.schema != "ckpt/1":
-        raise CorruptError(f"the manifest of {id or commit} has unknown schema {manifest.schema!r}", "upgrade git-ckpt")
+        raise CorruptError(f"the manifest of {escape(id or commit)} is corrupt: {escape(str(exc))}",
+                           "nothing was changed; the checkpoint was made by a broken or hostile tool (git ckpt check names the damage)") from None
     return Checkpoint(repo, id or manifest.id, commit, ref, str(obj.tree_id), parents, manifest)
 
 
