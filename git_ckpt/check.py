@@ -15,7 +15,11 @@ restore writes it, and comparing what comes out with what the checkpoint claims:
 4. ``stages/`` and ``raw/`` hold exactly the paths the manifest lists;
 5. the overlay tar passes the strict extractor, is extracted into a second temporary directory,
    and every file there matches the manifest's kind, mode and sha256; the digest recomputes;
-6. the verifier-result note on the commit (if any) is readable.
+6. every path of the tree is a safe worktree path and no overlay file lies below a symlink of
+   the tree.
+
+Result notes are not judged: ``check`` is about restorability only (a malformed note line is
+skipped by its readers with a warning).
 
 Nothing outside the temporary directories is written, not even objects.
 """
@@ -31,10 +35,10 @@ from pathlib import Path
 
 import pygit2
 
-from . import notes, overlay, store
+from . import overlay, store
 from .errors import CkptError, CorruptError
 from .gitcore import Repo
-from .model import OverlayFile, path_display, path_from_str
+from .model import OverlayFile, path_display, path_from_str, raw_path_problem
 
 GITLINK = 0o160000
 
@@ -142,13 +146,32 @@ def check_one(repo: Repo, cid: str, ref: str, commit: str | None) -> CheckResult
         res.problems.append(f"index commit unreadable: {exc}")
         return res
     _check_lists(repo, cp, res)
-    _check_worktree(repo, cp, res)
+    if _check_tree_paths(repo, cp, res):
+        _check_worktree(repo, cp, res)
     _check_overlay(repo, cp, res)
-    try:
-        notes.read_lines(repo, commit)
-    except CkptError as exc:
-        res.problems.append(exc.message)
     return res
+
+
+def _check_tree_paths(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> bool:
+    """Every path of the tree and the index tree is a safe worktree path, and no overlay file
+    lies below a symlink or file of the tree (restore would refuse the checkpoint).  Returns
+    False (with the problem recorded) when the tree must not even be materialised."""
+    tree_entries = repo.ls_tree(cp.tree)
+    for e in tree_entries + repo.ls_tree(cp.index_tree):
+        problem = raw_path_problem(e.path)
+        if problem:
+            res.problems.append(f"its tree names the path {path_display(e.path)!r}, which {problem}")
+            return False
+    leaves = {e.path: e.mode for e in tree_entries if e.mode != GITLINK}
+    for f in cp.manifest.overlay.files:
+        parts = path_from_str(f.path).split(b"/")
+        for i in range(1, len(parts)):
+            parent = b"/".join(parts[:i])
+            if parent in leaves:
+                res.problems.append(f"overlay file {path_display(path_from_str(f.path))!r} lies below {path_display(parent)!r}, "
+                                    "which is a symlink or file in its tree")
+                return True
+    return True
 
 
 def missing_objects(repo: Repo, cp: store.Checkpoint) -> list[str]:

@@ -54,6 +54,11 @@ def path_problem(text: str) -> str | None:
         raw = path_from_str(text, strict=True)
     except ValueError:
         return "is not a valid encoded path"
+    return raw_path_problem(raw)
+
+
+def raw_path_problem(raw: bytes) -> str | None:
+    """:func:`path_problem` of a path already in bytes (a tree entry's path, say)."""
     if not raw:
         return "is empty"
     if len(raw) > MAX_PATH:

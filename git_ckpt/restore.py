@@ -157,6 +157,44 @@ def _in_the_way(root: bytes, rel: bytes, removed: set[bytes], saved: bool) -> li
     return []
 
 
+_REFUSED_HINT = "nothing was changed; the checkpoint was made by a broken or hostile tool (git ckpt check {id} names the damage)"
+
+
+def refuse_unsafe_target(repo: Repo, target: Checkpoint, plan: Plan, now: Snapshot) -> None:
+    """Pre-flight for a checkpoint that may be foreign, before anything is written: every path
+    the plan writes, deletes or flags (worktree, index, overlay, ``raw/``, intent-to-add,
+    skip-worktree) must be a safe worktree path (:func:`~git_ckpt.model.raw_path_problem`: no
+    ``..``, absolute path, ``.git`` or NUL), and nothing may be written below a symlink or file
+    of the target's tree (a tree symlink ``fixtures -> ../outside`` plus an overlay entry
+    ``fixtures/x`` would write outside the worktree once the symlink exists).  Raises
+    :class:`CorruptError` (exit 7) naming the path."""
+    from .model import raw_path_problem
+
+    index_paths = [(b or a).path for a, b in repo.diff_trees(now.index_tree, target.index_tree)]
+    m = target.manifest
+    flagged = [path_from_str(p) for p in m.intent_to_add + m.skip_worktree + m.skip_worktree_absent + m.conflicts]
+    groups = (plan.write, plan.delete, plan.raw_write, plan.overlay_write, plan.overlay_delete, index_paths, flagged)
+    for group in groups:
+        for p in group:
+            problem = raw_path_problem(p)
+            if problem:
+                raise CorruptError(f"{target.id} names the path {path_display(p)!r}, which {problem}; refusing the checkpoint",
+                                   _REFUSED_HINT.format(id=target.id))
+    parents: dict[bytes, int | None] = {}
+    for group in (plan.write, plan.overlay_write, plan.raw_write, index_paths, flagged):
+        for p in group:
+            parts = p.split(b"/")
+            for i in range(1, len(parts)):
+                parent = b"/".join(parts[:i])
+                if parent not in parents:
+                    parents[parent] = repo.entry_mode(target.tree, parent)
+                mode = parents[parent]
+                if mode is not None and mode not in (0o040000, GITLINK):
+                    what = "a symlink" if mode == 0o120000 else "a file"
+                    raise CorruptError(f"{target.id} puts {path_display(p)!r} below {path_display(parent)!r}, which is {what} in its tree; refusing the checkpoint",
+                                       _REFUSED_HINT.format(id=target.id))
+
+
 def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] | None, reset_head: bool = False) -> Plan:
     """Compare the current state ``now`` with ``target`` (limited to ``paths``) without writing."""
     plan = Plan(target=target.id)
@@ -214,6 +252,7 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         ) or any(_under(p, paths) for p in now.intent_to_add + now.conflicts)
     plan.head_changes = bool(reset_head and target.base and target.base != now.base)
     plan.blocked = sorted(set(plan.blocked))
+    refuse_unsafe_target(repo, target, plan, now)
     return plan
 
 
