@@ -1,0 +1,300 @@
+"""Hostile input (issue 10): every byte read from a checkpoint, a note, a ledger or a remote is
+typed and checked before it is used.  Each numbered input of the issue is a test here, with its
+siblings (other fields, depths, orders and commands breaking the same promise).
+
+The repositories live inside a *sandbox* directory next to a sentinel tree (files, empty
+directories, a linked worktree with uncommitted work); every hostile command is followed by a
+byte-for-byte comparison of that sentinel tree.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from conftest import blob, ckpt, git, init_repo, literal_tree, worktree_state
+
+# ------------------------------------------------------------------------------ the sandbox
+
+
+def make_world(tmp_path: Path) -> tuple[Path, Path]:
+    """``(sandbox, repo)``: a repository with an overlay fixture and one checkpoint
+    ``default/1``, inside a sandbox holding a sentinel tree the tests compare byte for byte."""
+    sandbox = tmp_path / "sandbox"
+    (sandbox / "victim").mkdir(parents=True)
+    (sandbox / "victim" / "precious.txt").write_bytes(b"do not touch\n")
+    (sandbox / "EMPTY" / "inner" / "x").mkdir(parents=True)
+    (sandbox / "outside").mkdir()
+    (sandbox / "outside" / "keep").write_bytes(b"keep\n")
+    root = init_repo(sandbox / "repo")
+    (root / ".gitignore").write_text("fixtures/\n")
+    (root / ".ckpt.toml").write_text('[overlay]\ninclude = ["fixtures/"]\n')
+    git(root, "add", ".gitignore", ".ckpt.toml")
+    git(root, "commit", "-q", "-m", "config")
+    (root / "fixtures").mkdir()
+    (root / "fixtures" / "data.bin").write_bytes(b"\x00fixture\xff")
+    (root / "a.txt").write_text("one\n")
+    ckpt(root, "save", "-m", "one")
+    return sandbox, root
+
+
+def sentinel(sandbox: Path) -> dict:
+    """Everything in the sandbox outside the repository's worktree (and its .git)."""
+    state = worktree_state(sandbox, skip=(".git", "repo"))
+    return state
+
+
+def repo_state(root: Path) -> tuple:
+    """The worktree, the index and every ref of ``root``."""
+    return (worktree_state(root), git(root, "ls-files", "-s", "-z"),
+            git(root, "for-each-ref", "--format=%(refname) %(objectname)"))
+
+
+def manifest_of(root: Path, ref: str) -> dict:
+    return json.loads(git(root, "show", f"{ref}^3:manifest.json"))
+
+
+def forge(root: Path, *, source: str = "refs/ckpt/default/1", dest: str = "refs/ckpt-remotes/origin/default/1",
+          edit=None, manifest: bytes | None = None, tree: str | None = None, index_tree: str | None = None,
+          tar: bytes | None = None) -> str:
+    """A copy of checkpoint ``source`` at ``dest`` with its manifest edited (``edit(dict)``) or
+    replaced, its worktree tree, index tree or overlay tar replaced: the shape a hostile
+    teammate can push (written with plumbing only).  Returns the new commit."""
+    parents = git(root, "rev-list", "--parents", "-n1", source).decode().split()[1:]
+    m = manifest_of(root, source)
+    if edit is not None:
+        edit(m)
+    data = manifest if manifest is not None else json.dumps(m).encode()
+    entries = {}
+    for rec in git(root, "ls-tree", "-z", parents[-1]).split(b"\0"):
+        if rec:
+            head, _, name = rec.partition(b"\t")
+            entries[name] = head
+    entries[b"manifest.json"] = b"100644 blob " + blob(root, data).encode()
+    if tar is not None:
+        entries[b"overlay.tar"] = b"100644 blob " + blob(root, tar).encode()
+    meta_tree = git(root, "mktree", "-z", "--missing", input=b"".join(h + b"\t" + n + b"\0" for n, h in entries.items())).decode().strip()
+    meta = git(root, "commit-tree", meta_tree, "-m", "meta").decode().strip()
+    index_commit = parents[-2]
+    if index_tree is not None:
+        index_commit = git(root, "commit-tree", index_tree, "-m", "index").decode().strip()
+    wtree = tree or git(root, "rev-parse", f"{source}^{{tree}}").decode().strip()
+    args = [a for p in parents[:-2] + [index_commit, meta] for a in ("-p", p)]
+    commit = git(root, "commit-tree", wtree, *args, "-m", "forged").decode().strip()
+    git(root, "update-ref", dest, commit)
+    return commit
+
+
+def one_file_tar(name: str, data: bytes, *, kind=tarfile.REGTYPE, link: str = "") -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo(name)
+        info.type = kind
+        info.mode = 0o644
+        if kind == tarfile.SYMTYPE:
+            info.linkname = link
+            tar.addfile(info)
+        else:
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def tree_with(root: Path, base_tree: str, extra: list[tuple[bytes, bytes, str]]) -> str:
+    """``base_tree`` with ``(mode, name, oid)`` entries added literally (names git refuses)."""
+    entries = []
+    for rec in git(root, "ls-tree", "-z", base_tree).split(b"\0"):
+        if rec:
+            head, _, name = rec.partition(b"\t")
+            mode, _kind, oid = head.split(b" ")
+            entries.append((mode, name, oid.decode()))
+    names = {n for _m, n, _o in extra}
+    entries = [e for e in entries if e[1] not in names] + extra
+    entries.sort(key=lambda e: e[1] + (b"/" if e[0] == b"40000" else b""))
+    return literal_tree(root, entries)
+
+
+def hostile(root: Path, sandbox: Path, *args: str, rc, says: str | None = None):
+    """Run ``git ckpt ARGS`` on hostile data: exit ``rc`` (a set or one code), never 70, one
+    ``error:`` line when it fails, the sentinel tree unchanged, and (for a refusal) the
+    repository unchanged too."""
+    before_s, before_r = sentinel(sandbox), repo_state(root)
+    res = ckpt(root, *args, rc=None, fsck=False)
+    codes = rc if isinstance(rc, (set, tuple)) else {rc}
+    assert res.rc in codes and res.rc != 70, res
+    assert sentinel(sandbox) == before_s, res
+    if res.rc not in (0, 1):
+        lines = res.err.splitlines()
+        assert lines and lines[0].startswith("error: "), res
+        assert all(ln.startswith("hint: ") or ln.startswith("warning: ") for ln in lines[1:]), res
+        assert repo_state(root) == before_r, res
+    if says is not None:
+        assert says in res.err + res.out, res
+    return res
+
+
+@pytest.fixture
+def world(tmp_path):
+    return make_world(tmp_path)
+
+
+# ------------------------------------------------------------------- 1. paths named by a manifest
+
+
+def test_1_isolated_verify_never_derives_a_path_from_the_manifest(world):
+    sandbox, root = world
+    (root / ".ckpt.toml").write_text('[overlay]\ninclude = ["fixtures/"]\n[[verifier]]\nname = "t"\ncommand = "true"\n')
+    ckpt(root, "trust")
+    victim_wt = sandbox / "review-7"
+    git(root, "worktree", "add", "-q", "--detach", str(victim_wt))
+    (victim_wt / "uncommitted.txt").write_text("my work\n")
+    for task in (str(sandbox / "review"), "../../review", "review/../../x", "a\nb"):
+        forge(root, edit=lambda m, t=task: m.update(task=t, number=7, id=f"{t}/7"))
+        hostile(root, sandbox, "verify", "origin:default/1", "--isolated", rc=7, says="task")
+    assert (victim_wt / "uncommitted.txt").read_text() == "my work\n"
+    # a valid fetched checkpoint is verified in a worktree named by tempfile, removed afterwards
+    forge(root, edit=lambda m: m.update(task="review", number=7, id="review/7"))
+    hostile(root, sandbox, "verify", "origin:default/1", "--isolated", rc=0)
+    assert (victim_wt / "uncommitted.txt").read_text() == "my work\n"
+    listed = git(root, "worktree", "list", "--porcelain").decode()
+    assert listed.count("worktree ") == 2 and "ckpt-verify-" not in listed
+
+
+def test_1_number_and_id_grammar(world):
+    sandbox, root = world
+    for edit in ({"number": 0}, {"number": -1}, {"number": 10**12}, {"number": "7"}, {"id": "default/2"},
+                 {"id": "x" * 1000}, {"task": "."}, {"task": "a.lock"}, {"task": "123"}, {"kind": "evil"},
+                 {"schema": "ckpt/2"}, {"tree": "../../etc"}, {"base": "HEAD"}, {"ledger_head": "x"}):
+        forge(root, edit=lambda m, e=edit: m.update(e))
+        for cmd in (("restore", "origin:default/1"), ("show", "origin:default/1")):
+            hostile(root, sandbox, *cmd, rc=7, says="manifest")
+
+
+# --------------------------------------------------------------- 2. manifest path lists validated
+
+BAD_PATHS = ["{abs}/new/pwned", ".git/index.lock", ".GIT/config", "a/.Git/x", "\u0000b64:YQBi", "../up", "a/../../up",
+             "", "a//b", "./a", "/etc/passwd", "\u0000b64:!!!", "x" * 5000]
+PATH_FIELDS = ["intent_to_add", "skip_worktree", "skip_worktree_absent", "conflicts", "raw", "skipped"]
+
+
+def test_2_every_path_field_refuses_every_bad_path_at_decode(tmp_path):
+    """The decode boundary, in-process: each path list of the manifest (and the overlay's) with
+    each kind of bad path is a ValidationError naming the field."""
+    from git_ckpt.model import decode_manifest
+
+    good = {"schema": "ckpt/1", "id": "t/1", "task": "t", "number": 1, "created_at": "x", "author": "a", "host": "h",
+            "tree": "0" * 40, "index_tree": "0" * 40}
+    decode_manifest(json.dumps(good).encode())
+    for field in PATH_FIELDS + ["overlay.skipped", "overlay.files"]:
+        for bad in BAD_PATHS:
+            bad = bad.replace("{abs}", str(tmp_path))
+            m = json.loads(json.dumps(good))
+            if field == "overlay.files":
+                m["overlay"] = {"files": [{"path": bad, "kind": "file", "mode": 0o100644, "size": 1, "sha256": "0" * 64}]}
+            elif field == "overlay.skipped":
+                m["overlay"] = {"skipped": [bad]}
+            else:
+                m[field] = ["ok", bad]
+            with pytest.raises(msgspec.ValidationError) as info:
+                decode_manifest(json.dumps(m).encode())
+            assert field.split(".")[-1] in str(info.value) or "path" in str(info.value), (field, bad, info.value)
+
+
+@pytest.mark.parametrize("field", PATH_FIELDS + ["overlay.files"])
+def test_2_restore_check_and_dry_run_refuse_bad_paths_changing_nothing(world, field):
+    sandbox, root = world
+    bads = [b.replace("{abs}", str(sandbox / "EMPTY" / "inner" / "x")) for b in BAD_PATHS]
+    # one CLI round per field, each field with a different bad path (all are covered at decode)
+    for bad in (bads[PATH_FIELDS.index(field) % len(bads)] if field in PATH_FIELDS else bads[0], bads[1], bads[4]):
+        def edit(m, bad=bad):
+            if field == "overlay.files":
+                m["overlay"]["files"].append({"path": bad, "kind": "file", "mode": 0o100644, "size": 1, "sha256": "0" * 64})
+            else:
+                m[field] = [bad]
+        forge(root, edit=edit)
+        (root / "a.txt").write_text("changed\n")
+        for args in (("restore", "origin:default/1"), ("restore", "--dry-run", "origin:default/1")):
+            hostile(root, sandbox, *args, rc=7, says=field.split(".")[-1])
+        hostile(root, sandbox, "check", "origin:default/1", rc={1, 7})
+    assert not (root / ".git" / "index.lock").exists()
+
+
+# ----------------------------------------------------------------------- 3. tree entries named ..
+
+@pytest.mark.parametrize("name", [b"..", b".git", b".GIT", b".", b"a/../..", b"/abs"])
+@pytest.mark.parametrize("where", ["tree", "index"])
+def test_3_tree_entry_names_git_refuses(world, name, where):
+    sandbox, root = world
+    victim = blob(root, b"pwned\n")
+    inner = literal_tree(root, [(b"100644", b"VICTIM", victim)])
+    inner_dirs = literal_tree(root, [(b"100644", b"EMPTY", victim)])  # ../EMPTY is a tree of empty directories
+    base = git(root, "rev-parse", "refs/ckpt/default/1^{tree}").decode().strip()
+    bad = tree_with(root, base, [(b"40000", name, inner)])
+    bad_empty = tree_with(root, base, [(b"40000", name, inner_dirs)]) if name == b".." else None
+    for t in filter(None, (bad, bad_empty)):
+        forge(root, **({"tree": t} if where == "tree" else {"index_tree": t}))
+        (root / "a.txt").write_text("changed\n")
+        for args in (("restore", "--dry-run", "origin:default/1"), ("restore", "origin:default/1")):
+            res = hostile(root, sandbox, *args, rc=7)
+            assert "VICTIM" not in res.out
+        # a restore of other paths only may go ahead: nothing it writes is unsafe
+        hostile(root, sandbox, "restore", "origin:default/1", "--", "a.txt", rc={0, 7})
+        hostile(root, sandbox, "check", "origin:default/1", rc=1)
+    assert not (sandbox / "VICTIM").exists() and (sandbox / "EMPTY" / "inner" / "x").is_dir()
+
+
+# ------------------------------------------------------- 4. a refused archive still changed things
+
+
+@pytest.mark.parametrize("link,below", [
+    (b"fixtures", b"fixtures/data.bin"),          # symlink in the tree, overlay entry below it
+    (b"deep/dir", b"deep/dir/sub/f.bin"),          # a deeper symlink, a deeper entry
+    (b"fixtures", b"fixtures/new.bin"),            # an entry the current worktree does not have
+])
+@pytest.mark.parametrize("kind", ["symlink", "file"])
+def test_4_nothing_is_written_below_a_symlink_or_file_of_the_tree(world, link, below, kind):
+    sandbox, root = world
+    target = os.path.relpath(sandbox / "outside", root / os.path.dirname(link.decode())).encode()
+    data = b"through the link\n"
+    entry_blob = blob(root, target if kind == "symlink" else b"plain file\n")
+    mode = b"120000" if kind == "symlink" else b"100644"
+    base = git(root, "rev-parse", "refs/ckpt/default/1^{tree}").decode().strip()
+    if b"/" in link:
+        top, leaf = link.split(b"/")
+        sub = literal_tree(root, [(mode, leaf, entry_blob)])
+        tree = tree_with(root, base, [(b"40000", top, sub)])
+    else:
+        tree = tree_with(root, base, [(mode, link, entry_blob)])
+    import hashlib
+
+    def edit(m):
+        m["overlay"]["files"] = [{"path": below.decode(), "kind": "file", "mode": 0o100644, "size": len(data),
+                                  "sha256": hashlib.sha256(data).hexdigest(), "mtime": 0}]
+        m["tree"] = tree
+
+    forge(root, edit=edit, tree=tree, tar=one_file_tar(below.decode(), data))
+    import shutil
+
+    shutil.rmtree(root / "fixtures")
+    res = hostile(root, sandbox, "check", "origin:default/1", rc=1)
+    assert "below" in res.out + res.err
+    for args in (("restore", "--dry-run", "origin:default/1"), ("restore", "origin:default/1")):
+        hostile(root, sandbox, *args, rc=7, says="below")
+    assert not (root / ".git" / "ckpt" / "RESTORE").exists()
+    assert sorted(os.listdir(sandbox / "outside")) == ["keep"]
+
+
+def test_4_intent_to_add_below_a_tree_symlink(world):
+    sandbox, root = world
+    target = os.path.relpath(sandbox / "outside", root).encode()
+    base = git(root, "rev-parse", "refs/ckpt/default/1^{tree}").decode().strip()
+    tree = tree_with(root, base, [(b"120000", b"lnk", blob(root, target))])
+    forge(root, edit=lambda m: m.update(tree=tree, intent_to_add=["lnk/new"]), tree=tree)
+    hostile(root, sandbox, "restore", "origin:default/1", rc=7, says="below")
+    assert sorted(os.listdir(sandbox / "outside")) == ["keep"]
