@@ -291,6 +291,12 @@ def _merge_commit(repo: Repo, ours: str, theirs: str, remote: str) -> str:
     return repo.commit(tree, [ours, theirs], f"Notes merged by 'git ckpt' from {remote} (cat_sort_uniq)\n")
 
 
+def _keeps_every_line(repo: Repo, ours: str, theirs: str) -> bool:
+    """Whether notes commit ``theirs`` still holds every line of every note of ``ours``."""
+    a, b = _note_map(repo, ours), _note_map(repo, theirs)
+    return all(x == b.get(t) or _lines(repo, x) <= _lines(repo, b.get(t)) for t, x in a.items())
+
+
 def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
     """Merge the notes commit ``theirs`` into ``refs/notes/ckpt`` so no line of either side is
     lost: a fast-forward when one side contains the other, otherwise a merge commit (parents
@@ -302,9 +308,11 @@ def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
         ours = repo.read_ref(NOTES_REF)
         if not theirs or theirs == ours or (ours and _descends(repo, ours, theirs)):
             return NotesMerge("none", ours, 0)
-        if ours is None or _descends(repo, theirs, ours):
+        if ours is None or (_descends(repo, theirs, ours) and _keeps_every_line(repo, ours, theirs)):
             new, kind = theirs, "fast-forward"
         else:
+            # Their history may have removed or rewritten lines (``git notes remove``, a rewritten
+            # notes ref): never adopt it; merge, so every local line stays.
             new, kind = _merge_commit(repo, ours, theirs, remote), "merge"
         mine, merged = _note_map(repo, ours), _note_map(repo, new)
         added = sum(len(_lines(repo, blob) - _lines(repo, mine.get(t))) for t, blob in merged.items() if blob != mine.get(t))

@@ -298,3 +298,90 @@ def test_4_intent_to_add_below_a_tree_symlink(world):
     forge(root, edit=lambda m: m.update(tree=tree, intent_to_add=["lnk/new"]), tree=tree)
     hostile(root, sandbox, "restore", "origin:default/1", rc=7, says="below")
     assert sorted(os.listdir(sandbox / "outside")) == ["keep"]
+
+
+# ------------------------------------------------------------------ 7. notes from a remote
+
+
+def make_team(tmp_path: Path) -> tuple[Path, Path, Path, str]:
+    """A bare remote and two clones; bob verified checkpoint ``t/1`` (his own result line) and
+    pushed it; alice fetched it.  Returns ``(bare, alice, bob, commit of t/1)``."""
+    seed = init_repo(tmp_path / "seed")
+    (seed / ".ckpt.toml").write_text('[[verifier]]\nname = "t"\ncommand = "true"\n')
+    git(seed, "add", ".ckpt.toml")
+    git(seed, "commit", "-q", "-m", "config")
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+    alice, bob = tmp_path / "alice", tmp_path / "bob"
+    git(tmp_path, "clone", "-q", str(bare), str(alice))
+    git(tmp_path, "clone", "-q", str(bare), str(bob))
+    for who in (alice, bob):
+        ckpt(who, "trust")
+    git(bob, "config", "ckpt.gate", "true")
+    ckpt(bob, "task", "start", "t")
+    (bob / "work.txt").write_text("bob's work\n")
+    git(bob, "add", "work.txt")
+    ckpt(bob, "save", "-m", "work")
+    ckpt(bob, "verify")
+    ckpt(bob, "push")
+    ckpt(alice, "fetch")
+    commit = git(bob, "rev-parse", "refs/ckpt/t/1").decode().strip()
+    return bare, alice, bob, commit
+
+
+def bob_still_trusts_his_result(bob: Path, commit: str, mine: bytes) -> None:
+    note = git(bob, "notes", "--ref=ckpt", "show", commit)
+    assert mine in note.splitlines(), note
+    listed = ckpt(bob, "list")
+    assert "t:passed" in listed.out and "t:passed(fetched)" not in listed.out, listed
+    ckpt(bob, "gate")
+    assert ckpt(bob, "verify-commit", "HEAD", rc=None).rc != 70
+
+
+@pytest.mark.parametrize("how", ["remove", "rewrite-history", "tamper-line"])
+def test_7_a_fetch_never_drops_a_local_result_line(tmp_path, how):
+    bare, alice, bob, commit = make_team(tmp_path)
+    mine = git(bob, "notes", "--ref=ckpt", "show", commit).splitlines()[0]
+    if how == "remove":
+        git(alice, "notes", "--ref=ckpt", "remove", commit)
+        git(alice, "push", "-q", "origin", "refs/notes/ckpt")
+    elif how == "rewrite-history":
+        empty = git(alice, "mktree", input=b"").decode().strip()
+        orphan = git(alice, "commit-tree", empty, "-m", "rewritten").decode().strip()
+        git(alice, "push", "-q", "--force", "origin", f"{orphan}:refs/notes/ckpt")
+    else:
+        forged = mine.replace(b'"passed"', b'"failed"')
+        git(alice, "notes", "--ref=ckpt", "add", "-f", "-m", forged.decode(), commit)
+        git(alice, "push", "-q", "origin", "refs/notes/ckpt")
+    res = ckpt(bob, "fetch")
+    assert res.rc == 0
+    bob_still_trusts_his_result(bob, commit, mine)
+    # and bob's push puts his line back on the remote instead of adopting the removal
+    ckpt(bob, "push")
+    remote_note = git(bare, "notes", "--ref=ckpt", "show", commit)
+    assert mine in remote_note.splitlines()
+    assert git(bare, "rev-parse", "refs/notes/ckpt") == git(bob, "rev-parse", "refs/notes/ckpt")
+
+
+MALFORMED = [b"[1]", b'"text"', b"{", b"null", b'{"verifier": 5, "tree": "x", "status": "passed"}',
+             b'{"verifier": "t", "tree": "../../etc", "status": "passed"}',
+             b'{"verifier": "t", "tree": "' + b"0" * 40 + b'", "status": "owned"}',
+             b'{"verifier": "t", "tree": "' + b"0" * 40 + b'", "status": "passed", "exit_code": 99999999999999999999}',
+             b'{"verifier": "t\\u001b]0;x\\u0007", "tree": "' + b"0" * 40 + b'", "status": "passed"}',
+             b"\xff\xfe not utf-8"]
+
+
+def test_7_malformed_lines_are_skipped_with_one_warning(tmp_path):
+    bare, alice, bob, commit = make_team(tmp_path)
+    mine = git(bob, "notes", "--ref=ckpt", "show", commit).splitlines()[0]
+    note = git(alice, "notes", "--ref=ckpt", "show", commit)
+    git(alice, "notes", "--ref=ckpt", "add", "-f", "-F", "-", commit, input=note + b"".join(b + b"\n" for b in MALFORMED))
+    git(alice, "push", "-q", "origin", "refs/notes/ckpt")
+    ckpt(bob, "fetch")
+    bob_still_trusts_his_result(bob, commit, mine)
+    for args in (("check", "t/1"), ("check", "--all"), ("list",), ("show", "t/1"), ("verify",), ("gate",), ("status",),
+                 ("handoff",)):
+        res = ckpt(bob, *args, rc=None)
+        assert res.rc == 0, res
+        warnings = [ln for ln in res.err.splitlines() if ln.startswith("warning: ")]
+        assert len(warnings) <= 1 and "\x1b" not in res.err + res.out, res
