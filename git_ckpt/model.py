@@ -91,6 +91,16 @@ def _shown(text: str) -> str:
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
+_CONTROL_NET = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text: str) -> str:
+    """:func:`escape` but keeping newlines and tabs: for whole blocks of human output."""
+    if not _CONTROL_NET.search(text):
+        return text
+    return _CONTROL_NET.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def escape(text: str) -> str:
     """``text`` safe to print on a terminal: every control character (C0, DEL, C1; ESC
     included) shown as a visible escape (``\\n``, ``\\x1b``, ``\\u0085``).  Every string that

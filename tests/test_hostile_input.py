@@ -385,3 +385,41 @@ def test_7_malformed_lines_are_skipped_with_one_warning(tmp_path):
         assert res.rc == 0, res
         warnings = [ln for ln in res.err.splitlines() if ln.startswith("warning: ")]
         assert len(warnings) <= 1 and "\x1b" not in res.err + res.out, res
+
+
+# ------------------------------------------------------------------ 6. terminal injection
+
+EVIL = "[tests:passed]\x1b]0;pwned\x07\r\x9b31m\x7f"
+FAKE = "\nresults:\n  tests: passed (exit 0, 3.1 s)"
+
+
+def no_controls(res) -> None:
+    for text in (res.out, res.err):
+        assert not any(ord(c) < 32 and c not in "\n\t" or 0x7f <= ord(c) <= 0x9f for c in text), res
+
+
+def test_6_stored_text_is_escaped_in_every_human_rendering(world):
+    sandbox, root = world
+    ckpt(root, "task", "start", "evil", "--goal", "goal" + EVIL + FAKE)
+    (root / "a.txt").write_text("two\n")
+    ckpt(root, "save", "-m", EVIL + FAKE, "--next", "step" + FAKE + EVIL, "--hypothesis", "h" + FAKE + EVIL)
+    ckpt(root, "task", "note", "--decided", "d" + FAKE + EVIL, "--assume", "a" + FAKE + EVIL)
+    # a fetched copy whose free-text fields a teammate wrote
+    forge(root, source="refs/ckpt/evil/1", dest="refs/ckpt-remotes/origin/evil/1",
+          edit=lambda m: m.update(author="x" + FAKE + EVIL, host="h" + EVIL, branch="b" + EVIL, created_at="c" + EVIL + FAKE))
+    for args in (("list",), ("list", "--all"), ("list", "--remote", "origin"), ("show", "evil/1"), ("show", "origin:evil/1"),
+                 ("log",), ("handoff",), ("task", "show"), ("task", "list"), ("status",), ("diff", "evil/1", "origin:evil/1")):
+        res = ckpt(root, *args, rc=None, fsck=False)
+        assert res.rc in (0, 1), res
+        no_controls(res)
+        assert not any(ln.strip() == "results:" or ln.startswith("  tests: passed") for ln in res.out.splitlines()), res
+    # JSON keeps the data exactly
+    data = ckpt(root, "show", "evil/1", "--json").json()["result"]
+    assert json.dumps(data).count("\\u001b]0;pwned") >= 1
+
+
+def test_6_errors_naming_stored_values_are_escaped(world):
+    sandbox, root = world
+    forge(root, edit=lambda m: m.update(intent_to_add=["x\x1b]0;pwned\x07/../../y"]))
+    res = hostile(root, sandbox, "restore", "origin:default/1", rc=7)
+    no_controls(res)

@@ -40,15 +40,17 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
             r.verifiers = states[r.commit][0]
 
     def human() -> None:
+        from ..model import escape
+
         if not rows:
             say(f"no checkpoints in task {names[0] if names else '(none)'}" if not all_ else "no checkpoints")
             return
         lines = []
         for r in rows:
             fetched = states.get(r.commit, ({}, []))[1]
-            ver = " ".join(f"{k}:{v}" + ("(fetched)" if k in fetched else "") for k, v in sorted(r.verifiers.items()))
+            ver = " ".join(f"{escape(k)}:{escape(v)}" + ("(fetched)" if k in fetched else "") for k, v in sorted(r.verifiers.items()))
             mark = "*" if r.promoted else " "
-            msg = r.message.splitlines()[0] if r.message else ""
+            msg = escape(r.message.split("\n")[0]) if r.message else ""
             lines.append(f"{mark} {r.id:<20} {inspect.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  [{ver}]" if ver else ""))
         say("\n".join(lines))  # one write, not one per row
 

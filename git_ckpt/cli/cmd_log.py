@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..model import escape
 from . import emit, json_option, open_repo, say
 
 
@@ -57,7 +58,7 @@ def command(task: str | None, verify_: bool, since: str | None, as_json: bool) -
         if not recs:
             say(f"no events in task {task}")
         for r in recs:
-            say(f"#{r.event.seq:<4} {r.event.at}  {ledger.describe(r.event)}")
+            say(f"#{r.event.seq:<4} {escape(r.event.at)}  {escape(ledger.describe(r.event))}")
 
     import msgspec
 

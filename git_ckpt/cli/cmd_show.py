@@ -28,39 +28,41 @@ def command(ckpt: str, as_json: bool) -> int:
         r["local"] = own
 
     def human() -> None:
+        from ..model import escape as e
+
         m = cp.manifest
         say(f"checkpoint {cp.id}{'  (promoted)' if data['promoted'] else ''}")
         say(f"commit:   {cp.commit}")
         say(f"kind:     {m.kind}")
-        say(f"created:  {m.created_at} by {m.author} on {m.host}")
-        say(f"base:     {m.base or '(unborn branch)'}{' on ' + m.branch if m.branch else ' (detached)'}")
+        say(f"created:  {e(m.created_at)} by {e(m.author)} on {e(m.host)}")
+        say(f"base:     {m.base or '(unborn branch)'}{' on ' + e(m.branch) if m.branch else ' (detached)'}")
         if m.message:
-            say(f"message:  {m.message}")
+            say(f"message:  {e(m.message)}")
         if m.next:
-            say(f"next:     {m.next}")
+            say(f"next:     {e(m.next)}")
         if m.hypothesis:
-            say(f"hypothesis: {m.hypothesis}")
+            say(f"hypothesis: {e(m.hypothesis)}")
         for label, items in (("intent-to-add", m.intent_to_add), ("skip-worktree", m.skip_worktree), ("conflicts", m.conflicts), ("skipped", m.skipped)):
             if items:
                 say(f"{label}: {len(items)} path(s)")
         say(f"changed vs base ({len(data['changed'])}):")
         for c in data["changed"]:
-            say(f"  {c['status']} {c['path']}")
+            say(f"  {c['status']} {e(c['path'])}")
         if data["overlay"]:
             say(f"overlay ({len(data['overlay'])} entries):")
             for o in data["overlay"]:
-                say(f"  {o['path']} ({o['kind']}, {o['size']} bytes)")
+                say(f"  {e(o['path'])} ({o['kind']}, {o['size']} bytes)")
         if data["results"]:
             say("results:")
             for r in data["results"]:
                 if "verifier" not in r:
-                    say(f"  {r}")
+                    say(f"  {e(str(r))}")
                     continue
                 try:
                     took = f"{float(r.get('duration') or 0):.1f} s"
                 except (TypeError, ValueError):
                     took = "? s"
-                say(f"  {r['verifier']}: {r.get('status', '?')} (exit {r.get('exit_code')}, {took})"
+                say(f"  {e(str(r['verifier']))}: {e(str(r.get('status', '?')))} (exit {e(str(r.get('exit_code')))}, {took})"
                     + ("" if r.get("local") else " [fetched: not evidence here]"))
 
     emit("show", data, as_json, human)
