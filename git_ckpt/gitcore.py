@@ -21,7 +21,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 import pygit2
 
@@ -444,6 +444,38 @@ class Repo:
         if not isinstance(obj, pygit2.Blob):
             raise CorruptError(f"object {oid} is not a blob")
         return obj.data
+
+    def blob_size(self, oid: str) -> int:
+        """The size in bytes of blob ``oid`` from its header, without inflating it (``git
+        cat-file -s``); :class:`CorruptError` if missing or not a blob."""
+        try:
+            kind, size = self.pg.odb.read_header(oid)
+        except (KeyError, ValueError, pygit2.GitError):
+            raise CorruptError(f"object {oid} is missing from the object store") from None
+        if kind != pygit2.enums.ObjectType.BLOB:
+            raise CorruptError(f"object {oid} is not a blob")
+        return size
+
+    @contextlib.contextmanager
+    def open_blob(self, oid: str) -> Iterator[BinaryIO]:
+        """Stream the bytes of blob ``oid`` (``git cat-file blob``, which streams large blobs
+        instead of inflating them into memory as libgit2 does): yields a binary file object.
+        :class:`CorruptError` if missing or not a blob."""
+        self.blob_size(oid)
+        try:
+            proc = subprocess.Popen(["git", "cat-file", "blob", oid], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    cwd=self.workdir, env=self.git_env())
+        except FileNotFoundError:
+            raise RepoError("the git executable was not found on PATH", "install git or fix PATH") from None
+        try:
+            assert proc.stdout is not None
+            yield proc.stdout
+        finally:
+            if proc.stdout is not None:
+                proc.stdout.close()
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
 
     def commit(self, tree: str, parents: list[str], message: str) -> str:
         """Write a commit (author = committer = the user's identity, now) and return its id."""

@@ -288,7 +288,7 @@ class Event(msgspec.Struct, kw_only=True):
         return digest(msgspec.structs.replace(self, hash=""))
 
 
-MAX_MANIFEST = 256 * 1024 * 1024
+MAX_MANIFEST = 64 * 1024 * 1024
 
 
 def decode_manifest(data: bytes) -> Manifest:

@@ -33,7 +33,7 @@ class ResultLine(msgspec.Struct, kw_only=True, frozen=True):
     checkpoint: Annotated[str, msgspec.Meta(max_length=300)] = ""
     verifier: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")]
     definition: Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")] = "0" * 64
-    tree: ObjectId
+    tree: ObjectId | Literal[""] = ""
     overlay: Annotated[str, msgspec.Meta(pattern=r"^(?:[0-9a-f]{64})?$")] = ""
     status: Literal["passed", "failed", "timeout", "error", "interrupted", "changed-files"]
     exit_code: Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31)] = 0

@@ -572,9 +572,9 @@ def restore_into_worktree(repo: Repo, target: store.Checkpoint, path: Path) -> t
     if not target.base:
         raise UsageError(f"{target.id} was saved on an unborn branch; it has no base commit for a new worktree",
                          "restore it into the current worktree instead")
-    tar = target.overlay_tar()
-    if tar:  # a refused archive must not even leave a worktree behind
-        overlay.read_archive(tar, config.load(repo).max_file_size)
+    source = target.overlay_source()
+    if source is not None:  # a refused archive must not even leave a worktree behind
+        overlay.read_archive(source, config.load(repo).max_file_size)
     repo.git("worktree", "add", "--detach", "--quiet", str(path), target.base)
     try:
         new = Repo.discover(path)

@@ -170,7 +170,9 @@ def refuse_unsafe_target(repo: Repo, target: Checkpoint, plan: Plan, now: Snapsh
     :class:`CorruptError` (exit 7) naming the path."""
     from .model import raw_path_problem
 
-    index_paths = [(b or a).path for a, b in repo.diff_trees(now.index_tree, target.index_tree)]
+    index_diff = repo.diff_trees(now.index_tree, target.index_tree)
+    index_paths = [(b or a).path for a, b in index_diff]
+    index_new = [b.path for _a, b in index_diff if b is not None]
     m = target.manifest
     flagged = [path_from_str(p) for p in m.intent_to_add + m.skip_worktree + m.skip_worktree_absent + m.conflicts]
     groups = (plan.write, plan.delete, plan.raw_write, plan.overlay_write, plan.overlay_delete, index_paths, flagged)
@@ -181,7 +183,7 @@ def refuse_unsafe_target(repo: Repo, target: Checkpoint, plan: Plan, now: Snapsh
                 raise CorruptError(f"{target.id} names the path {path_display(p)!r}, which {problem}; refusing the checkpoint",
                                    _REFUSED_HINT.format(id=target.id))
     parents: dict[bytes, int | None] = {}
-    for group in (plan.write, plan.overlay_write, plan.raw_write, index_paths, flagged):
+    for group in (plan.write, plan.overlay_write, plan.raw_write, index_new, flagged):
         for p in group:
             parts = p.split(b"/")
             for i in range(1, len(parts)):
@@ -342,20 +344,21 @@ def _unlink(root: bytes, rel: bytes) -> None:
 
 
 def overlay_limit(cfg: Config, target: Checkpoint) -> int:
-    """The per-file cap for extracting ``target``'s overlay: the larger of the current
-    ``overlay.max_file_size`` and the one in force when it was saved, never above 2 GiB."""
-    return min(max(cfg.max_file_size, target.manifest.overlay.max_file_size), 2 * 1024**3)
+    """The per-file cap for extracting ``target``'s overlay: this repository's own
+    ``overlay.max_file_size`` (the manifest's record of the cap it was saved with is
+    informative only: a checkpoint never sets its own limits)."""
+    return cfg.max_file_size
 
 
 def _overlay_entries(target: Checkpoint, cfg: Config, plan: Plan) -> list[overlay.Entry]:
     """Validate the target's overlay archive and pre-flight the entries the plan writes."""
     if not plan.overlay_write:
         return []
-    tar = target.overlay_tar()
-    if not tar:
+    source = target.overlay_source()
+    if source is None:
         raise CorruptError(f"overlay of {target.id} is missing although its manifest lists files", f"git ckpt check {target.id} reports what is damaged")
     try:
-        entries = overlay.read_archive(tar, overlay_limit(cfg, target))
+        entries = overlay.read_archive(source, overlay_limit(cfg, target))
         wanted = set(plan.overlay_write)
         missing = wanted - {e.path for e in entries}
         if missing:
@@ -410,9 +413,7 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
     # overlay (its deletions were done above)
     if plan.overlay_write:
         wanted = set(plan.overlay_write)
-        for e in entries:
-            if e.path in wanted:
-                overlay.write_entry(repo.workdir, e)
+        overlay.write_entries(repo.workdir, target.overlay_source(), [e for e in entries if e.path in wanted])
         missing = wanted - {e.path for e in entries}
         if missing:
             raise CorruptError(f"overlay of {target.id} lacks {len(missing)} files its manifest lists (e.g. {path_display(sorted(missing)[0])!r})")

@@ -26,7 +26,7 @@ import pygit2
 
 from .errors import CorruptError, NotFoundError, UsageError
 from .gitcore import Repo
-from .model import Manifest, decode_manifest, escape, path_display, task_name_problem
+from .model import MAX_MANIFEST, Manifest, decode_manifest, escape, path_display, task_name_problem
 
 PREFIX = "refs/ckpt/"
 REMOTE_PREFIX = "refs/ckpt-remotes/"
@@ -211,8 +211,22 @@ class Checkpoint:
         return out
 
     def overlay_tar(self) -> bytes | None:
-        """``overlay.tar`` bytes, or None when the overlay is empty."""
+        """``overlay.tar`` bytes, or None when the overlay is empty (small archives and tests;
+        extraction streams through :meth:`overlay_source`)."""
         return self.meta_blob("overlay.tar")
+
+    def overlay_source(self):
+        """A callable opening ``overlay.tar`` as a stream (``with src() as fh``), or None when the
+        overlay is empty: the archive is read twice (validate, then write) and never held whole
+        in memory."""
+        try:
+            entry = self.meta_tree["overlay.tar"]
+        except KeyError:
+            return None
+        if entry.type_str != "blob":
+            raise CorruptError(f"overlay.tar of {self.id} is not a file", "git ckpt check names the damage")
+        oid = str(entry.id)
+        return lambda: self.repo.open_blob(oid)
 
 
 def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = None) -> Checkpoint:
@@ -229,9 +243,13 @@ def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = No
         raise NotFoundError(f"{id or commit} is not a checkpoint commit", "git ckpt list shows the checkpoints")
     try:
         meta = repo.pg[parents[-1]].peel(pygit2.Tree)
-        data = repo.read_blob(str(meta["manifest.json"].id))
+        manifest_id = str(meta["manifest.json"].id)
     except (KeyError, ValueError, pygit2.GitError):
         raise NotFoundError(f"{id or commit} is not a checkpoint commit (no manifest)", "git ckpt list shows the checkpoints") from None
+    if repo.blob_size(manifest_id) > MAX_MANIFEST:
+        raise CorruptError(f"the manifest of {escape(id or commit)} is corrupt: larger than {MAX_MANIFEST} bytes",
+                           "nothing was changed; the checkpoint was made by a broken or hostile tool")
+    data = repo.read_blob(manifest_id)
     try:
         manifest = decode_manifest(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:

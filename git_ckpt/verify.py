@@ -461,9 +461,9 @@ def materialise(repo: Repo, cfg: Config, cp: Checkpoint) -> Iterator[Path]:
         created = True
         for path, e in cp.raw_entries().items():  # validated: safe paths of files of the tree
             overlay.write_entry(wt, overlay.Entry(path, "file", 0o755 if e.mode == 0o100755 else 0o644, 0, repo.read_blob(e.oid)))
-        tar = cp.overlay_tar()
-        if tar:
-            overlay.extract(wt, tar, cfg.max_file_size)
+        source = cp.overlay_source()
+        if source is not None:
+            overlay.extract(wt, source, cfg.max_file_size)
         yield wt
     finally:
         if created:
