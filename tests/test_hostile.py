@@ -180,7 +180,7 @@ def test_corrupt_note(saved):
     assert ckpt(saved, "check", "2").err == ""
     res = ckpt(saved, "list")
     warnings = res.err.splitlines()
-    assert len(warnings) == 1 and warnings[0].startswith("warning: skipping malformed result line(s)") and "line 2" in warnings[0], res
+    assert len(warnings) == 1 and warnings[0].startswith("warning: skipping malformed result line(s)") and "line 1" in warnings[0], res
     ckpt(saved, "check", "1")
     # restoring does not depend on notes
     ckpt(saved, "restore", "2")
