@@ -423,3 +423,67 @@ def test_6_errors_naming_stored_values_are_escaped(world):
     forge(root, edit=lambda m: m.update(intent_to_add=["x\x1b]0;pwned\x07/../../y"]))
     res = hostile(root, sandbox, "restore", "origin:default/1", rc=7)
     no_controls(res)
+
+
+# ------------------------------------------------------------------ 5. caps and memory
+
+
+def big_header_tar(name: str, claimed: int) -> bytes:
+    """A tar whose one header claims ``claimed`` bytes of content it does not hold: a cap
+    must refuse it from the header, before reading anything."""
+    info = tarfile.TarInfo(name)
+    info.size = claimed
+    info.mode = 0o644
+    return info.tobuf(format=tarfile.PAX_FORMAT) + b"\0" * 1024
+
+
+def test_5_caps_come_from_local_config_never_the_manifest(world):
+    sandbox, root = world
+    import hashlib
+
+    claimed = 1 << 30
+
+    def edit(m):
+        m["overlay"]["max_file_size"] = 1 << 40  # the manifest asks for a huge cap: ignored
+        m["overlay"]["files"] = [{"path": "fixtures/zeros", "kind": "file", "mode": 0o100644, "size": claimed,
+                                  "sha256": hashlib.sha256(b"").hexdigest(), "mtime": 0}]
+    forge(root, edit=edit, tar=big_header_tar("fixtures/zeros", claimed))
+    for args in (("restore", "origin:default/1"), ("restore", "--dry-run", "origin:default/1")):
+        hostile(root, sandbox, *args, rc=7, says="overlay.max_file_size")
+    res = hostile(root, sandbox, "check", "origin:default/1", rc=1)
+    assert "limit (overlay.max_file_size)" in res.out, res
+    # the local cap decides: lowered below a fixture, this repository's own checkpoint is refused too
+    git(root, "config", "ckpt.overlay.maxFileSize", "4")
+    (root / "fixtures" / "data.bin").unlink()
+    hostile(root, sandbox, "restore", "--dry-run", "default/1", rc=7, says="overlay.max_file_size")
+
+
+def peak_rss_kib(root: Path, *args: str) -> tuple[int, int]:
+    """Run ``git ckpt ARGS`` from a fresh wrapper process; return (exit code, the largest
+    resident set of any process it ran, in KiB: ``getrusage(RUSAGE_CHILDREN).ru_maxrss``)."""
+    import subprocess
+    import sys
+
+    code = ("import resource, subprocess, sys\n"
+            "rc = subprocess.run(['git', 'ckpt', *sys.argv[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode\n"
+            "print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    out = subprocess.run([sys.executable, "-c", code, *args], cwd=root, stdout=subprocess.PIPE, check=True).stdout.split()
+    return int(out[0]), int(out[1])
+
+
+def test_5_extraction_streams_with_bounded_memory(tmp_path):
+    """A 96 MiB zero overlay file (allowed by the local cap) is checked, planned and restored
+    without ever being held in memory: no process of the command grows by the file's size."""
+    root = init_repo(tmp_path / "r")
+    (root / ".gitignore").write_text("fixtures/\n")
+    (root / ".ckpt.toml").write_text('[overlay]\ninclude = ["fixtures/"]\nmax_file_size = "200MiB"\n')
+    (root / "fixtures").mkdir()
+    size = 96 << 20
+    with open(root / "fixtures" / "zeros", "wb") as fh:
+        fh.truncate(size)
+    ckpt(root, "save", "-m", "zeros")
+    (root / "fixtures" / "zeros").unlink()
+    for args in (("check", "1"), ("restore", "--dry-run", "1"), ("restore", "1")):
+        rc, peak = peak_rss_kib(root, *args)
+        assert rc == 0 and peak * 1024 < size, (args, rc, peak)
+    assert os.path.getsize(root / "fixtures" / "zeros") == size
