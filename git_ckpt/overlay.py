@@ -128,6 +128,8 @@ def select(repo_root: Path, cfg: Config, is_ignored) -> Selection:
     root_b = os.fsencode(repo_root)
 
     def visit(rel: bytes) -> None:
+        if rel.startswith(b"/") or b".." in rel.split(b"/"):
+            return  # never outside the worktree, whatever the pattern (config validation refuses these)
         full = os.path.join(root_b, rel) if rel else root_b
         try:
             st = os.lstat(full)

@@ -487,3 +487,31 @@ def test_5_extraction_streams_with_bounded_memory(tmp_path):
         rc, peak = peak_rss_kib(root, *args)
         assert rc == 0 and peak * 1024 < size, (args, rc, peak)
     assert os.path.getsize(root / "fixtures" / "zeros") == size
+
+
+# ------------------------------------------------------------------ 8. overlay patterns confined
+
+OUTSIDE_PATTERNS = ["../home/", "../home/*", "fixtures/../../home/", "!../home/", "..", "~/secrets/", "C:/x", "a\\..\\b",
+                    "fix\x00tures/"]
+
+
+@pytest.mark.parametrize("pattern", OUTSIDE_PATTERNS)
+@pytest.mark.parametrize("where", ["toml-include", "toml-exclude", "git-config"])
+def test_8_overlay_patterns_stay_inside_the_worktree(world, pattern, where):
+    sandbox, root = world
+    (sandbox / "home").mkdir()
+    (sandbox / "home" / "history.txt").write_text("secret history\n")
+    if where == "git-config":
+        if "\x00" in pattern:
+            pytest.skip("git config cannot hold a NUL")
+        git(root, "config", "--add", "ckpt.overlay.include", pattern)
+    else:
+        key = "include" if where == "toml-include" else "exclude"
+        other = ', include = ["fixtures/"]' if key == "exclude" else ""
+        (root / ".ckpt.toml").write_text(f"[overlay]\n{key} = {json.dumps(['fixtures/', pattern] if key == 'include' else [pattern])}\n"
+                                         + ("include = [\"fixtures/\"]\n" if other else ""))
+    (root / "a.txt").write_text("changed\n")
+    for args in (("save", "-m", "x"), ("restore", "--dry-run", "1")):
+        hostile(root, sandbox, *args, rc=6, says="overlay")
+    objects = git(root, "rev-list", "--all", "--objects")
+    assert blob(root, b"secret history\n") not in objects.decode()
