@@ -406,6 +406,21 @@ class Repo:
                     raise BusyError(f"ref {name} is locked by another process", "try again") from None
                 raise io_or_corrupt(exc, f"cannot update {name}") from None
 
+    def reflog(self, name: str) -> list[tuple[str | None, str | None]]:
+        """The reflog of ref ``name`` as ``(old, new)`` pairs, oldest first (None for git's zero
+        id); [] when the ref or its reflog does not exist.  Mirrors ``git reflog show NAME``."""
+        try:
+            ref = self.pg.references[name]
+            entries = list(ref.log())
+        except (KeyError, ValueError, pygit2.GitError):
+            return []
+
+        def hexid(oid) -> str | None:
+            text = str(oid)
+            return None if set(text) == {"0"} else text
+
+        return [(hexid(e.oid_old), hexid(e.oid_new)) for e in reversed(entries)]
+
     def move_head(self, new: str, *, expected_old: str | None, reason: str) -> None:
         """Move HEAD (the branch it names, or HEAD itself when detached) from ``expected_old``
         (None: unborn) to ``new``, like ``git update-ref -m REASON HEAD NEW OLD``.

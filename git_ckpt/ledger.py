@@ -112,7 +112,7 @@ def append(
         commit = repo.commit(tree_id, [old] if old else [], f"ckpt ledger {task} #{ev.seq}: {summary}\n")
         fault("ledger.before-ref")
         try:
-            repo.update_ref(ref, commit, expected_old=old, reason=f"ckpt: {type}")
+            repo.update_ref(ref, commit, expected_old=old, reason=f"ckpt: {type}", reflog=True)
         except RefConflict:
             time.sleep(0.002)
             continue
@@ -193,7 +193,13 @@ def verify(repo: Repo, task: str) -> list[str]:
     the event; each ``prev`` names the previous event's hash; every checkpoint manifest's
     ``ledger_head`` is a commit on the chain; ``refs/ckpt/T/promoted`` (when present) names a
     commit that a ``promote`` event on the chain promoted (promote logs the event before it
-    moves the ref, so dropping the newest events by re-pointing the ledger ref is caught).
+    moves the ref, so dropping the newest events by re-pointing the ledger ref is caught);
+    every value the ledger ref's reflog records is on the chain (a ref moved backwards, e.g.
+    ``git update-ref refs/ckpt/T/log refs/ckpt/T/log~1``, is caught while its reflog lasts);
+    every checkpoint ref ``refs/ckpt/T/N`` has a ``save`` event; and every result line on a
+    checkpoint of T that names T/N and this host has the ``verify`` event naming it.
+    What it cannot see: a rewrite that also rewrites or deletes the reflog, the notes and the
+    checkpoints' manifests consistently (see the README, "Tamper evidence").
     """
     problems: list[str] = []
     ref = store.log_ref(task)
@@ -212,6 +218,8 @@ def verify(repo: Repo, task: str) -> list[str]:
     chain.reverse()
     prev_hash: str | None = None
     promoted_on_chain: set[str] = set()
+    saved_on_chain: set[str] = set()
+    results_on_chain: set[str] = set()
     for i, commit in enumerate(chain, start=1):
         try:
             rec = _read(repo, commit, task)
@@ -220,6 +228,10 @@ def verify(repo: Repo, task: str) -> list[str]:
             break
         if rec.event.type == "promote" and isinstance(rec.event.data.get("commit"), str):
             promoted_on_chain.add(rec.event.data["commit"])
+        if rec.event.type == "save" and isinstance(rec.event.data.get("commit"), str):
+            saved_on_chain.add(rec.event.data["commit"])
+        if rec.event.type == "verify" and isinstance(rec.event.data.get("result"), str):
+            results_on_chain.add(rec.event.data["result"])
         ev = rec.event
         if ev.seq != i:
             problems.append(f"event #{i} ({commit[:12]}): sequence number is {ev.seq}, expected {i} (an event was deleted or inserted)")
@@ -231,6 +243,13 @@ def verify(repo: Repo, task: str) -> list[str]:
             problems.append(f"event #{i} ({commit[:12]}): does not link to the event before it (history rewritten)")
             break
         prev_hash = ev.hash
+    on_chain_early = set(chain)
+    for old_v, new_v in repo.reflog(ref):
+        gone = next((x for x in (new_v, old_v) if x and x not in on_chain_early), None)
+        if gone is not None:
+            problems.append(f"refs/ckpt/{task}/log once pointed at {gone[:12]} (its reflog), which is not on the ledger now: "
+                            "the ref was moved backwards or rewritten (events dropped)")
+            break
     promoted = repo.read_ref(store.promoted_ref(task))
     if not problems and promoted and promoted not in promoted_on_chain:
         try:
@@ -247,6 +266,13 @@ def verify(repo: Repo, task: str) -> list[str]:
         except Exception as exc:  # noqa: BLE001 - reported, not raised
             problems.append(f"checkpoint {task}/{n}: unreadable ({exc})")
             continue
+        if not problems and chain and cp_oid not in saved_on_chain:
+            problems.append(f"checkpoint {task}/{n} has no save event on the ledger (events dropped or the ref was made by hand)")
+        if chain:
+            lost = _unlogged_results(repo, cp, f"{task}/{n}", results_on_chain)
+            if lost:
+                problems.append(f"checkpoint {task}/{n} has {lost} result line(s) recorded on this host whose verify event "
+                                "is not on the ledger (events dropped)")
         lh = cp.manifest.ledger_head
         if lh and lh not in on_chain:
             first = _first_divergence(repo, lh, chain)
@@ -260,6 +286,16 @@ def verify(repo: Repo, task: str) -> list[str]:
         if not problems or not problems[0].startswith("event #") or _event_no(problems[0]) > rewritten[0][0] + 1:
             problems.insert(0, rewritten[0][1])
     return problems
+
+
+def _unlogged_results(repo: Repo, cp: "store.Checkpoint", cid: str, logged: set[str]) -> int:
+    """How many result lines on ``cp``'s note name checkpoint ``cid`` and this host but have no
+    verify event (their result id) among ``logged``."""
+    from . import notes
+    from .verify import result_id
+
+    mine = [ln for ln in notes.read_lines(repo, cp.commit) if ln.get("host") == HOST and ln.get("checkpoint") == cid]
+    return sum(1 for ln in mine if result_id(ln) not in logged)
 
 
 def _event_no(problem: str) -> int:

@@ -515,3 +515,48 @@ def test_8_overlay_patterns_stay_inside_the_worktree(world, pattern, where):
         hostile(root, sandbox, *args, rc=6, says="overlay")
     objects = git(root, "rev-list", "--all", "--objects")
     assert blob(root, b"secret history\n") not in objects.decode()
+
+
+# ------------------------------------------------------------------ 10. ledger truncation
+
+
+def ledger_world(tmp_path: Path) -> Path:
+    """Task t: checkpoint t/1 verified (passed), t/2 verified (failed)."""
+    root = init_repo(tmp_path / "r")
+    (root / ".ckpt.toml").write_text('[[verifier]]\nname = "tests"\ncommand = "test ! -e broken"\n')
+    ckpt(root, "trust")
+    ckpt(root, "task", "start", "t")
+    (root / "a.txt").write_text("one\n")
+    ckpt(root, "save", "-m", "one")
+    ckpt(root, "verify")
+    (root / "broken").write_text("x\n")
+    ckpt(root, "save", "-m", "two")
+    ckpt(root, "verify", rc=1)
+    res = ckpt(root, "log", "--verify")
+    assert "intact" in res.out
+    return root
+
+
+@pytest.mark.parametrize("how", ["back-1", "back-3", "back-1-reflog-deleted", "back-3-reflog-deleted", "reset-to-first"])
+def test_10_a_ledger_moved_backwards_is_caught(tmp_path, how):
+    root = ledger_world(tmp_path)
+    steps = {"back-1": 1, "back-3": 3, "back-1-reflog-deleted": 1, "back-3-reflog-deleted": 3, "reset-to-first": None}[how]
+    target = (git(root, "rev-list", "--max-parents=0", "refs/ckpt/t/log") if steps is None
+              else git(root, "rev-parse", f"refs/ckpt/t/log~{steps}")).decode().strip()
+    git(root, "update-ref", "refs/ckpt/t/log", target)
+    if how.endswith("reflog-deleted"):
+        (root / ".git" / "logs" / "refs" / "ckpt" / "t" / "log").unlink()
+    res = ckpt(root, "log", "--verify", rc=1)
+    assert "intact" not in res.out
+    assert "events dropped" in res.out + res.err or "history rewritten" in res.out + res.err, res
+
+
+def test_10_an_untouched_ledger_stays_intact(tmp_path):
+    root = ledger_world(tmp_path)
+    ckpt(root, "restore", "1")
+    ckpt(root, "undo")
+    (root / "broken").unlink()
+    ckpt(root, "save", "-m", "three")
+    ckpt(root, "verify")
+    res = ckpt(root, "log", "--verify")
+    assert "intact" in res.out, res
