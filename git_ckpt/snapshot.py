@@ -382,8 +382,7 @@ def write_checkpoint(
         sub_entries.append((mode, oid, b"raw/" + path))
     index_commit = repo.commit(snap.index_tree, [snap.base] if snap.base else [], f"ckpt index of {task}\n")
     sig = repo.signature()
-    nums = store.numbered(repo, task)
-    number = nums[-1][0] + 1 if nums else 1
+    number = next_number(repo, task)
     for _attempt in range(1000):
         cid = f"{task}/{number}"
         manifest = Manifest(
@@ -428,6 +427,22 @@ def write_checkpoint(
         fault("save.after-ref")
         return cid, commit
     raise CkptError(f"could not find a free checkpoint number in task {task}")
+
+
+def next_number(repo: Repo, task: str) -> int:
+    """The number the next checkpoint of ``task`` gets: one above the highest of its refs and of
+    the newest ``save`` event of its ledger, so a number whose ref was deleted (``drop``, ``gc``,
+    ``git update-ref -d``) is never given to a different checkpoint.  A damaged ledger counts
+    as having no saves (the refs still decide)."""
+    nums = store.numbered(repo, task)
+    high = nums[-1][0] if nums else 0
+    with contextlib.suppress(CkptError, KeyError, ValueError):
+        rec = ledger.find_last(repo, task, lambda ev: ev.type == "save")
+        if rec is not None:
+            cid = rec.event.data.get("id")
+            if isinstance(cid, str) and cid.startswith(task + "/") and cid[len(task) + 1:].isdigit():
+                high = max(high, min(int(cid[len(task) + 1:]), 2**31))
+    return high + 1
 
 
 @contextlib.contextmanager

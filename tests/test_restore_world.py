@@ -1,0 +1,102 @@
+"""Restore and undo stay exact when the world around them moves (issue 12): ignore rules,
+sparse cones, the current directory, index flags, concurrent writers, provenance, checkpoint
+numbers and the meaning of ``@``.  Real repositories, the real ``git ckpt`` and ``git``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ckpt, git, index_state, init_repo, worktree_state
+
+
+def ledger_events(repo, task="default"):
+    out = ckpt(repo, "log", "--json", "--task", task).json()["result"]
+    return out["events"] if isinstance(out, dict) else out
+
+
+# ------------------------------------------------------------------ 7. numbers are never reused
+
+
+@pytest.mark.parametrize("how", ["update-ref", "drop", "drop-middle", "gc"])
+def test_a_deleted_number_is_never_given_again(repo, how):
+    (repo / "f").write_text("1\n")
+    ckpt(repo, "save", "-m", "one")
+    (repo / "f").write_text("2\n")
+    ckpt(repo, "save", "-m", "two")
+    first = git(repo, "rev-parse", "refs/ckpt/default/1").strip()
+    second = git(repo, "rev-parse", "refs/ckpt/default/2").strip()
+    if how == "update-ref":
+        git(repo, "update-ref", "-d", "refs/ckpt/default/2")
+    elif how == "drop":
+        ckpt(repo, "drop", "2")
+    elif how == "drop-middle":
+        ckpt(repo, "drop", "1")
+        git(repo, "update-ref", "-d", "refs/ckpt/default/2")
+    else:
+        ckpt(repo, "gc", "--keep", "1")  # prunes 1
+        git(repo, "update-ref", "-d", "refs/ckpt/default/2")
+    (repo / "f").write_text("3\n")
+    res = ckpt(repo, "save", "-m", "three")
+    assert "checkpoint saved: default/3" in res.out
+    saved = [e for e in ckpt(repo, "log", "--json").json()["result"]["events"] if e["type"] == "save"] \
+        if isinstance(ckpt(repo, "log", "--json").json()["result"], dict) else None
+    log = ckpt(repo, "log").out
+    assert log.count("checkpoint saved: default/1") == 1
+    assert log.count("checkpoint saved: default/2") == 1
+    assert log.count("checkpoint saved: default/3") == 1
+    assert git(repo, "rev-parse", "refs/ckpt/default/3").strip() not in (first, second)
+    del saved
+
+
+def test_drop_records_an_event_and_the_commit(repo):
+    (repo / "f").write_text("1\n")
+    ckpt(repo, "save")
+    (repo / "f").write_text("2\n")
+    ckpt(repo, "save")
+    commit = git(repo, "rev-parse", "refs/ckpt/default/1").decode().strip()
+    res = ckpt(repo, "drop", "default/1", "--json")
+    assert res.json()["result"] == [{"id": "default/1", "commit": commit, "forced": False, "protected": None}]
+    assert git(repo, "for-each-ref", "refs/ckpt/default/1") == b""
+    assert "dropped default/1" in ckpt(repo, "log").out
+    ckpt(repo, "log", "--verify")
+    # the dropped number cannot be named any more; a second drop is "unknown checkpoint"
+    res = ckpt(repo, "drop", "1", rc=4)
+    assert res.err.startswith("error: no checkpoint default/1")
+
+
+def test_drop_refuses_what_undo_relies_on_unless_forced(repo):
+    (repo / "f").write_text("1\n")
+    ckpt(repo, "save")
+    (repo / "f").write_text("2\n")
+    ckpt(repo, "restore", "1")  # pre-restore is default/2
+    res = ckpt(repo, "drop", "2", rc=2)
+    assert "protected" in res.err and "hint: git ckpt drop --force" in res.err
+    assert git(repo, "for-each-ref", "refs/ckpt/default/2") != b""
+    ckpt(repo, "drop", "--force", "2")
+    assert "dropped default/2 (forced)" in ckpt(repo, "log").out
+
+
+def test_drop_refuses_a_fetched_checkpoint(tmp_path):
+    a = init_repo(tmp_path / "a")
+    (a / "f").write_text("1\n")
+    ckpt(a, "save")
+    b = tmp_path / "b"
+    git(tmp_path, "clone", "-q", str(a), str(b))
+    git(b, "remote", "rename", "origin", "up")
+    ckpt(a, "push", str(b), rc=None)
+    git(b, "remote", "add", "origin", str(a))
+    ckpt(b, "fetch", "origin")
+    res = ckpt(b, "drop", "origin:default/1", rc=2)
+    assert "not a checkpoint of this repository" in res.err
+
+
+def test_the_secrets_hint_names_drop(repo):
+    from git_ckpt import remote
+
+    assert "git ckpt drop" in remote.SecretsFound("origin", []).hint
