@@ -92,6 +92,7 @@ class Manifest(msgspec.Struct, kw_only=True):
     intent_to_add: list[str] = []
     skip_worktree: list[str] = []
     skip_worktree_absent: list[str] = []
+    assume_unchanged: list[str] = []
     conflicts: list[str] = []
     merge_heads: list[str] = []
     raw: list[str] = []

@@ -175,9 +175,14 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
     absent = {path_from_str(p) for p in target.manifest.skip_worktree_absent}
     if absent:
         plan.write = [p for p in plan.write if p not in absent]
-        for p in sorted(absent):
-            if _under(p, paths) and p not in plan.delete and os.path.lexists(os.path.join(root, p)) and p in tracked_now | set(now.skip_worktree):
-                plan.delete.append(p)
+        cand = [p for p in sorted(absent) if _under(p, paths) and p not in plan.delete and os.path.lexists(os.path.join(root, p))]
+        if cand:  # on disk now and held by the current snapshot (so saved): it goes
+            held = repo.paths_in_tree(now.tree, cand) | set(now.skip_worktree)
+            plan.delete += [p for p in cand if p in held]
+    # files absent now under skip-worktree that the target has on disk come back
+    back = [p for p in now.skip_absent if p not in absent and p not in plan.write and _under(p, paths)]
+    if back:
+        plan.write += sorted(p for p in repo.paths_in_tree(target.tree, back) if repo.entry_mode(target.tree, p) != GITLINK)
     target_raw = _raw_map(repo, target)
     now_raw = {p for p, _m, _o in now.raw}
     written = set(plan.write)
@@ -207,11 +212,14 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         or [path_to_str(p) for p in now.intent_to_add] != m.intent_to_add
         or [path_to_str(p) for p in now.skip_worktree] != m.skip_worktree
         or [path_to_str(p) for p in now.conflicts] != m.conflicts
+        or [path_to_str(p) for p in now.assume_unchanged] != m.assume_unchanged
     )
     if paths and plan.index_changes:
         plan.index_changes = bool(repo.diff_trees(now.index_tree, target.index_tree, paths)) or any(
             _under(path_from_str(p), paths) for p in m.intent_to_add + m.conflicts
-        ) or any(_under(p, paths) for p in now.intent_to_add + now.conflicts)
+        ) or any(_under(p, paths) for p in now.intent_to_add + now.conflicts) or any(
+            {p for p in mine if _under(p, paths)} != {path_from_str(p) for p in theirs if _under(path_from_str(p), paths)}
+            for mine, theirs in ((now.assume_unchanged, m.assume_unchanged), (now.skip_worktree, m.skip_worktree)))
     plan.head_changes = bool(reset_head and target.base and target.base != now.base)
     plan.blocked = sorted(set(plan.blocked))
     return plan
@@ -387,8 +395,12 @@ def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now:
     m = target.manifest
     ita = [path_from_str(p) for p in m.intent_to_add]
     skip = [path_from_str(p) for p in m.skip_worktree]
+    assumed = [path_from_str(p) for p in m.assume_unchanged]
     stages = _stage_entries(repo, target)
     if paths:
+        mine = [p for p in now.assume_unchanged if _under(p, paths)]
+        if mine:  # reset may not replace entries git is told not to look at
+            repo.git("update-index", "-z", "--no-assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in mine), check=False)
         spec = b"".join(p + b"\0" for p in paths)
         # Entries of the target for these paths, others left as they are.
         proc = repo.git("reset", "-q", "--no-refresh", target.index_commit, "--pathspec-from-file=-", "--pathspec-file-nul", input=spec, check=False)
@@ -397,15 +409,13 @@ def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now:
         ita = [p for p in ita if _under(p, paths)]
         skip = [p for p in skip if _under(p, paths)]
         stages = [s for s in stages if _under(s[3], paths)]
+        assumed = [p for p in assumed if _under(p, paths)]
     else:
         if now.intent_to_add:  # read-tree would keep the flag on an empty blob the target stages
             repo.git("update-index", "-z", "--force-remove", "--stdin", input=b"".join(p + b"\0" for p in now.intent_to_add))
         if now.assume_unchanged:  # read-tree refuses to replace entries it may not look at
             repo.git("update-index", "-z", "--no-assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in now.assume_unchanged))
         repo.git("read-tree", "--reset", target.index_tree)
-        keep = [p for p in now.assume_unchanged if repo.entry_mode(target.index_tree, p) is not None]
-        if keep:  # the user's local flag survives on the paths the target still has
-            repo.git("update-index", "-z", "--assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in keep), check=False)
     if stages:
         data = b"".join(b"0 %s\t%s\0" % (b"0" * 40, p) for p in sorted({s[3] for s in stages}))
         data += b"".join(b"%o %s %d\t%s\0" % (mode, oid.encode(), stg, p) for mode, oid, stg, p in stages)
@@ -418,6 +428,8 @@ def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now:
     if skip:
         repo.git("update-index", "-z", "--skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in skip))
     repo.git("update-index", "-q", "--refresh", "--ignore-submodules", check=False)
+    if assumed:  # after the refresh, which would otherwise record the disk's stat data for them
+        repo.git("update-index", "-z", "--assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in assumed), check=False)
 
 
 def _add_intent_to_add(repo: Repo, paths: list[bytes]) -> None:

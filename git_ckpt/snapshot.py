@@ -58,6 +58,7 @@ class Snapshot:
 
     def state(self) -> str:
         """A digest of everything restore would reproduce (not who or when)."""
+        extra = [[path_to_str(p) for p in self.assume_unchanged]] if self.assume_unchanged else []
         return digest(
             [
                 self.tree,
@@ -70,6 +71,7 @@ class Snapshot:
                 self.overlay_info.digest if self.overlay_info else "",
                 [path_to_str(p) for p in self.skip_absent],
                 self.merge_heads,
+                *extra,
             ]
         )
 
@@ -293,10 +295,10 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
     ita: list[bytes] = []
     if empties and flags_possible:
         if len(empties) <= 64:
-            present = repo.paths_in_tree(i_tree, empties)
+            staged = repo.paths_in_tree(i_tree, empties)
         else:  # one git ls-tree beats thousands of in-process lookups through big trees
-            present = {e.path for e in repo.ls_tree(i_tree, *empties)}
-        ita = [p for p in empties if p not in present]
+            staged = {e.path for e in repo.ls_tree(i_tree, *empties)}
+        ita = [p for p in empties if p not in staged]
     raw = _raw_check(repo, w_tree, base) if _filters_may_apply(repo, listing, untracked) else []
     sel = overlay.select(repo.workdir, cfg, repo.is_ignored)
     candidates = [i.path for i in sel.items] + sel.secrets + sel.too_large + sel.unsafe_links
@@ -404,6 +406,7 @@ def write_checkpoint(
             raw=[path_to_str(p) for p, _m, _o in snap.raw],
             skipped=[path_to_str(p) for p in snap.too_large + snap.embedded],
             skip_worktree_absent=[path_to_str(p) for p in snap.skip_absent],
+            assume_unchanged=[path_to_str(p) for p in snap.assume_unchanged],
             merge_heads=snap.merge_heads,
             overlay=snap.overlay_info,
             state=snap.state(),

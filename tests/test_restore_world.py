@@ -100,3 +100,87 @@ def test_the_secrets_hint_names_drop(repo):
     from git_ckpt import remote
 
     assert "git ckpt drop" in remote.SecretsFound("origin", []).hint
+
+
+# ------------------------------------------------------------------ 4. every index flag round-trips
+
+
+def flags_state(root):
+    """The index with its flags: ``ls-files -v`` (h: assume-unchanged, S: skip-worktree), stages,
+    intent-to-add (``diff --cached`` shows it as a new file) and the worktree."""
+    return (git(root, "ls-files", "-v", "-z"), git(root, "ls-files", "-s", "-z"),
+            git(root, "diff", "--cached", "--binary"), worktree_state(root))
+
+
+def issue_state(repo):
+    """Input 4 as filed: C.t assume-unchanged with an edit on disk; A.t staged, skip-worktree and
+    absent; N.t intent-to-add; B.t skip-worktree and present."""
+    for n in "ABCN":
+        (repo / f"{n}.t").write_text(f"{n}\n")
+    git(repo, "add", "A.t", "B.t", "C.t")
+    git(repo, "commit", "-qm", "base")
+    git(repo, "update-index", "--assume-unchanged", "C.t")
+    (repo / "C.t").write_text("C edited under the flag\n")
+    (repo / "A.t").write_text("A staged\n")
+    git(repo, "add", "A.t")
+    git(repo, "update-index", "--skip-worktree", "A.t", "B.t")
+    (repo / "A.t").unlink()
+    (repo / "B.t").write_text("B on disk under skip-worktree\n")
+    git(repo, "add", "-N", "N.t")
+
+
+def clear_flags(repo):
+    git(repo, "update-index", "--no-assume-unchanged", "C.t")
+    git(repo, "update-index", "--no-skip-worktree", "A.t", "B.t")
+    git(repo, "checkout", "--", "A.t")
+    git(repo, "rm", "-q", "--cached", "N.t")
+    (repo / "C.t").write_text("C messed\n")
+
+
+@pytest.mark.parametrize("paths", [None, ["A.t"], ["C.t"], ["A.t", "B.t", "C.t", "N.t"], ["."]])
+def test_index_flags_round_trip_whole_and_by_path(repo, paths):
+    issue_state(repo)
+    saved = flags_state(repo)
+    ckpt(repo, "save")
+    clear_flags(repo)
+    before = flags_state(repo)
+    ckpt(repo, "restore", "1", *(["--", *paths] if paths else []))
+    after = flags_state(repo)
+    if paths in (None, ["A.t", "B.t", "C.t", "N.t"], ["."]):
+        assert after == saved
+    else:
+        # only the named path follows the checkpoint: its flag and its file
+        for p in paths:
+            line = [ln for ln in after[0].split(b"\0") if ln.endswith(b" " + p.encode())]
+            want = [ln for ln in saved[0].split(b"\0") if ln.endswith(b" " + p.encode())]
+            assert line == want
+            assert after[3].get(p.encode()) == saved[3].get(p.encode())
+    ckpt(repo, "undo")
+    assert flags_state(repo) == before
+    ckpt(repo, "undo")
+    assert flags_state(repo) == after
+
+
+def test_issue_input_4_exactly(repo):
+    issue_state(repo)
+    ckpt(repo, "save")
+    clear_flags(repo)
+    ckpt(repo, "restore", "1")
+    tags = dict(ln.split(b" ", 1)[::-1] for ln in git(repo, "ls-files", "-v", "-z").split(b"\0") if ln)
+    assert tags[b"C.t"] == b"h" and tags[b"A.t"] == b"S" and tags[b"B.t"] == b"S"
+    assert not (repo / "A.t").exists()
+    assert (repo / "C.t").read_text() == "C edited under the flag\n"
+    assert git(repo, "status", "--porcelain") == b"M  A.t\n A N.t\n"
+
+
+def test_a_flag_change_alone_is_a_new_state(repo):
+    (repo / "C.t").write_text("c\n")
+    git(repo, "add", "C.t")
+    git(repo, "commit", "-qm", "c")
+    ckpt(repo, "save")
+    git(repo, "update-index", "--assume-unchanged", "C.t")
+    assert "checkpoint saved: default/2" in ckpt(repo, "save").out
+    ckpt(repo, "restore", "1")
+    assert git(repo, "ls-files", "-v", "C.t") == b"H C.t\n"
+    ckpt(repo, "undo")
+    assert git(repo, "ls-files", "-v", "C.t") == b"h C.t\n"
