@@ -259,6 +259,40 @@ class Repo:
         except UnicodeEncodeError:
             return self.git("check-ignore", "-q", "--no-index", "--", rel, check=False).returncode == 0
 
+    def ignored_under_tree(self, tree: str, paths: list[bytes]) -> set[bytes]:
+        """Which of ``paths`` git would ignore if the worktree held ``tree``: the ``.gitignore``
+        files of ``tree`` (at every depth) together with ``$GIT_DIR/info/exclude`` and
+        ``core.excludesFile``, as ``git check-ignore --no-index`` judges them.
+
+        The ``.gitignore`` blobs are written into a scratch worktree inside ``$GIT_DIR`` and
+        ``git check-ignore`` runs there, so the real worktree and index are not read."""
+        if not paths:
+            return set()
+        listing = self.git("ls-tree", "-r", "-z", tree).stdout.split(b"\0")
+        rules = []
+        for rec in listing:
+            info, _, path = rec.partition(b"\t")
+            if path == b".gitignore" or path.endswith(b"/.gitignore"):
+                mode, _typ, oid = info.split(b" ")
+                if mode in (b"100644", b"100755"):
+                    rules.append((path, oid.decode()))
+        with tempfile.TemporaryDirectory(prefix="ckpt-rules-", dir=self.git_dir) as scratch:
+            root = os.fsencode(scratch)
+            for path, oid in rules:
+                full = os.path.join(root, path)
+                os.makedirs(os.path.dirname(full), exist_ok=True)
+                with open(full, "wb") as fh:
+                    fh.write(self.read_blob(oid))
+            env = self.git_env()
+            env["GIT_WORK_TREE"] = scratch
+            env["GIT_INDEX_FILE"] = os.path.join(scratch, "no-index")
+            env.pop("GIT_LITERAL_PATHSPECS", None)  # check-ignore takes no pathspec magic; its paths are plain
+            proc = subprocess.run(["git", "check-ignore", "-z", "--stdin", "--no-index"], input=b"".join(p + b"\0" for p in paths),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=scratch, env=env)
+        if proc.returncode not in (0, 1):
+            raise git_failure(("check-ignore",), proc)
+        return {p for p in proc.stdout.split(b"\0") if p}
+
     def index_path(self) -> Path:
         """The real index file of this worktree."""
         return self.git_dir / "index"

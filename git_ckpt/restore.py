@@ -66,6 +66,7 @@ class Plan:
     head_changes: bool = False
     leave: int | None = None  # files of the target left as they are (counted for dry runs)
     blocked: list[bytes] = field(default_factory=list)
+    kept_ignored: list[bytes] = field(default_factory=list)  # not deleted: ignored under the target's rules
 
     @property
     def empty(self) -> bool:
@@ -84,6 +85,7 @@ class Plan:
             "index_changes": self.index_changes,
             "head_changes": self.head_changes,
             "leave": self.leave,
+            "keep_ignored": [path_to_str(p) for p in self.kept_ignored],
         }
 
 
@@ -157,6 +159,26 @@ def _in_the_way(root: bytes, rel: bytes, removed: set[bytes], saved: bool) -> li
     return []
 
 
+def _already_there(repo: Repo, tree: str, paths: list[bytes]) -> set[bytes]:
+    """Which of ``paths`` are regular files whose content (cleaned as ``git add`` would) and
+    executable bit are already those of ``tree``'s entry."""
+    root = os.fsencode(repo.workdir)
+    files = []
+    for p in paths:
+        mode = repo.entry_mode(tree, p)
+        try:
+            st = os.lstat(os.path.join(root, p))
+        except OSError:
+            continue
+        if mode in (0o100644, 0o100755) and stat.S_ISREG(st.st_mode) and bool(st.st_mode & 0o100) == (mode == 0o100755):
+            files.append(p)
+    if not files:
+        return set()
+    oids = repo.git("hash-object", "--stdin-paths", input=b"".join(p + b"\n" for p in files if b"\n" not in p)).stdout.split()
+    want = {e.path: e.oid for e in repo.ls_tree(tree, *files)}
+    return {p for p, oid in zip([p for p in files if b"\n" not in p], oids) if want.get(p) == oid.decode()}
+
+
 def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] | None, reset_head: bool = False) -> Plan:
     """Compare the current state ``now`` with ``target`` (limited to ``paths``) without writing."""
     plan = Plan(target=target.id)
@@ -171,6 +193,13 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
                 plan.delete.append(a.path)
         if b is not None and b.mode != GITLINK:
             plan.write.append(b.path)
+    # A file the target's ignore rules ignore is never deleted (it may be ignored now too, or
+    # have been saved only because the rules of the state left did not ignore it).
+    if plan.delete:
+        kept = repo.ignored_under_tree(target.tree, plan.delete)
+        if kept:
+            plan.kept_ignored = sorted(kept)
+            plan.delete = [p for p in plan.delete if p not in kept]
     # skip-worktree files that were not on disk at save time stay off the disk
     absent = {path_from_str(p) for p in target.manifest.skip_worktree_absent}
     if absent:
@@ -205,6 +234,10 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         plan.blocked += _in_the_way(root, p, removed, saved=p in tracked_now)
     for p in plan.overlay_write:
         plan.blocked += _in_the_way(root, p, removed, saved=p in cur)
+    same = _already_there(repo, target.tree, [p for p in plan.blocked if p in set(plan.write)])
+    if same:  # an unsaved (ignored) file that already holds exactly the target's content: nothing to do
+        plan.blocked = [p for p in plan.blocked if p not in same]
+        plan.write = [p for p in plan.write if p not in same]
     # index
     m = target.manifest
     plan.index_changes = (

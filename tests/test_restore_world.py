@@ -184,3 +184,81 @@ def test_a_flag_change_alone_is_a_new_state(repo):
     assert git(repo, "ls-files", "-v", "C.t") == b"H C.t\n"
     ckpt(repo, "undo")
     assert git(repo, "ls-files", "-v", "C.t") == b"h C.t\n"
+
+
+# ------------------------------------------------------------------ 1. ignored files are never deleted
+
+DEPTHS = ["", "a/", "a/b/"]
+
+
+def _rules(repo, source, d, pattern):
+    """Put ``pattern`` where ``source`` says (the directory ``d`` for .gitignore files)."""
+    if source in ("untracked", "tracked"):
+        (repo / d).mkdir(parents=True, exist_ok=True)
+        (repo / d / ".gitignore").write_text(pattern + "\n")
+        if source == "tracked":
+            git(repo, "add", "-f", f"{d}.gitignore")
+    elif source == "info/exclude":
+        with open(repo / ".git/info/exclude", "a") as fh:
+            fh.write(f"/{d}{pattern}\n" if d else pattern + "\n")
+    else:
+        (repo / "excludes").write_text(pattern + "\n")
+        git(repo, "config", "core.excludesFile", str(repo / "excludes"))
+
+
+@pytest.mark.parametrize("d", DEPTHS)
+@pytest.mark.parametrize("source", ["untracked", "tracked"])
+def test_ignore_rules_created_after_the_checkpoint(repo, source, d):
+    """Input 1: the rules arrive after the checkpoint; restore leaves the ignored file (rules of
+    the state left), undo brings the rules back and never deletes it (rules of the target)."""
+    ckpt(repo, "save", "--allow-empty")
+    _rules(repo, source, d, "data/")
+    (repo / d / "data").mkdir(parents=True)
+    (repo / d / "data/big.bin").write_bytes(b"\0big\n")
+    whole = worktree_state(repo)
+    ckpt(repo, "restore", "1")
+    assert (repo / d / "data/big.bin").read_bytes() == b"\0big\n"
+    plan = ckpt(repo, "undo", "--dry-run", "--json").json()["result"]["plan"]
+    assert f"{d}data/big.bin" not in plan["delete"]
+    assert f"{d}data/big.bin" in plan["keep_ignored"]
+    assert f"keep    {d}data/big.bin (ignored by the checkpoint's rules)" in ckpt(repo, "undo", "--dry-run").out
+    ckpt(repo, "undo")
+    assert worktree_state(repo) == whole
+
+
+@pytest.mark.parametrize("d", DEPTHS)
+@pytest.mark.parametrize("source", ["untracked", "tracked", "info/exclude", "core.excludesFile"])
+def test_ignore_rules_of_the_target_only(repo, source, d):
+    """The file is ignored only under the target's rules (the current state un-ignores it, or
+    lacks the .gitignore): restoring the target keeps it; undo and redo keep everything."""
+    _rules(repo, source, d, "*.bin")
+    if source == "tracked":
+        git(repo, "commit", "-qm", "rules")
+    (repo / d).mkdir(parents=True, exist_ok=True)
+    ckpt(repo, "save", "--allow-empty")
+    # now un-ignore it: remove the .gitignore, or negate the rule in a closer .gitignore
+    if source in ("untracked", "tracked"):
+        (repo / d / ".gitignore").unlink()
+    else:
+        (repo / d / ".gitignore").write_text("!big.bin\n")
+    (repo / d / "big.bin").write_bytes(b"precious\n")
+    state = worktree_state(repo)
+    ckpt(repo, "restore", "1")
+    assert (repo / d / "big.bin").read_bytes() == b"precious\n"
+    ckpt(repo, "undo")
+    assert worktree_state(repo) == state
+    ckpt(repo, "undo")
+    assert (repo / d / "big.bin").read_bytes() == b"precious\n"
+
+
+def test_a_kept_ignored_file_that_blocks_the_target_is_named(repo):
+    ckpt(repo, "save", "--allow-empty")
+    (repo / "data").write_text("file first\n")
+    ckpt(repo, "save")
+    (repo / "data").unlink()
+    (repo / ".gitignore").write_text("data/\n")
+    (repo / "data").mkdir()
+    (repo / "data/big.bin").write_bytes(b"x")
+    res = ckpt(repo, "restore", "2", rc=1)
+    assert "data/big.bin" in res.err
+    assert (repo / "data/big.bin").read_bytes() == b"x"
