@@ -317,9 +317,27 @@ def read_journal(repo: Repo) -> Journal | None:
         raise CorruptError(f"{_journal_path(repo)} is corrupt", "move it aside; git ckpt list shows the pre-restore checkpoint to restore") from None
 
 
+def cwd_dirs(root: bytes) -> frozenset[bytes]:
+    """The current directory and its parents inside the worktree ``root``, relative to it
+    (``b""`` for the root).  Restore never removes them, as git does not since 2.35
+    (``setup.c``: the "original cwd" is protected)."""
+    try:
+        here = os.fsencode(os.getcwd())
+    except FileNotFoundError:
+        return frozenset()
+    rel = os.path.relpath(here, root)
+    if rel == b"." or rel.startswith(b"..") or os.path.isabs(rel):
+        return frozenset()
+    parts = rel.split(b"/")
+    return frozenset(b"/".join(parts[:i]) for i in range(1, len(parts) + 1))
+
+
 def _prune_empty_dirs(root: bytes, rel: bytes) -> None:
+    keep = cwd_dirs(root)
     parent = os.path.dirname(rel)
     while parent:
+        if parent in keep:
+            return
         try:
             os.rmdir(os.path.join(root, parent))
         except OSError:
@@ -335,6 +353,8 @@ def _unlink(root: bytes, rel: bytes) -> None:
         return
     try:
         if stat.S_ISDIR(st.st_mode):
+            if rel in cwd_dirs(root):
+                return  # the current directory stays, empty (as git leaves it)
             os.rmdir(full)  # only ever an empty directory; never a recursive delete
         else:
             os.unlink(full)
@@ -382,7 +402,7 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
         for p in plan.write:  # a directory may have to give way to a file: only an empty one
             full = os.path.join(root, p)
             with contextlib.suppress(OSError):
-                if stat.S_ISDIR(os.lstat(full).st_mode):
+                if stat.S_ISDIR(os.lstat(full).st_mode) and p not in cwd_dirs(root):
                     for dirpath, _dirs, _files in os.walk(full, topdown=False):
                         with contextlib.suppress(OSError):
                             os.rmdir(dirpath)
@@ -546,6 +566,11 @@ def restore(
                 + ", ".join(path_display(p) for p in plan.blocked[:5]),
                 "move them aside (or add them to overlay.include), then restore again",
             )
+        here = cwd_dirs(os.fsencode(repo.workdir))
+        gone = [p for p in plan.write + plan.overlay_write if p in here]
+        if gone:
+            raise CkptError(f"restoring {target.id} would replace the current directory {path_display(gone[0])!r} with a file",
+                             "cd to the worktree root (or any directory the checkpoint keeps) and run the command again; nothing was changed")
         # A refused overlay archive (crafted or corrupt) must change nothing: no pre-restore
         # save, no journal.  apply() validates again; this only moves the refusal earlier.
         _overlay_entries(target, cfg, plan)

@@ -262,3 +262,61 @@ def test_a_kept_ignored_file_that_blocks_the_target_is_named(repo):
     res = ckpt(repo, "restore", "2", rc=1)
     assert "data/big.bin" in res.err
     assert (repo / "data/big.bin").read_bytes() == b"x"
+
+
+# ------------------------------------------------------------------ 3. the current directory is never removed
+
+
+@pytest.mark.parametrize("sub", ["sub", "sub/deeper"])
+@pytest.mark.parametrize("target_has_it", [True, False])
+@pytest.mark.parametrize("by_path", [False, True])
+def test_the_current_directory_survives_restore_and_undo(repo, sub, target_has_it, by_path):
+    (repo / sub).mkdir(parents=True)
+    if target_has_it:
+        (repo / sub / "s").write_text("saved\n")
+        ckpt(repo, "save")
+        (repo / sub / "s").unlink()
+    else:
+        ckpt(repo, "save", "--allow-empty")
+    (repo / sub / "new").write_text("new work\n")
+    here = repo / sub
+    ino = os.stat(here).st_ino
+    args = ["restore", "1"] + (["--", "."] if by_path else [])
+    ckpt(here, *args)
+    assert os.stat(here).st_ino == ino  # the very same directory, never removed and re-made
+    assert not (here / "new").exists()
+    assert (here / "s").exists() == target_has_it
+    if not target_has_it:
+        assert os.listdir(here) == []  # left empty, as git leaves it
+    ckpt(here, "undo")
+    assert os.stat(here).st_ino == ino
+    assert (here / "new").read_text() == "new work\n"
+
+
+@pytest.mark.parametrize("command", [["undo"], ["restore", "1"], ["save"], ["status"], ["list"], ["diff"]])
+def test_a_command_run_from_a_deleted_directory_is_one_clear_error(repo, command):
+    (repo / "f").write_text("f\n")
+    ckpt(repo, "save")
+    before = (worktree_state(repo), index_state(repo), git(repo, "for-each-ref"))
+    (repo / "gone").mkdir()
+    proc = subprocess.run(["sh", "-c", 'cd gone && rmdir ../gone && exec git ckpt "$@"', "sh", *command],
+                          cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    err = proc.stderr.decode()
+    assert proc.returncode == 3, err
+    assert err.startswith("error: the current directory no longer exists") and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 2 and err.splitlines()[1].startswith("hint: ")
+    assert (worktree_state(repo), index_state(repo), git(repo, "for-each-ref")) == before
+
+
+def test_a_file_that_would_replace_the_current_directory_is_refused(repo):
+    (repo / "sub").write_text("a file\n")
+    ckpt(repo, "save")
+    (repo / "sub").unlink()
+    (repo / "sub").mkdir()
+    (repo / "sub/x").write_text("x\n")
+    before = (worktree_state(repo), index_state(repo), git(repo, "for-each-ref"))
+    res = ckpt(repo / "sub", "restore", "1", rc=1)
+    assert "would replace the current directory 'sub' with a file" in res.err
+    assert (worktree_state(repo), index_state(repo), git(repo, "for-each-ref")) == before
+    ckpt(repo, "restore", "1")  # from the root it works
+    assert (repo / "sub").read_text() == "a file\n"
