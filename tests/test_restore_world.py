@@ -320,3 +320,66 @@ def test_a_file_that_would_replace_the_current_directory_is_refused(repo):
     assert (worktree_state(repo), index_state(repo), git(repo, "for-each-ref")) == before
     ckpt(repo, "restore", "1")  # from the root it works
     assert (repo / "sub").read_text() == "a file\n"
+
+
+# ------------------------------------------------------------------ 8. what `@` means after a restore
+
+
+def _at(repo, spec="@"):
+    return ckpt(repo, "show", spec, "--json").json()["result"]["id"]
+
+
+def test_at_names_the_checkpoint_the_worktree_matches(repo):
+    for i in (1, 2, 3):
+        (repo / "f").write_text(f"{i}\n")
+        ckpt(repo, "save")
+    ckpt(repo, "restore", "2")  # saves nothing: the state is default/3
+    assert _at(repo) == "default/2" and _at(repo, "@~1") == "default/1"
+    assert ckpt(repo, "diff").out == ""  # compared with default/2, which the worktree holds
+    assert ckpt(repo, "diff", "--json").json()["result"] == ckpt(repo, "diff", "--json", "2").json()["result"]
+    (repo / "f").write_text("edited\n")
+    ckpt(repo, "restore", "1", "--", "f")  # by path: the edit is saved as default/4, the newest save
+    assert _at(repo) == "default/4"
+    ckpt(repo, "undo")  # by path too: saves the state it leaves as default/5
+    assert _at(repo) == "default/5"  # a by-path restore or undo matches no whole checkpoint
+    ckpt(repo, "restore", "1")  # saves default/6 (the state of default/4)
+    assert _at(repo) == "default/1"
+    assert ckpt(repo, "undo").out.splitlines()[-1] == "undo: restored default/6"
+    assert _at(repo) == "default/6"
+    (repo / "f").write_text("new\n")
+    ckpt(repo, "save")
+    assert _at(repo) == "default/7"
+
+
+def test_at_after_a_failed_attempt_is_the_state_you_are_back_on(repo):
+    (repo / ".ckpt.toml").write_text('[[verifier]]\nname = "t"\ncommand = "grep -q good f"\nrequired = true\n')
+    (repo / "f").write_text("good\n")
+    ckpt(repo, "trust")
+    ckpt(repo, "save")
+    res = ckpt(repo, "attempt", "--", "sh", "-c", "echo bad > f", rc=1)
+    assert (repo / "f").read_text() == "good\n", res
+    assert ckpt(repo, "diff").out == ""
+    assert ckpt(repo, "diff", "--json").json()["result"] == ckpt(repo, "diff", "--json", "1").json()["result"]
+    assert _at(repo) == "default/1"
+    assert ckpt(repo, "verify", "--json", rc=None).json()["result"]["checkpoint"] == "default/1"
+
+
+def test_at_in_another_worktree_is_the_latest(repo, tmp_path):
+    (repo / "f").write_text("1\n")
+    ckpt(repo, "save")
+    (repo / "f").write_text("2\n")
+    ckpt(repo, "save")
+    git(repo, "worktree", "add", "-q", str(tmp_path / "b"))
+    ckpt(repo, "restore", "1")
+    assert _at(repo) == "default/1"
+    assert _at(tmp_path / "b") == "default/2"
+
+
+def test_a_forged_restore_event_cannot_move_at(repo):
+    (repo / "f").write_text("1\n")
+    ckpt(repo, "save")
+    (repo / "f").write_text("2\n")
+    ckpt(repo, "save")
+    ckpt(repo, "restore", "1")
+    ckpt(repo, "drop", "--force", "1")  # the event's target no longer exists
+    assert _at(repo) == "default/2"
