@@ -93,6 +93,7 @@ class Manifest(msgspec.Struct, kw_only=True):
     skip_worktree: list[str] = []
     skip_worktree_absent: list[str] = []
     assume_unchanged: list[str] = []
+    worktree: str | None = None  # the worktree root it was saved in (shown when restored elsewhere)
     conflicts: list[str] = []
     merge_heads: list[str] = []
     raw: list[str] = []

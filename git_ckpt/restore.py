@@ -67,6 +67,11 @@ class Plan:
     leave: int | None = None  # files of the target left as they are (counted for dry runs)
     blocked: list[bytes] = field(default_factory=list)
     kept_ignored: list[bytes] = field(default_factory=list)  # not deleted: ignored under the target's rules
+    provenance: list[str] = field(default_factory=list)  # where the target was saved, when not here
+    head_branch: str | None = None  # the branch --reset-head moves (None: a detached HEAD)
+    head_from: str | None = None
+    head_to: str | None = None
+    head_unreachable: int = 0  # commits reachable from the branch now and not after the move
 
     @property
     def empty(self) -> bool:
@@ -86,6 +91,9 @@ class Plan:
             "head_changes": self.head_changes,
             "leave": self.leave,
             "keep_ignored": [path_to_str(p) for p in self.kept_ignored],
+            "provenance": self.provenance,
+            "head": {"branch": self.head_branch, "from": self.head_from, "to": self.head_to,
+                     "unreachable": self.head_unreachable} if self.head_changes else None,
         }
 
 
@@ -254,8 +262,30 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
             {p for p in mine if _under(p, paths)} != {path_from_str(p) for p in theirs if _under(path_from_str(p), paths)}
             for mine, theirs in ((now.assume_unchanged, m.assume_unchanged), (now.skip_worktree, m.skip_worktree)))
     plan.head_changes = bool(reset_head and target.base and target.base != now.base)
+    if plan.head_changes:
+        plan.head_branch, plan.head_from, plan.head_to = now.branch, now.base, target.base
+        if now.base:
+            plan.head_unreachable = int(repo.git("rev-list", "--count", now.base, "^" + target.base).stdout.strip() or 0)
+    plan.provenance = provenance(repo, target, now)
     plan.blocked = sorted(set(plan.blocked))
     return plan
+
+
+def _branch_name(ref: str | None) -> str:
+    return ref.removeprefix("refs/heads/") if ref else "(detached HEAD)"
+
+
+def provenance(repo: Repo, target: Checkpoint, now: Snapshot) -> list[str]:
+    """Notes for a target saved in another worktree or on another branch than the current
+    ones (empty when it was saved here).  The manifest is attacker-writable: shown escaped."""
+    m = target.manifest
+    out = []
+    here = str(repo.workdir)
+    if m.worktree is not None and m.worktree != here:
+        out.append(f"{target.id} was saved in worktree {path_display(os.fsencode(m.worktree))} (this is {path_display(os.fsencode(here))})")
+    if m.branch != now.branch:
+        out.append(f"{target.id} was saved on branch {path_display(_branch_name(m.branch).encode())} (this worktree is on {path_display(_branch_name(now.branch).encode())})")
+    return out
 
 
 def checkpoint_with_state(repo: Repo, task: str, state: str, *, first: Checkpoint | None = None,
@@ -541,13 +571,16 @@ def restore(
     reset_head: bool = False,
     type: str = "restore",
     ignore_journal: bool = False,
+    force: bool = False,
 ) -> RestoreResult:
     """Restore ``target`` into the worktree of ``repo`` (all of it, or only ``paths``).
 
     Saves the current state first as a ``pre-restore`` checkpoint of ``task`` unless it equals
     the latest checkpoint.  ``dry_run`` returns the plan and writes nothing.  Raises
     :class:`BusyError` while a merge/rebase is in progress, ``index.lock`` is held or a restore
-    is unfinished; :class:`CkptError` when an ignored file is in the way.
+    is unfinished; :class:`CkptError` when an ignored file is in the way; :class:`UsageError`
+    when ``reset_head`` would move a branch other than the one ``target`` was saved on, unless
+    ``force``.
     """
     with repo.worktree_lock(exclusive=True):
         _check_ready(repo)
@@ -560,6 +593,11 @@ def restore(
         if paths:
             _check_paths_exist(repo, target, now, paths)
         plan = make_plan(repo, target, now, paths, reset_head)
+        if plan.head_changes and now.branch and target.manifest.branch != now.branch and not force:
+            raise UsageError(
+                f"--reset-head would move branch {_branch_name(now.branch)} to the base of {target.id}, which was saved on "
+                f"{_branch_name(target.manifest.branch)}" + (f"; {plan.head_unreachable} commit(s) would no longer be reachable from it" if plan.head_unreachable else ""),
+                f"switch to {_branch_name(target.manifest.branch)} first, restore without --reset-head, or add --force to move {_branch_name(now.branch)}; nothing was changed")
         if plan.blocked:
             raise CkptError(
                 f"restoring {target.id} would overwrite {len(plan.blocked)} ignored, skipped or unsaved path(s) that no checkpoint holds: "

@@ -407,6 +407,7 @@ def write_checkpoint(
             skipped=[path_to_str(p) for p in snap.too_large + snap.embedded],
             skip_worktree_absent=[path_to_str(p) for p in snap.skip_absent],
             assume_unchanged=[path_to_str(p) for p in snap.assume_unchanged],
+            worktree=str(repo.workdir),
             merge_heads=snap.merge_heads,
             overlay=snap.overlay_info,
             state=snap.state(),

@@ -383,3 +383,75 @@ def test_a_forged_restore_event_cannot_move_at(repo):
     ckpt(repo, "restore", "1")
     ckpt(repo, "drop", "--force", "1")  # the event's target no longer exists
     assert _at(repo) == "default/2"
+
+
+# ------------------------------------------------------------------ 6. provenance: other worktree, other branch
+
+
+def test_restoring_another_worktrees_checkpoint_says_so(repo, tmp_path):
+    (repo / "a.txt").write_text("from A\n")
+    ckpt(repo, "save")
+    b = tmp_path / "B"
+    git(repo, "worktree", "add", "-q", "-b", "laneB", str(b))
+    (b / "new-in-B").write_text("B's work\n")
+    plan = ckpt(b, "restore", "@", "--dry-run", "--json").json()["result"]["plan"]
+    assert plan["provenance"] == [f"default/1 was saved in worktree {repo} (this is {b})",
+                                  "default/1 was saved on branch main (this worktree is on laneB)"]
+    assert "delete" in plan and "new-in-B" in plan["delete"]
+    out = ckpt(b, "restore", "@").out.splitlines()
+    assert out[0] == f"note: default/1 was saved in worktree {repo} (this is {b})"
+    assert out[1] == "note: default/1 was saved on branch main (this worktree is on laneB)"
+    assert out[2].startswith("saved current state as default/2")
+    ckpt(b, "undo")
+    assert (b / "new-in-B").read_text() == "B's work\n"
+    # a checkpoint saved here, on this branch, gets no note
+    assert ckpt(repo, "restore", "1", "--dry-run", "--json").json()["result"]["plan"]["provenance"] == []
+
+
+def _two_branches(repo):
+    (repo / "f").write_text("main\n")
+    git(repo, "commit", "-qam", "m") if git(repo, "ls-files", "f") else (git(repo, "add", "f"), git(repo, "commit", "-qm", "m"))
+    ckpt(repo, "save")  # saved on main at M
+    git(repo, "switch", "-q", "-c", "feature")
+    (repo / "f").write_text("feature\n")
+    git(repo, "commit", "-qam", "feature work")
+
+
+def test_reset_head_refuses_to_move_another_branch(repo):
+    _two_branches(repo)
+    head = git(repo, "rev-parse", "feature").strip()
+    before = (worktree_state(repo), index_state(repo), git(repo, "for-each-ref"))
+    dry = ckpt(repo, "restore", "1", "--reset-head", "--dry-run", rc=2)
+    assert "--reset-head would move branch feature to the base of default/1, which was saved on main; 1 commit(s) would no longer be reachable from it" in dry.err
+    res = ckpt(repo, "restore", "1", "--reset-head", rc=2)
+    assert res.err.splitlines()[1].startswith("hint: switch to main first")
+    assert (worktree_state(repo), index_state(repo), git(repo, "for-each-ref")) == before
+    plan = ckpt(repo, "restore", "1", "--reset-head", "--force", "--dry-run")
+    assert "HEAD    branch feature moves from " in plan.out and "; 1 commit(s) no longer reachable from it" in plan.out
+    ckpt(repo, "restore", "1", "--reset-head", "--force")
+    assert git(repo, "rev-parse", "feature").strip() == git(repo, "rev-parse", "main").strip()
+    ckpt(repo, "undo")
+    assert git(repo, "rev-parse", "feature").strip() == head
+    assert (repo / "f").read_text() == "feature\n"
+
+
+def test_reset_head_on_the_same_branch_names_it_and_the_commits(repo):
+    (repo / "f").write_text("1\n")
+    git(repo, "add", "f")
+    git(repo, "commit", "-qm", "one")
+    ckpt(repo, "save")
+    for i in (2, 3):
+        (repo / "f").write_text(f"{i}\n")
+        git(repo, "commit", "-qam", str(i))
+    plan = ckpt(repo, "restore", "1", "--reset-head", "--dry-run", "--json").json()["result"]["plan"]
+    assert plan["head"]["branch"] == "refs/heads/main" and plan["head"]["unreachable"] == 2
+    ckpt(repo, "restore", "1", "--reset-head")
+    assert git(repo, "log", "--format=%s", "-1") == b"one\n"
+
+
+def test_reset_head_from_a_detached_head_moves_no_branch(repo):
+    _two_branches(repo)
+    git(repo, "switch", "-q", "--detach")
+    ckpt(repo, "restore", "1", "--reset-head")
+    assert git(repo, "rev-parse", "HEAD").strip() == git(repo, "rev-parse", "main").strip()
+    assert git(repo, "log", "--format=%s", "-1", "feature") == b"feature work\n"
