@@ -68,6 +68,7 @@ class Plan:
     blocked: list[bytes] = field(default_factory=list)
     kept_ignored: list[bytes] = field(default_factory=list)  # not deleted: ignored under the target's rules
     provenance: list[str] = field(default_factory=list)  # where the target was saved, when not here
+    sparse_skipped: list[bytes] = field(default_factory=list)  # tracked files outside the sparse cone, not written
     head_branch: str | None = None  # the branch --reset-head moves (None: a detached HEAD)
     head_from: str | None = None
     head_to: str | None = None
@@ -92,6 +93,7 @@ class Plan:
             "leave": self.leave,
             "keep_ignored": [path_to_str(p) for p in self.kept_ignored],
             "provenance": self.provenance,
+            "outside_sparse_cone": [path_to_str(p) for p in self.sparse_skipped],
             "head": {"branch": self.head_branch, "from": self.head_from, "to": self.head_to,
                      "unreachable": self.head_unreachable} if self.head_changes else None,
         }
@@ -220,6 +222,16 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
     back = [p for p in now.skip_absent if p not in absent and p not in plan.write and _under(p, paths)]
     if back:
         plan.write += sorted(p for p in repo.paths_in_tree(target.tree, back) if repo.entry_mode(target.tree, p) != GITLINK)
+    # A sparse checkout: tracked files outside the cone are never written (git keeps them
+    # skip-worktree, off the disk); one on disk that the pre-restore save holds goes, so the
+    # result is the clean sparse checkout of the target.  Untracked files are written anywhere.
+    if plan.write:
+        outside = repo.outside_sparse_cone(target.index_tree, repo.paths_in_tree(target.index_tree, plan.write))
+        if outside:
+            plan.sparse_skipped = sorted(outside)
+            plan.write = [p for p in plan.write if p not in outside]
+            held = repo.paths_in_tree(now.tree, [p for p in outside if os.path.lexists(os.path.join(root, p))])
+            plan.delete += sorted(p for p in held if p not in plan.delete)
     target_raw = _raw_map(repo, target)
     now_raw = {p for p, _m, _o in now.raw}
     written = set(plan.write)
@@ -227,7 +239,7 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         if _under(p, paths) and p not in written and repo.paths_in_tree(target.tree, [p]):
             plan.write.append(p)
     for p, e in sorted(target_raw.items()):  # validated by Checkpoint.raw_entries
-        if _under(p, paths) and (p in set(plan.write) or not _same_bytes(root, p, repo.read_blob(e.oid))):
+        if _under(p, paths) and p not in plan.sparse_skipped and (p in set(plan.write) or not _same_bytes(root, p, repo.read_blob(e.oid))):
             plan.raw_write.append(p)
     target.stage_entries()  # a malformed stages/ tree is refused before anything is written
     # overlay
@@ -505,6 +517,10 @@ def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now:
         repo.git("update-index", "-z", "--index-info", input=data)
     if ita:
         _add_intent_to_add(repo, ita)
+    if repo.sparse_checkout() is not None:  # outside the cone and off the disk: skip-worktree, as git keeps them
+        root = os.fsencode(repo.workdir)
+        entries = [e.path for e in repo.ls_tree(target.index_tree) if _under(e.path, paths)]
+        skip = sorted(set(skip) | {p for p in repo.outside_sparse_cone(target.index_tree, entries) if not os.path.lexists(os.path.join(root, p))})
     unskip = [p for p in now.skip_worktree if p not in set(skip) and _under(p, paths)]
     if unskip:  # read-tree keeps the flags of unchanged entries; clear the ones the target lacks
         repo.git("update-index", "-z", "--no-skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in unskip), check=False)

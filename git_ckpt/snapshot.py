@@ -285,7 +285,8 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
         present = [p for p in skips if os.path.lexists(os.path.join(root, p))]
         if present:
             repo.git("update-index", "-z", "--no-skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in present), index_file=idx_w)
-        embedded = _add_all(repo, idx_w, too_large, sparse=bool(present))
+        # --sparse: a sparse checkout's untracked files outside the cone are saved (as git stash -u does)
+        embedded = _add_all(repo, idx_w, too_large, sparse=bool(present) or repo.sparse_checkout() is not None)
         w_tree = repo.git("write-tree", index_file=idx_w).stdout.decode().strip()
         if stages:
             conflicted = sorted({p for *_x, p in stages})

@@ -455,3 +455,85 @@ def test_reset_head_from_a_detached_head_moves_no_branch(repo):
     ckpt(repo, "restore", "1", "--reset-head")
     assert git(repo, "rev-parse", "HEAD").strip() == git(repo, "rev-parse", "main").strip()
     assert git(repo, "log", "--format=%s", "-1", "feature") == b"feature work\n"
+
+
+# ------------------------------------------------------------------ 2. sparse checkouts
+
+
+def _sparse_repo(repo, mode):
+    for f in ("in/a", "in/deep/d", "in/other/o", "out/b", "out/sub/c", "top"):
+        (repo / f).parent.mkdir(parents=True, exist_ok=True)
+        (repo / f).write_text(f + "\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "tree")
+    return {"cone": ["set", "in"], "nested-cone": ["set", "in/deep"], "patterns": ["set", "--no-cone", "/in/", "/top"]}[mode]
+
+
+def tags(repo):
+    return dict(ln.split(b" ", 1)[::-1] for ln in git(repo, "ls-files", "-t", "-z").split(b"\0") if ln)
+
+
+SPARSE = ["cone", "nested-cone", "patterns"]
+
+
+@pytest.mark.parametrize("mode", SPARSE)
+@pytest.mark.parametrize("where", ["out/new.txt", "out/sub/deeper/new.txt", "in/other/new.txt"])
+def test_save_captures_untracked_files_outside_the_cone(repo, mode, where):
+    git(repo, "sparse-checkout", *_sparse_repo(repo, mode))
+    ckpt(repo, "save", "--allow-empty")
+    (repo / where).parent.mkdir(parents=True, exist_ok=True)
+    (repo / where).write_text("untracked outside\n")
+    state = (worktree_state(repo), index_state(repo), tags(repo))
+    assert "checkpoint saved: default/2" in ckpt(repo, "save").out
+    assert git(repo, "show", f"refs/ckpt/default/2:{where}") == b"untracked outside\n"
+    ckpt(repo, "restore", "1")
+    assert not (repo / where).exists()
+    ckpt(repo, "undo")
+    assert (worktree_state(repo), index_state(repo), tags(repo)) == state
+
+
+@pytest.mark.parametrize("mode", SPARSE)
+def test_restore_into_a_sparse_checkout_never_writes_outside_the_cone(repo, mode):
+    spec = _sparse_repo(repo, mode)
+    (repo / "out/b").write_text("changed in the full checkout\n")
+    (repo / "in/a").write_text("changed inside\n")
+    git(repo, "add", "out/b")
+    ckpt(repo, "save")  # full checkout: out/ on disk
+    git(repo, "checkout", "-q", "--", ".")
+    git(repo, "reset", "-q", "--hard")
+    git(repo, "sparse-checkout", *spec)
+    outside = sorted(p for p, t in tags(repo).items() if t == b"S")
+    assert b"out/b" in outside
+    before = (worktree_state(repo), index_state(repo), tags(repo))
+    plan = ckpt(repo, "restore", "1", "--dry-run", "--json").json()["result"]["plan"]
+    assert "out/b" not in plan["write"] and "out/b" in plan["outside_sparse_cone"]
+    ckpt(repo, "restore", "1")
+    assert not (repo / "out").exists()  # nothing written outside the cone
+    t = tags(repo)
+    assert sorted(p for p, v in t.items() if v == b"S") == outside  # skip-worktree entries put back
+    assert git(repo, "show", ":out/b") == b"changed in the full checkout\n"  # the staged state is exact
+    if mode != "nested-cone":
+        assert (repo / "in/a").read_text() == "changed inside\n"
+    # and the user can keep going: save, restore, undo
+    (repo / "top").write_text("more\n")
+    ckpt(repo, "save")
+    ckpt(repo, "restore", "1")
+    ckpt(repo, "undo")
+    assert (repo / "top").read_text() == "more\n"
+    ckpt(repo, "undo")
+    ckpt(repo, "undo")
+    ckpt(repo, "restore", "2")
+    assert (worktree_state(repo), index_state(repo), tags(repo)) == before
+
+
+def test_a_failing_git_command_reports_its_whole_message():
+    import subprocess as sp
+
+    from git_ckpt.gitcore import git_failure
+
+    proc = sp.CompletedProcess(["git", "add"], 1, b"", b"The following paths and/or pathspecs matched paths that exist\n"
+                               b"outside of your sparse-checkout definition, so will not be\nupdated in the index:\nout/new.txt\n"
+                               b"hint: If you intend to update such entries, try one of the following:\n")
+    err = git_failure(("add",), proc)
+    assert "outside of your sparse-checkout definition" in err.message and "out/new.txt" in err.message
+    assert err.hint

@@ -18,6 +18,8 @@ def print_plan(plan) -> None:
         say(f"write   {path_display(p)}")
     for p in plan.delete:
         say(f"delete  {path_display(p)}")
+    for p in plan.sparse_skipped:
+        say(f"skip    {path_display(p)} (outside the sparse cone: index only; git sparse-checkout add widens it)")
     for p in plan.kept_ignored:
         say(f"keep    {path_display(p)} (ignored by the checkpoint's rules)")
     for p in plan.overlay_write:
