@@ -512,6 +512,10 @@ class Repo:
         except (pygit2.GitError, OSError) as exc:  # libgit2 I/O errors arrive as OSError
             raise io_or_corrupt(exc, "cannot write an object") from None
 
+    def blob_id(self, data: bytes) -> str:
+        """The id ``data`` would have as a blob, nothing written (``git hash-object``)."""
+        return str(pygit2.hash(data))
+
     def read_blob(self, oid: str) -> bytes:
         """The bytes of blob ``oid``; :class:`CorruptError` if missing or not a blob."""
         try:

@@ -21,8 +21,12 @@ Every step is idempotent, so an interrupted restore is finished by running it ag
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 import stat
+import tempfile
+import time
 from dataclasses import dataclass, field
 
 import msgspec
@@ -187,6 +191,137 @@ def _already_there(repo: Repo, tree: str, paths: list[bytes]) -> set[bytes]:
     oids = repo.git("hash-object", "--stdin-paths", input=b"".join(p + b"\n" for p in files if b"\n" not in p)).stdout.split()
     want = {e.path: e.oid for e in repo.ls_tree(tree, *files)}
     return {p for p, oid in zip([p for p in files if b"\n" not in p], oids) if want.get(p) == oid.decode()}
+
+
+_Stat = tuple[int, int, int, int, int]  # (mode, size, mtime_ns, ctime_ns, inode)
+
+
+def _stat_of(full: bytes) -> _Stat | None:
+    try:
+        st = os.lstat(full)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def _content_matches(repo: Repo, now: Snapshot, rel: bytes, full: bytes | None = None) -> bool:
+    """Whether the file at ``rel`` (or at ``full``, where it was moved) holds what the capture
+    ``now`` recorded for it (its worktree tree entry, cleaned as ``git add`` would; or its
+    overlay digest)."""
+    import hashlib
+
+    full = full or os.path.join(os.fsencode(repo.workdir), rel)
+    try:
+        st = os.lstat(full)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    for f in now.overlay_info.files if now.overlay_info else []:
+        if path_from_str(f.path) == rel:
+            try:
+                data = os.readlink(full) if stat.S_ISLNK(st.st_mode) else open(full, "rb").read()
+            except OSError:
+                return False
+            return hashlib.sha256(data).hexdigest() == f.sha256
+    entries = repo.ls_tree(now.tree, rel)
+    entry = next((e for e in entries if e.path == rel), None)
+    if entry is None:
+        return stat.S_ISDIR(st.st_mode)  # an (empty) directory that gives way: nothing to lose
+    if stat.S_ISLNK(st.st_mode):
+        return entry.mode == 0o120000 and repo.blob_id(os.readlink(full)) == entry.oid
+    if not stat.S_ISREG(st.st_mode) or b"\n" in rel:
+        return False
+    with open(full, "rb") as fh:  # cleaned by the attributes of rel, wherever the bytes are
+        oid = repo.git("hash-object", "--stdin", "--path=" + os.fsdecode(rel), input=fh.read()).stdout.strip().decode()
+    return oid == entry.oid and (entry.mode == 0o100755) == bool(st.st_mode & 0o100)
+
+
+class Fingerprints:
+    """Stat identity of every file a restore will overwrite or delete, taken after the capture
+    and checked against it, then re-checked right before each write or delete: a file another
+    process changed since the capture is never overwritten or deleted unseen (issue 12)."""
+
+    def __init__(self, repo: Repo, now: Snapshot, plan: Plan) -> None:
+        self.repo, self.now = repo, now
+        self.root = os.fsencode(repo.workdir)
+        self.taken = time.time_ns()
+        touched = sorted(set(plan.delete + plan.write + plan.raw_write + plan.overlay_delete + plan.overlay_write))
+        self.stats: dict[bytes, _Stat | None] = {p: _stat_of(os.path.join(self.root, p)) for p in touched}
+        changed = [p for p, st in self.stats.items() if st is not None and not stat.S_ISDIR(st[0]) and not _content_matches(repo, now, p)]
+        if changed:
+            raise BusyError(f"{path_display(changed[0])!r} changed while the restore was reading it (another process is writing it?); nothing was changed",
+                            "let the writer finish, then run the command again")
+
+    def check(self, rel: bytes) -> None:
+        """Raise :class:`BusyError` (the restore stops; the journal stays) when ``rel`` is no
+        longer what the capture saw: another stat identity, or, when its times are too recent
+        to trust (racy, as git's index is), other content."""
+        want = self.stats.get(rel, False)
+        if want is False or (want is not None and stat.S_ISDIR(want[0])):
+            return  # not planned, or an empty directory giving way (only empty ones are removed)
+        have = _stat_of(os.path.join(self.root, rel))
+        same = have == want
+        if same and have is not None and not stat.S_ISDIR(have[0]) and max(have[2], have[3]) >= self.taken - 50_000_000:
+            same = _content_matches(self.repo, self.now, rel)
+        if not same:
+            raise self.changed(rel)
+
+    def changed(self, rel: bytes) -> BusyError:
+        """The error that stops a restore at ``rel`` (exit 5; the journal stays)."""
+        return BusyError(f"{path_display(rel)!r} changed since the pre-restore save (another process is writing it); "
+                         "the restore stopped before touching it, nothing is lost",
+                         "when the writer has stopped: git ckpt restore --continue (saves the new content first), or git ckpt undo")
+
+    def _same(self, rel: bytes, full: bytes, moved: bool) -> bool:
+        want = self.stats.get(rel)
+        have = _stat_of(full)
+        if want is None or have is None:
+            return want == have
+        # a rename changes ctime: after moving it aside, identity is mode, size, mtime, inode
+        if (have[:3] + have[4:]) != (want[:3] + want[4:]) or (not moved and have[3] != want[3]):
+            return False
+        if max(want[2], want[3]) >= self.taken - 50_000_000:  # racily clean: compare content
+            return _content_matches(self.repo, self.now, rel, full)
+        return True
+
+    def take_away(self, rel: bytes, aside: bytes) -> bytes | None:
+        """Move the file at ``rel`` to ``aside`` (one rename), then check it is exactly what the
+        capture saw; put it back and raise when it is not.  Returns ``aside``, or None when
+        nothing was there.  The check runs on the moved file, so a writer that opens the path
+        again afterwards creates a new file instead of changing the one being replaced."""
+        full = os.path.join(self.root, rel)
+        if rel not in self.stats:
+            self.stats[rel] = _stat_of(full)  # not planned for (a parent directory giving way)
+        want = self.stats[rel]
+        if want is not None and stat.S_ISDIR(want[0]):
+            return None
+        try:
+            os.rename(full, aside)
+        except (FileNotFoundError, NotADirectoryError):
+            if want is not None:
+                raise self.changed(rel) from None
+            return None
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise IOFailure(f"cannot replace {path_display(rel)!r}: {exc.strerror}", "fix it, then run git ckpt restore --continue") from None
+            self.check(rel)  # another file system: check in place, then act
+            return full
+        if not self._same(rel, aside, moved=True):
+            self.put_back(rel, aside)
+            raise self.changed(rel)
+        return aside
+
+    def put_back(self, rel: bytes, aside: bytes) -> None:
+        """Return a file moved aside to ``rel``; when something new is there already, keep both
+        (the moved one as ``rel.ckpt-kept-N``) so nothing is lost."""
+        full = os.path.join(self.root, rel)
+        try:
+            os.link(aside, full, follow_symlinks=False)
+            os.unlink(aside)
+        except FileExistsError:
+            n = 1
+            while os.path.lexists(full + b".ckpt-kept-%d" % n):
+                n += 1
+            os.rename(aside, full + b".ckpt-kept-%d" % n)
 
 
 def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] | None, reset_head: bool = False) -> Plan:
@@ -432,13 +567,45 @@ def _overlay_entries(target: Checkpoint, cfg: Config, plan: Plan) -> list[overla
     return entries
 
 
-def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: list[bytes] | None, plan: Plan) -> None:
-    """Make the worktree, overlay and index equal ``target`` (steps 4–6).  Idempotent."""
+def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: list[bytes] | None, plan: Plan,
+          prints: Fingerprints | None = None) -> None:
+    """Make the worktree, overlay and index equal ``target`` (steps 4–6).  Idempotent.
+
+    With ``prints``, each file is moved aside and checked against the capture right before it
+    is deleted or replaced (:meth:`Fingerprints.take_away`); new files are written beside the
+    worktree first and linked into place only where nothing appeared meanwhile."""
     root = os.fsencode(repo.workdir)
     entries = _overlay_entries(target, cfg, plan)
     # worktree: deletions first (a file may become a directory), then writes.
+    aside_dir = tempfile.mkdtemp(prefix="ckpt-aside-", dir=repo.git_dir)
+    try:
+        _apply_files(repo, target, plan, prints, aside_dir, entries)
+    finally:
+        with contextlib.suppress(OSError):  # only ever empty here; a file left in it was checked as saved
+            os.rmdir(aside_dir)
+    fault("restore.after-overlay")
+    if plan.index_changes:
+        _apply_index(repo, target, paths, now)
+    fault("restore.after-index")
+
+
+def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprints | None, aside_dir: str,
+                 entries: list[overlay.Entry]) -> None:
+    root = os.fsencode(repo.workdir)
+    check = prints.check if prints is not None else (lambda _p: None)
+    aside = os.fsencode(aside_dir) + b"/old"
     for p in plan.delete + plan.overlay_delete:  # overlay residue may be what fills a directory
-        _unlink(root, p)
+        if prints is None:
+            _unlink(root, p)
+            continue
+        moved = prints.take_away(p, aside)
+        if moved is None:
+            _unlink(root, p)  # an empty directory, or already gone
+        elif moved == aside:
+            os.unlink(aside)
+            _prune_empty_dirs(root, p)
+        else:
+            _unlink(root, p)
     fault("restore.after-delete")
     if plan.write:
         for p in plan.write:  # a directory may have to give way to a file: only an empty one
@@ -459,11 +626,19 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
                 repo.git("update-index", "-z", "--index-info", input=info, index_file=idx)
             else:
                 repo.git("read-tree", target.tree, index_file=idx)
-            repo.git("checkout-index", "-f", "-q", "-z", "--stdin", input=b"\0".join(order) + b"\0", index_file=idx)
+            with tempfile.TemporaryDirectory(prefix="ckpt-write-", dir=repo.git_dir) as scratch:
+                prefix = os.fsencode(scratch) + b"/"
+                repo.git("checkout-index", "-f", "-q", "-z", "--stdin", "--prefix=" + os.fsdecode(prefix),
+                         input=b"\0".join(order) + b"\0", index_file=idx)
+                fault("restore.before-rename")
+                for p in order:
+                    _replace(root, p, prefix + p, prints, aside)
     fault("restore.after-write")
     if plan.raw_write:
         raw = _raw_map(repo, target)
         for p in plan.raw_write:
+            if p not in plan.write:
+                check(p)
             data = repo.read_blob(raw[p].oid)
             full = os.path.join(root, p)
             with contextlib.suppress(FileNotFoundError):
@@ -476,14 +651,38 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
         wanted = set(plan.overlay_write)
         for e in entries:
             if e.path in wanted:
+                check(e.path)
                 overlay.write_entry(repo.workdir, e)
         missing = wanted - {e.path for e in entries}
         if missing:
             raise CorruptError(f"overlay of {target.id} lacks {len(missing)} files its manifest lists (e.g. {path_display(sorted(missing)[0])!r})")
-    fault("restore.after-overlay")
-    if plan.index_changes:
-        _apply_index(repo, target, paths, now)
-    fault("restore.after-index")
+
+
+def _replace(root: bytes, rel: bytes, src: bytes, prints: Fingerprints | None, aside: bytes) -> None:
+    """Put the freshly written ``src`` at ``rel``: the file there is moved aside and checked
+    (:meth:`Fingerprints.take_away`), the new one linked in only where nothing appeared
+    meanwhile, and the old one dropped only if nobody wrote to it since the check."""
+    dst = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    if prints is None:
+        os.replace(src, dst)
+        return
+    moved = prints.take_away(rel, aside)
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except FileExistsError:  # a writer created it after we moved the old one: keep both, stop
+        if moved == aside:
+            prints.put_back(rel, aside)
+        raise prints.changed(rel) from None
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+            raise IOFailure(f"cannot write {path_display(rel)!r}: {exc.strerror}", "fix it, then run git ckpt restore --continue") from None
+        shutil.move(src, dst)
+    if moved == aside:
+        if not prints._same(rel, aside, moved=True):  # written to after the check: it wins
+            os.replace(aside, dst)
+            raise prints.changed(rel)
+        os.unlink(aside)
 
 
 def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now: Snapshot) -> None:
@@ -638,6 +837,7 @@ def restore(
             listed = repo.ls_tree(target.tree, *paths) if paths else repo.ls_tree(target.tree)
             plan.leave = max(0, len(listed) - len(set(plan.write)))
             return RestoreResult(target.id, None, None, plan, dry_run=True, type=type)
+        prints = Fingerprints(repo, now, plan)  # before the save: what it holds is what is on disk
         same = None if paths else checkpoint_with_state(repo, task, now.state(), first=target)
         if same is not None:
             prev_id, prev_commit, saved = same.id, same.commit, None
@@ -648,7 +848,7 @@ def restore(
                     from_id=prev_id, paths=[path_to_str(p) for p in paths or []], reset_head=reset_head)
         store.atomic_write(_journal_path(repo), encode(j))
         fault("restore.after-journal")
-        apply(repo, cfg, target, now, paths, plan)
+        apply(repo, cfg, target, now, paths, plan, prints)
         warns = _finish(repo, j, target, now)
         return RestoreResult(target.id, prev_id, saved, plan, type=type, warnings=warns)
 
@@ -679,11 +879,12 @@ def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
         if plan.blocked:
             raise CkptError(f"finishing the restore of {target.id} would overwrite {len(plan.blocked)} ignored, skipped or unsaved path(s): "
                             + ", ".join(path_display(p) for p in plan.blocked[:5]), "move them aside, then run git ckpt restore --continue again")
+        prints = Fingerprints(repo, now, plan)
         # Work done since the interruption is saved first: nothing --continue replaces is lost.
         if _new_work(repo, now, target, store.load(repo, j.from_commit)):
             save(repo, cfg, task=j.task, message=f"before finishing the restore of {target.id}", kind="pre-restore",
                  snap=now, allow_empty=True, in_restore=True)
-        apply(repo, cfg, target, now, paths, plan)
+        apply(repo, cfg, target, now, paths, plan, prints)
         warns = _finish(repo, j, target, now)
         return RestoreResult(target.id, j.from_id, None, plan, type=j.type, warnings=warns, continued=True)
 
