@@ -537,3 +537,92 @@ def test_a_failing_git_command_reports_its_whole_message():
     err = git_failure(("add",), proc)
     assert "outside of your sparse-checkout definition" in err.message and "out/new.txt" in err.message
     assert err.hint
+
+
+# ------------------------------------------------------------------ 5. a process still writing
+
+WRITER = r"""
+import os, select, sys
+path = sys.argv[1]
+i = 0
+while True:
+    i += 1
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)  # a logger: open, append, close
+    os.write(fd, b"%d\n" % i)
+    os.close(fd)
+    if i == 1:
+        sys.stdout.write("ready\n"); sys.stdout.flush()
+    if select.select([sys.stdin], [], [], 0.001)[0]:  # the test closed our stdin: stop
+        break
+sys.stdout.write("%d\n" % i); sys.stdout.flush()
+"""
+
+
+def _lines_everywhere(repo, name):
+    seen = set()
+    for ref in git(repo, "for-each-ref", "--format=%(refname)", "refs/ckpt/").decode().split():
+        if ref.rsplit("/", 1)[1].isdigit():
+            data = git(repo, "show", f"{ref}:{name}", check=False)
+            seen |= {int(x) for x in data.split() if x.isdigit()}
+    if (repo / name).exists():
+        seen |= {int(x) for x in (repo / name).read_bytes().split() if x.isdigit()}
+    for kept in repo.glob(name + ".ckpt-kept-*"):
+        seen |= {int(x) for x in kept.read_bytes().split() if x.isdigit()}
+    return seen
+
+
+@pytest.mark.parametrize("tracked", [True, False])
+@pytest.mark.parametrize("round", range(3))
+def test_a_concurrent_writer_loses_no_line(repo, tracked, round):
+    """Input 5: a writer appends a line every millisecond while restore runs; every line ends
+    up in a checkpoint or on disk (restore may stop with exit 5; --continue finishes it)."""
+    name = "log.txt"
+    if tracked:
+        (repo / name).write_text("0\n")
+        git(repo, "add", name)
+        git(repo, "commit", "-qm", "log")
+    ckpt(repo, "save", "--allow-empty")
+    (repo / "other").write_text("residue\n")  # the restore has more to do than the log
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(repo / name)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert writer.stdout.readline() == b"ready\n"  # handshake: the writer is running
+        res = ckpt(repo, "restore", "1", rc=None)
+        assert res.rc in (0, 5), res
+        if res.rc == 5:
+            assert res.err.startswith("error: 'log.txt' changed") and "nothing" in res.err, res
+    finally:
+        writer.stdin.close()
+        last = int(writer.stdout.readline())
+        writer.wait()
+    if (repo / ".git/ckpt/RESTORE").exists():
+        ckpt(repo, "restore", "--continue")
+    assert _lines_everywhere(repo, name) >= set(range(1, last + 1))
+    assert not (repo / "other").exists() or res.rc == 5
+
+
+def test_a_file_changed_after_the_capture_stops_the_restore_before_it(repo):
+    """Deterministic: the file changes between the capture and the write (a git filter run by
+    the capture's ``git add`` plays the writer, so no timing is involved)."""
+    (repo / "f").write_text("saved\n")
+    ckpt(repo, "save")
+    (repo / "f").write_text("newer work\n")
+    (repo / ".gitattributes").write_text("other filter=touch\n")
+    (repo / "other").write_text("x\n")
+    # the clean filter runs while save/restore capture 'other'; it appends to f behind our back
+    git(repo, "config", "filter.touch.clean", f"sh -c 'echo appended >> {repo}/f; cat'")
+    res = ckpt(repo, "restore", "1", rc=5)
+    assert "'f' changed" in res.err
+    assert (repo / "f").read_text().startswith("newer work\n")
+    git(repo, "config", "--unset", "filter.touch.clean")
+    text = (repo / "f").read_text()
+    if (repo / ".git/ckpt/RESTORE").exists():  # stopped inside the restore: --continue saves f first
+        ckpt(repo, "restore", "--continue")
+        saved = {git(repo, "show", f"{r}:f") for r in git(repo, "for-each-ref", "--format=%(refname)", "refs/ckpt/default/").decode().split()
+                 if r.rsplit("/", 1)[1].isdigit()}
+        assert text.encode() in saved
+        assert (repo / "f").read_text() == "saved\n"
+    else:  # stopped before anything: no pre-restore checkpoint, f untouched
+        assert git(repo, "for-each-ref", "refs/ckpt/default/2") == b""
+        ckpt(repo, "restore", "1")
+        ckpt(repo, "undo")
+        assert (repo / "f").read_text() == text
