@@ -158,7 +158,7 @@ def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int 
 
 
 def result_ids(repo: Repo, tasks: list[str], want: set[str] | None) -> set[str]:
-    """Which of the result ids in ``want`` (:func:`git_ckpt.verify.result_id` of a note line) a
+    """Which of the result ids in ``want`` (:func:`git_ckpt.evidence.result_id` of a note line) a
     ``verify`` event in the ledgers of ``tasks`` names (its ``result``); every id named when
     ``want`` is None.
 

@@ -28,18 +28,17 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 import pygit2
 
 from . import ledger, overlay, secrets, store
+from . import config
 from .errors import CkptError, RemoteError, UsageError
 from .gitcore import RefConflict, Repo, fault
+from .restore import RestoreResult, restore
 from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
 
-if TYPE_CHECKING:
-    from .restore import RestoreResult
 
 NOTES_REMOTE_PREFIX = "refs/notes/ckpt-remotes/"
 DEFAULT_REMOTE = "origin"
@@ -555,9 +554,6 @@ def restore_into_worktree(repo: Repo, target: store.Checkpoint, path: Path) -> t
     :class:`~git_ckpt.errors.CorruptError` for a refused archive, git's failures as
     :class:`~git_ckpt.errors.CkptError`.
     """
-    from . import config
-    from .restore import restore
-
     path = Path(os.path.abspath(path))
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise UsageError(f"{path} already exists", "give a new directory for the worktree")
