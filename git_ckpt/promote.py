@@ -17,14 +17,14 @@ from dataclasses import dataclass
 
 from . import gatecache, ledger, store, trust
 from .config import Config
-from .errors import CheckFailed, CkptError, UsageError
+from .errors import CheckFailed, UsageError
 from .evidence import (  # re-exported for callers of this module
     Requirement as Requirement,
     missing_text as missing_text,
     requirement as requirement,
     was_forced as was_forced,
 )
-from .gitcore import RefConflict, Repo, fault
+from .gitcore import Repo, fault
 from .store import Checkpoint
 
 
@@ -76,26 +76,26 @@ def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, rea
     task = cp.manifest.task
     ref = store.promoted_ref(task)
     forced = force and (not req.satisfied or not trusted)
-    for _ in range(50):
-        old = repo.read_ref(ref)
-        if old == cp.commit and not force:
-            gatecache.remember(repo, task=task)  # the commit gate's fast path (hooks/pre-commit)
-            return PromoteResult(cp.id, cp.commit, task, old, False, False, sorted(req.passed))
+    why = f"ckpt: promote {cp.id}" + (" (forced)" if forced else "")
+    logged: list[str | None] = []
+
+    def log_event(old: str | None, _new: str | None = None) -> None:
         # The event first, then the ref: the promoted ref never names a commit that no promote
-        # event on the ledger names (git ckpt log --verify checks it), even after a crash.
+        # event on the ledger names (git ckpt log --verify checks it), even after a crash.  Once:
+        # after a race lost to another writer of the ref, only the ref write is retried.
         ledger.append(repo, task, "promote", {
             "id": cp.id, "commit": cp.commit, "forced": forced, "previous": old, "reason": reason,
             "verifiers": sorted(req.passed), "missing": req.missing, "empty_requirement": not req.required,
             **({} if trusted else {"untrusted_config": True}),
         })
-        if old != cp.commit:
-            try:
-                repo.update_ref(ref, cp.commit, expected_old=old, reason=f"ckpt: promote {cp.id}" + (" (forced)" if forced else ""), reflog=True)
-            except RefConflict:
-                continue
-            fault("promote.after-ref")
-        gatecache.remember(repo, task=task)
-        return PromoteResult(cp.id, cp.commit, task, old, old != cp.commit, forced, sorted(req.passed))
-    raise CkptError(f"could not promote {cp.id}: refs/ckpt/{task}/promoted keeps changing", "run the command again")
+        logged.append(old)
 
-
+    previous = repo.swap(ref, lambda old: (cp.commit, old), reason=why, reflog=True, step="promote.before-ref",
+                         before_write=log_event)
+    changed = previous != cp.commit
+    if changed:
+        fault("promote.after-ref")
+    elif force and not logged:
+        log_event(previous)  # promoting the promoted checkpoint again with --force records it
+    gatecache.remember(repo, task=task)  # the commit gate's fast path (hooks/pre-commit)
+    return PromoteResult(cp.id, cp.commit, task, previous, changed, forced, sorted(req.passed))

@@ -147,3 +147,22 @@ def test_evidence_sits_below_verify_promote_and_the_gate():
     assert reach & below == set()
     for m in below:
         assert "git_ckpt.evidence" in graph[m] or m == "git_ckpt.gatecache"
+
+
+def _calls(attr: str) -> list[str]:
+    """``module:line`` of every call of a method named ``attr`` outside gitcore.py."""
+    out = []
+    for module, path in MODULES.items():
+        if module == "git_ckpt.gitcore":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == attr:
+                out.append(f"{module}:{node.lineno}")
+    return out
+
+
+@pytest.mark.parametrize("attr", ["update_ref", "transaction", "set_target", "create_reference"])
+def test_every_ref_write_goes_through_the_one_retry_primitive(attr):
+    """Only :meth:`Repo.swap` (in gitcore) writes refs; nobody else calls the single
+    compare-and-swap or pygit2's ref writers."""
+    assert _calls(attr) == []
