@@ -15,6 +15,7 @@ import errno
 import fcntl
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -26,7 +27,7 @@ from typing import Callable, Iterator, TypeVar
 
 import pygit2
 
-from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, RepoError
+from .errors import BusyError, CkptError, ConfigError, CorruptError, IOFailure, NotFoundError, RepoError
 
 ZERO_OID = "0" * 40
 EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
@@ -259,6 +260,31 @@ class Repo:
             return str(self.pg.config[key])
         except (KeyError, ValueError, pygit2.GitError):
             return None
+
+    def config_entries(self, prefix: str) -> list[tuple[str, str]]:
+        """Every git config entry whose name starts with ``prefix`` (e.g. ``ckpt.``), as
+        ``(name, value)`` in the order git reads them (system, global, local, worktree, then
+        ``git -c``), multi-valued keys once per value.  Names as git prints them: section and
+        key lowercase, subsection as written.  Read by libgit2, or by ``git config -z
+        --get-regexp`` when ``git -c`` passed settings in the environment (libgit2 ignores
+        those).  A key with no value (``[ckpt] flag``) reads as ``""``.  Raises
+        :class:`ConfigError` for a config file git cannot parse."""
+        if "GIT_CONFIG_PARAMETERS" in os.environ or "GIT_CONFIG_COUNT" in os.environ:
+            proc = self.git("config", "-z", "--get-regexp", "^" + re.escape(prefix), check=False)
+            if proc.returncode == 1 and not proc.stderr.strip():
+                return []  # no such entry
+            if proc.returncode != 0:
+                raise ConfigError(f"cannot read git config: {git_failure(('config',), proc).message}")
+            out = []
+            for rec in proc.stdout.split(b"\0"):
+                if rec:
+                    name, _, value = rec.partition(b"\n")
+                    out.append((name.decode("utf-8", "surrogateescape"), value.decode("utf-8", "surrogateescape")))
+            return out
+        try:
+            return [(e.name, e.value or "") for e in self.pg.config if e.name.startswith(prefix)]
+        except pygit2.GitError as exc:
+            raise ConfigError(f"cannot read git config: {exc}") from None
 
     def config_bool(self, key: str) -> bool:
         """A boolean git config value, git's spellings (true/yes/on/1); False when unset."""
