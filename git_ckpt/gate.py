@@ -217,14 +217,11 @@ def verify_commit(repo: Repo, cfg: Config, rev: str) -> CommitVerdict:
     defines them now) all passed, by results this repository's own ``verify`` recorded?  Never
     verified while ``cfg`` is untrusted (the CLI refuses that with exit 9 first).  Raises
     :class:`NotFoundError` for an unknown revision."""
-    import pygit2
-
-    try:
-        commit = repo.pg.revparse_single(rev).peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-        raise NotFoundError(f"unknown revision {rev!r}", "name a commit, e.g. HEAD or a branch") from None
-    tree = str(commit.tree_id)
-    verdict = CommitVerdict(rev, str(commit.id), tree, False)
+    commit = repo.resolve_commit(rev)
+    if commit is None:
+        raise NotFoundError(f"unknown revision {rev!r}", "name a commit, e.g. HEAD or a branch")
+    tree = repo.tree_of(commit)
+    verdict = CommitVerdict(rev, commit, tree, False)
     st = trust.state(repo, cfg)
     if not st.ok:
         verdict.reason = f"{trust.untrusted_reason(st)}, so its required verifiers cannot be judged"
@@ -236,7 +233,7 @@ def verify_commit(repo: Repo, cfg: Config, rev: str) -> CommitVerdict:
             continue
         seen.add(oid)
         try:
-            if str(repo.pg[oid].tree_id) != tree:
+            if repo.tree_of(oid) != tree:
                 continue
             cp = store.load(repo, oid, id=cid)
             req = requirement(repo, cfg, cp)

@@ -458,8 +458,8 @@ def _log_if_missing(repo: Repo, cp: store.Checkpoint) -> None:
             return
         if rec.event.type == "save" and rec.event.data.get("id") == cp.id:
             return
-        parents = repo.pg[oid].parent_ids
-        oid = str(parents[0]) if parents else None
+        parents = repo.read_commit(oid).parents
+        oid = parents[0] if parents else None
     else:
         return
     ledger.append(repo, m.task, "save", {"id": cp.id, "commit": cp.commit, "kind": m.kind, "message": m.message,

@@ -313,7 +313,7 @@ def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig) -> tuple[dict, 
         if oid == cp.commit:
             continue
         try:
-            if str(repo.pg[oid].tree_id) != cp.tree:
+            if repo.tree_of(oid) != cp.tree:
                 continue
             ln = latest_results(local_lines(repo, notes.read_lines(repo, oid), [cp.manifest.task], cp.tree, ovl),
                                 cp.tree, ovl).get((v.name, dh))

@@ -132,10 +132,10 @@ def open_repo():
 def emit(command: str, result: Any, as_json: bool, human: Callable[[], None]) -> None:
     """Print ``result`` as the JSON envelope, or call ``human`` to print text."""
     if as_json:
-        import msgspec
+        from ..model import encode_json
 
         out = {"schema": SCHEMA, "command": command, "result": result}
-        sys.stdout.write(msgspec.json.encode(out, order="deterministic").decode() + "\n")
+        sys.stdout.write(encode_json(out).decode() + "\n")
     else:
         human()
 
@@ -163,10 +163,10 @@ def say(text: str = "") -> None:
 
 def _report(exc: CkptError, as_json: bool, command: str) -> int:
     if as_json:
-        import msgspec
+        from ..model import encode_json
 
         env = {"schema": SCHEMA, "command": command, "error": {"code": exc.code, "message": exc.message, "hint": exc.hint, "exit_code": exc.exit_code}}
-        sys.stdout.write(msgspec.json.encode(env, order="deterministic").decode() + "\n")
+        sys.stdout.write(encode_json(env).decode() + "\n")
     click.echo(f"error: {exc.message}", err=True)
     if exc.hint:
         click.echo(f"hint: {exc.hint}", err=True)

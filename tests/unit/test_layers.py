@@ -166,3 +166,20 @@ def test_every_ref_write_goes_through_the_one_retry_primitive(attr):
     """Only :meth:`Repo.swap` (in gitcore) writes refs; nobody else calls the single
     compare-and-swap or pygit2's ref writers."""
     assert _calls(attr) == []
+
+
+def test_only_gitcore_touches_pygit2():
+    """``Repo`` is the only holder of pygit2 objects: no other module imports pygit2 or reaches
+    for the repository's private pygit2 handle."""
+    imports, handles = [], []
+    for module, path in MODULES.items():
+        if module == "git_ckpt.gitcore":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "pygit2" for a in node.names):
+                imports.append(f"{module}:{node.lineno}")
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pygit2":
+                imports.append(f"{module}:{node.lineno}")
+            elif isinstance(node, ast.Attribute) and node.attr in ("pg", "_pg"):
+                handles.append(f"{module}:{node.lineno}")
+    assert (imports, handles) == ([], [])
