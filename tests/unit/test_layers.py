@@ -22,6 +22,14 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+_TREES: dict[Path, ast.Module] = {}
+
+
+def _parse(path: Path) -> ast.Module:
+    """The syntax tree of ``path``, parsed once per run."""
+    if path not in _TREES:
+        _TREES[path] = ast.parse(path.read_text(), str(path))
+    return _TREES[path]
 
 
 def _targets(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
@@ -65,7 +73,7 @@ def import_graph() -> dict[str, dict[str, int]]:
 
             visit_ImportFrom = visit_Import
 
-        Visitor().visit(ast.parse(path.read_text(), str(path)))
+        Visitor().visit(_parse(path))
         graph[module] = edges
     return graph
 
@@ -155,7 +163,7 @@ def _calls(attr: str) -> list[str]:
     for module, path in MODULES.items():
         if module == "git_ckpt.gitcore":
             continue
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(_parse(path)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == attr:
                 out.append(f"{module}:{node.lineno}")
     return out
@@ -175,7 +183,7 @@ def test_only_gitcore_touches_pygit2():
     for module, path in MODULES.items():
         if module == "git_ckpt.gitcore":
             continue
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(_parse(path)):
             if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "pygit2" for a in node.names):
                 imports.append(f"{module}:{node.lineno}")
             elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pygit2":
