@@ -38,13 +38,16 @@ def age(created_at: str, now: float | None = None) -> str:
 
 
 def verifier_state(results: list[dict]) -> dict[str, str]:
-    """Latest status per verifier name from a note's result lines (later lines win)."""
+    """Latest status per verifier name from a note's result lines (later lines win), in the words
+    of :func:`git_ckpt.words.result_word` (``could not run``, not ``error``)."""
+    from .words import result_word
+
     state: dict[str, str] = {}
     ordered = [r for _i, r in sorted(enumerate(results), key=lambda ir: (str(ir[1].get("started_at") or ""), ir[0]))]
     for r in ordered:
         name = r.get("verifier")
         if isinstance(name, str):
-            state[name] = str(r.get("status", "?"))
+            state[name] = result_word(r.get("status", "?"), r.get("exit_code"))
     return state
 
 

@@ -354,7 +354,9 @@ def shown_states(lines: list[dict], local: list[bool]) -> tuple[dict[str, str], 
     for i, ln in sorted(enumerate(lines), key=lambda il: (str(il[1].get("started_at") or ""), il[0])):
         name = ln.get("verifier")
         if isinstance(name, str):
-            (own if local[i] else other)[name] = str(ln.get("status", "?"))
+            from .words import result_word
+
+            (own if local[i] else other)[name] = result_word(ln.get("status", "?"), ln.get("exit_code"))
     fetched = sorted(set(other) - set(own))
     return {**{n: other[n] for n in fetched}, **own}, fetched
 
@@ -628,5 +630,7 @@ def describe(o: Outcome) -> str:
         detail = f"reused from {o.reused_from}, " + detail
     if not o.required:
         detail += ", not required"
-    words = {"error": o.message or "error"}.get(o.status, o.status)
+    from .words import result_word
+
+    words = result_word(o.status, o.exit_code)
     return f"verifier: {o.name} ...... {words} ({detail})"

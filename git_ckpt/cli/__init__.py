@@ -20,6 +20,7 @@ import click
 from ..errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
+    EXIT_USAGE,
     CkptError,
     IOFailure,
     UsageError,
@@ -49,7 +50,43 @@ class LazyGroup(click.Group):
         cmd = getattr(mod, "command", None)
         if cmd is not None:
             require_utf8(cmd)
+            whole_summaries(cmd)
         return cmd
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """As click's, but an unknown command gets "Did you mean …?" from every command here
+        (click only looks at commands it has already imported)."""
+        name = click.utils.make_str(args[0])
+        if self.get_command(ctx, name) is None and not name.startswith("-") and not ctx.resilient_parsing:
+            raise click.exceptions.NoSuchCommand(name, possibilities=self.list_commands(ctx), ctx=ctx)
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None:
+                whole_summaries(cmd)
+        super().format_commands(ctx, formatter)
+
+
+def summary(help_text: str | None) -> str:
+    """The first sentence of a docstring, whole (click would cut it at 45 characters with
+    ``...``): the text up to the first ``. `` or the end of the first paragraph."""
+    import re
+
+    para = " ".join((help_text or "").strip().split("\n\n", 1)[0].split())
+    end = re.search(r"(?<!\be\.g)(?<!\bi\.e)[.!?]\s+(?=[A-Z`])", para)  # not "i.e. the", "e.g. a"
+    return para if end is None else para[: end.start() + 1]
+
+
+def whole_summaries(cmd: click.Command) -> None:
+    """Give ``cmd`` and its subcommands a ``short_help`` that is their whole first sentence, so
+    ``git ckpt -h`` and ``git ckpt task -h`` list summaries that are never cut mid-sentence."""
+    if not cmd.short_help and cmd.help:
+        cmd.short_help = summary(cmd.help)
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            whole_summaries(sub)
 
 
 class Utf8Text(click.types.StringParamType):
@@ -75,6 +112,31 @@ class Utf8Text(click.types.StringParamType):
 
 
 UTF8_TEXT = Utf8Text()
+
+
+class _Checked(click.types.StringParamType):
+    """A text option read by one of config's parsers (a duration, a size): a value the parser
+    refuses is a usage error (exit 2) naming the option, checked before anything runs; the
+    value itself is passed on unchanged."""
+
+    def __init__(self, name: str, parse: str) -> None:
+        self.name = name
+        self._parse = parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        value = super().convert(value, param, ctx)
+        from .. import config
+        from ..errors import ConfigError
+
+        try:
+            getattr(config, self._parse)(value, param_name(param))
+        except ConfigError as exc:
+            raise UsageError(exc.message, exc.hint) from None
+        return value
+
+
+DURATION = _Checked("duration", "parse_duration")
+SIZE = _Checked("size", "parse_size")
 
 
 def param_name(param: click.Parameter | None) -> str:
@@ -107,8 +169,9 @@ def require_utf8(cmd: click.Command) -> None:
 def cli() -> None:
     """git ckpt: checkpoint a Git working tree into hidden refs and restore it exactly.
 
-    Checkpoints live in refs/ckpt/TASK/N of this repository.  See `man git-ckpt` for the
-    storage layout, checkpoint names and exit codes.
+    Checkpoints live in refs/ckpt/TASK/N of this repository.  `git ckpt help` (or
+    `git help ckpt`) opens the manual: storage layout, checkpoint names, exit codes;
+    `git ckpt COMMAND -h` gives a command's options.
     """
 
 
@@ -202,9 +265,12 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("error: interrupted", err=True)
         code = EXIT_INTERRUPTED
+    except click.exceptions.NoArgsIsHelpError as exc:  # `git ckpt`, `git ckpt task`: the group's help
+        click.echo(exc.ctx.get_help())
+        code = EXIT_USAGE
     except click.ClickException as exc:  # usage errors: one line and a hint, like every error
         ctx = getattr(exc, "ctx", None)
-        where = ctx.command_path if ctx is not None else "git ckpt"
+        where = ctx.command_path if ctx is not None else command_path(args)
         code = _report(UsageError(exc.format_message(), f"{where} -h shows the usage"), as_json, command)
     except CkptError as exc:
         code = _report(exc, as_json, command)
@@ -228,6 +294,23 @@ def main(argv: list[str] | None = None) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     sys.exit(code)
+
+
+def command_path(args: list[str]) -> str:
+    """``git ckpt save`` / ``git ckpt task start``: the (sub)command ``args`` name, for the hint
+    of a usage error click reports without a context (a missing option value, say)."""
+    path, cmd = ["git ckpt"], cli
+    for a in args:
+        if a == "--":
+            break
+        if a.startswith("-") or not isinstance(cmd, click.Group):
+            continue
+        sub = cmd.get_command(click.Context(cmd), a)
+        if sub is None:
+            break
+        path.append(a)
+        cmd = sub
+    return " ".join(path)
 
 
 def _internal(exc: BaseException, as_json: bool, command: str) -> int:

@@ -51,17 +51,26 @@ def command(ckpt: str, as_json: bool) -> int:
             for o in data["overlay"]:
                 say(f"  {o['path']} ({o['kind']}, {o['size']} bytes)")
         if data["results"]:
+            from ..words import result_word
+
             say("results:")
+            seen: dict[str, int] = {}
+            order: list[str] = []
             for r in data["results"]:
                 if "verifier" not in r:
-                    say(f"  {r}")
-                    continue
-                try:
-                    took = f"{float(r.get('duration') or 0):.1f} s"
-                except (TypeError, ValueError):
-                    took = "? s"
-                say(f"  {r['verifier']}: {r.get('status', '?')} (exit {r.get('exit_code')}, {took})"
-                    + ("" if r.get("local") else " [fetched: not evidence here]"))
+                    text = f"  {r}"
+                else:
+                    try:
+                        took = f"{float(r.get('duration') or 0):.1f} s"
+                    except (TypeError, ValueError):
+                        took = "? s"
+                    text = (f"  {r['verifier']}: {result_word(r.get('status', '?'), r.get('exit_code'))} (exit {r.get('exit_code')}, {took})"
+                            + ("" if r.get("local") else " [fetched: not evidence here]"))
+                if text not in seen:
+                    order.append(text)
+                seen[text] = seen.get(text, 0) + 1
+            for text in order:  # identical lines (the same result reused or merged twice) once, counted
+                say(text + (f" ({seen[text]} times)" if seen[text] > 1 else ""))
 
     emit("show", data, as_json, human)
     return 0
