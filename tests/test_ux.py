@@ -142,3 +142,111 @@ def test_a_verifier_that_cannot_start_is_could_not_run_everywhere(repo):
     log = ckpt(repo, "log").out
     assert "verifier: tests ...... could not run on default/1" in log, log
     assert "...... error" not in log + shown + listed + v1.out
+
+
+def _man_env(prefix):
+    """PATH with only ``prefix/bin`` (the install under test), git's and man's directories:
+    no other git-ckpt (nor its man page) can be found."""
+    import os
+    import shutil
+
+    dirs = [str(prefix / "bin"), os.path.dirname(shutil.which("git")), os.path.dirname(shutil.which("man")), "/usr/bin", "/bin"]
+    return {"PATH": os.pathsep.join(dict.fromkeys(dirs)), "MANPAGER": "cat", "PAGER": "cat", "MANWIDTH": "100"}
+
+
+@pytest.mark.skipif(__import__("shutil").which("man") is None, reason="needs man")
+def test_man_page_after_editable_install(tmp_path):
+    """Input 2: after an editable install (which installs no data files), `git help ckpt` and
+    `git ckpt --help` show the man page once any git ckpt command ran, and `git ckpt help` shows
+    it at once, even when the prefix is read-only (man -l on the packaged page)."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from conftest import init_repo, run
+
+    prefix = tmp_path / "prefix"
+    src = Path(__file__).resolve().parent.parent
+    run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--ignore-installed",
+         "--prefix", str(prefix), "-e", str(src)], tmp_path)
+    page = prefix / "share/man/man1/git-ckpt.1"
+    assert (prefix / "bin/git-ckpt").exists() and not page.exists()  # what an editable install leaves
+    env = _man_env(prefix)
+    repo = init_repo(tmp_path / "r")
+    name_line = "git-ckpt - checkpoint a Git working tree into hidden refs and restore it exactly"
+    # where the page cannot be written (share/ is a file here; root ignores read-only modes):
+    # git ckpt help renders the packaged page
+    (prefix / "share").write_bytes(b"")
+    out = run(["git", "ckpt", "help"], repo, env=env).stdout.decode()
+    assert name_line in out and "EXIT STATUS" in out
+    assert (prefix / "share").read_bytes() == b""
+    os.unlink(prefix / "share")
+    run(["git", "ckpt", "list"], repo, env=env)  # any command puts the page in place
+    assert page.read_bytes() == (src / "man/git-ckpt.1").read_bytes()
+    for args in (["git", "ckpt", "--help"], ["git", "help", "ckpt"], ["git", "ckpt", "help"]):
+        out = run(args, repo, env=env).stdout.decode()
+        assert name_line in out and "EXIT STATUS" in out, args
+
+
+def test_help_of_a_command(repo):
+    """`git ckpt help task start` is `git ckpt task start -h`; an unknown one is exit 2."""
+    assert ckpt(repo, "help", "task", "start", fsck=False).out.rstrip() == ckpt(repo, "task", "start", "-h", fsck=False).out.rstrip()
+    res = ckpt(repo, "help", "tsk", rc=2, fsck=False)
+    assert res.err == "error: no command 'tsk'\nhint: git ckpt -h lists the commands\n"
+
+
+def _pip_installs() -> list[tuple[str, str]]:
+    """Every ``pip install ...`` a user is told to run: README, man page parts, command help and
+    hints in the code.  ``(where, the arguments after install)``."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    found = []
+    for path in [root / "README.md", *sorted((root / "man/parts").glob("*.roff")), *sorted((root / "git_ckpt").rglob("*.py"))]:
+        text = path.read_text().replace("\\-", "-").replace("\\fB", "").replace("\\fR", "")
+        for m in re.finditer(r"pip install ([^\n`;)&|]*)", text):
+            found.append((f"{path.name}", m.group(1).split(" #", 1)[0].strip()))
+    return found
+
+
+def test_every_install_instruction_works_from_a_checkout():
+    """Input 3: git-ckpt is not on a package index, so every `pip install` we print installs
+    the checkout (`.`, `'.[EXTRA]'` with an extra pyproject defines) or a plain requirement of
+    git-ckpt itself (`'mcp>=1.0'`), never `git-ckpt[...]` from an index."""
+    import tomllib
+    from pathlib import Path
+
+    meta = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]
+    extras = meta["optional-dependencies"]
+    reqs = {r for group in extras.values() for r in group} | set(meta["dependencies"])
+    seen = _pip_installs()
+    assert any(w == "README.md" for w, _ in seen) and any(w.endswith(".roff") for w, _ in seen)
+    for where, args in seen:
+        if where in ("bench_scenarios.py", "run.py") or "stepback" in args:
+            continue
+        targets = [a.strip("'\"") for a in args.split() if not a.startswith("-")][:1]  # the target; prose after it
+        assert targets, (where, args)
+        for t in targets:
+            m = re.fullmatch(r"\.(?:\[([a-z,]+)\])?", t)
+            if m:
+                assert all(e in extras for e in (m.group(1) or "").split(",") if e), (where, t)
+            else:
+                assert t in reqs and not t.startswith("git-ckpt"), (where, t)
+
+
+def test_mcp_install_hint_runs(repo, tmp_path):
+    """Input 3: the hint `git ckpt mcp` prints without the SDK is a command that works here (run
+    offline: the SDK is already present in the test venv, so pip has nothing to fetch)."""
+    import shlex
+    import subprocess
+
+    from conftest import run
+
+    fake = tmp_path / "fake"
+    (fake / "mcp").mkdir(parents=True)
+    (fake / "mcp" / "__init__.py").write_text("raise ImportError('no mcp here')\n")
+    res = run(["git", "ckpt", "mcp"], repo, env={"PYTHONPATH": str(fake)}, check=False)
+    hint = res.stderr.decode().splitlines()[1]
+    cmd = shlex.split(hint.removeprefix("hint: ").split(" (or,", 1)[0])
+    proc = subprocess.run([*cmd, "--no-index", "-q"], cwd=repo, capture_output=True)
+    assert proc.returncode == 0, proc

@@ -257,6 +257,10 @@ def main(argv: list[str] | None = None) -> None:
     as_json = "--json" in own
     _ARGS[:] = args
     command = next((a for a in args if not a.startswith("-")), "")
+    if argv is None and sys.argv and sys.argv[0].endswith("git-ckpt"):
+        from ..manual import ensure_installed  # an editable install has no man page: put it in place
+
+        ensure_installed(sys.argv[0])
     try:
         rv = cli.main(args=args, prog_name="git ckpt", standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
