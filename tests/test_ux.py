@@ -250,3 +250,109 @@ def test_mcp_install_hint_runs(repo, tmp_path):
     cmd = shlex.split(hint.removeprefix("hint: ").split(" (or,", 1)[0])
     proc = subprocess.run([*cmd, "--no-index", "-q"], cwd=repo, capture_output=True)
     assert proc.returncode == 0, proc
+
+
+def _two_people(tmp_path):
+    """A bare remote; alice pushed task `share` (1 checkpoint); bob cloned and fetched."""
+    from conftest import init_repo
+
+    remote = tmp_path / "shared.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    alice = init_repo(tmp_path / "alice")
+    git(alice, "remote", "add", "origin", str(remote))
+    git(alice, "push", "-q", "origin", "main")
+    ckpt(alice, "task", "start", "share", "--goal", "alice's goal")
+    (alice / "a.txt").write_text("alice\n")
+    ckpt(alice, "save", "-m", "alice one")
+    ckpt(alice, "push")
+    bob = tmp_path / "bob"
+    git(tmp_path, "clone", "-q", str(remote), str(bob))
+    res = ckpt(bob, "fetch")
+    assert "origin:share/1" in res.out
+    return alice, bob
+
+
+def test_list_remote_shows_every_fetched_task(tmp_path):
+    """Input 5: right after fetch, `list --remote origin` shows the teammate's tasks (their
+    names are not yours); `list` of an empty own task points at them; --task narrows."""
+    _alice, bob = _two_people(tmp_path)
+    out = ckpt(bob, "list", "--remote", "origin").out
+    assert re.fullmatch(r"  origin:share/1 +\S+ +manual +alice one\n", out), out
+    def same(text):
+        return re.sub(r" +\d+[smhd] ", " AGE ", text)
+
+    assert same(ckpt(bob, "list", "--remote", "origin", "--task", "share").out) == same(out)
+    assert same(ckpt(bob, "list", "--remote", "origin", "--all").out) == same(out)
+    assert ckpt(bob, "list", "--remote", "origin", "--task", "other").out == \
+        "no checkpoints fetched from origin in task other (git ckpt fetch origin brings them)\n"
+    assert ckpt(bob, "list", "--remote", "upstream").out == "no checkpoints fetched from upstream (git ckpt fetch upstream brings them)\n"
+    assert ckpt(bob, "list").out == "no checkpoints in task default\nfetched tasks: origin:share (git ckpt list --remote origin)\n"
+    js = ckpt(bob, "list", "--remote", "origin", "--json").json()["result"]
+    assert [r["id"] for r in js] == ["origin:share/1"]
+
+
+def test_task_start_warns_on_a_fetched_name_and_a_replaced_goal(tmp_path):
+    """Input 6: `task start NAME` when origin:NAME was fetched warns (a later push would be
+    refused); starting an existing task says so, and a different --goal says what it replaced."""
+    _alice, bob = _two_people(tmp_path)
+    res = ckpt(bob, "task", "start", "share")
+    assert res.err.startswith("warning: origin:share already exists (fetched); pushing a task of the same name would be refused")
+    assert "git ckpt restore origin:share/@" in res.err and res.err.count("\n") == 1
+    assert res.out == "task share is now current\n"
+    fresh = ckpt(bob, "task", "start", "mine", "--goal", "first goal")
+    assert fresh.err == "" and fresh.out == "task mine is now current: first goal\n"
+    (bob / "b.txt").write_text("b\n")
+    ckpt(bob, "save", "-m", "one")
+    again = ckpt(bob, "task", "start", "mine")
+    assert again.err == "" and again.out == "task mine is now current (existing: 1 checkpoint(s)): first goal\n"
+    same = ckpt(bob, "task", "start", "mine", "--goal", "first goal")
+    assert same.err == ""
+    changed = ckpt(bob, "task", "start", "mine", "--goal", "second goal")
+    assert changed.err == "warning: task mine already exists (1 checkpoint(s)); its goal 'first goal' is replaced by 'second goal'\n"
+    assert ckpt(bob, "task", "show", "--json").json()["result"]["goal"] == "second goal"
+    js = ckpt(bob, "task", "start", "share", "--json")
+    assert js.err == "" and "already exists (fetched)" in js.json()["result"]["warnings"][0]
+
+
+def test_overlay_warnings_once_per_path_per_task(repo):
+    """Input 7: the `.env` and size-cap warnings come once per path per task, not on every save
+    (every agent turn); a new path warns again, and so does another task."""
+    (repo / ".gitignore").write_text(".env\nbig.bin\nsecrets/\n")
+    (repo / ".ckpt.toml").write_text('[overlay]\ninclude = [".env", "big.bin", "secrets/"]\nmax_file_size = "1KiB"\n')
+    git(repo, "add", ".gitignore", ".ckpt.toml")
+    git(repo, "commit", "-q", "-m", "cfg")
+    (repo / ".env").write_text("TOKEN=1\n")
+    (repo / "big.bin").write_bytes(b"x" * 4096)
+    first = ckpt(repo, "save", "-m", "one")
+    assert first.err == ("warning: overlay: left out likely-secret files: .env (set overlay.allow_secrets = true to keep them)\n"
+                         "warning: skipped files over the size limit: big.bin (raise overlay.max_file_size to keep them)\n")
+    for i in range(3):  # every agent turn
+        (repo / "work.txt").write_text(f"turn {i}\n")
+        res = ckpt(repo, "save", "--kind", "auto", "-m", f"turn {i}")
+        assert res.err == "" and res.out.startswith("checkpoint saved:"), res
+    (repo / "secrets").mkdir()
+    (repo / "secrets" / "id_rsa").write_text("key\n")
+    (repo / "work.txt").write_text("more\n")
+    res = ckpt(repo, "save", "-m", "new secret")
+    assert res.err == "warning: overlay: left out likely-secret files: secrets/id_rsa (set overlay.allow_secrets = true to keep them)\n"
+    other = ckpt(repo, "save", "--task", "other", "-m", "x")
+    assert ".env" in other.err and "big.bin" in other.err and "secrets/id_rsa" in other.err
+
+
+def test_save_without_message_stores_a_change_summary(repo):
+    """Input 7: `save` without -m stores a summary of the changes since the task's latest
+    checkpoint (since HEAD for the first), which list and show print."""
+    (repo / "README").write_text("changed\n")
+    (repo / "new.py").write_text("x\n")
+    ckpt(repo, "save")
+    for i in range(5):
+        (repo / f"f{i}.txt").write_text("f\n")
+    git(repo, "rm", "-q", "--cached", "README")
+    ckpt(repo, "save")
+    (repo / "f0.txt").write_text("g\n")
+    ckpt(repo, "save", "-m", "explicit")
+    msgs = [r["message"] for r in ckpt(repo, "list", "--json").json()["result"]]
+    assert msgs == ["M README, A new.py", "A f0.txt, A f1.txt, A f2.txt (+2 more)", "explicit"]
+    assert "message:  M README, A new.py\n" in ckpt(repo, "show", "1").out
+    listed = ckpt(repo, "list").out.splitlines()
+    assert listed[0].endswith("manual      M README, A new.py")
