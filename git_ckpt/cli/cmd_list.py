@@ -61,7 +61,9 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
             ver = " ".join(f"{k}:{v}" + ("(fetched)" if k in fetched else "") for k, v in sorted(r.verifiers.items()))
             mark = "*" if r.promoted else " "
             msg = r.message.splitlines()[0] if r.message else ""
-            lines.append(f"{mark} {r.id:<20} {inspect.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  [{ver}]" if ver else ""))
+            by = r.made_by()
+            lines.append(f"{mark} {r.id:<20} {inspect.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  ({by})" if by else "")
+                         + (f"  [{ver}]" if ver else ""))
         say("\n".join(lines))  # one write, not one per row
 
     emit("list", [dict(r.to_json(), fetched=states.get(r.commit, ({}, []))[1]) for r in rows], as_json, human)

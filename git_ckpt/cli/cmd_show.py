@@ -36,6 +36,11 @@ def command(ckpt: str, as_json: bool) -> int:
         say(f"base:     {m.base or '(unborn branch)'}{' on ' + m.branch if m.branch else ' (detached)'}")
         if m.message:
             say(f"message:  {m.message}")
+        if m.agent:
+            from ..model import path_display
+
+            say(f"agent:    {inspect.agent_label(m.agent, None)}"
+                + (f" (session {path_display(m.agent_session.encode('utf-8', 'surrogateescape'))})" if m.agent_session else ""))
         if m.next:
             say(f"next:     {m.next}")
         if m.hypothesis:
