@@ -356,7 +356,16 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
                 repo.git("update-index", "-z", "--index-info", input=info, index_file=idx)
             else:
                 repo.git("read-tree", target.tree, index_file=idx)
-            repo.git("checkout-index", "-f", "-q", "-z", "--stdin", input=b"\0".join(order) + b"\0", index_file=idx)
+            from . import progress
+
+            # one checkout-index; on a terminal, batches, so the files written can be shown
+            step = 2000 if progress.active() and len(order) > 2000 else len(order)
+            shown = progress.meter("restore: writing files", len(order))
+            for i in range(0, len(order), step):
+                batch = order[i:i + step]
+                repo.git("checkout-index", "-f", "-q", "-z", "--stdin", input=b"\0".join(batch) + b"\0", index_file=idx)
+                shown.advance(len(batch))
+            shown.done()
     fault("restore.after-write")
     if plan.raw_write:
         raw = _raw_map(repo, target)

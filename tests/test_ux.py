@@ -356,3 +356,76 @@ def test_save_without_message_stores_a_change_summary(repo):
     assert "message:  M README, A new.py\n" in ckpt(repo, "show", "1").out
     listed = ckpt(repo, "list").out.splitlines()
     assert listed[0].endswith("manual      M README, A new.py")
+
+
+def _on_a_terminal(repo, *args, env=None):
+    """Run `git ckpt ARGS` with stderr on a pseudo-terminal; returns (rc, stdout, stderr text)."""
+    import os
+    import pty
+    import subprocess
+
+    master, slave = pty.openpty()
+    full = dict(os.environ, **(env or {}))
+    proc = subprocess.Popen(["git", "ckpt", *args], cwd=repo, stdout=subprocess.PIPE, stderr=slave, env=full)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    out = proc.stdout.read()
+    rc = proc.wait()
+    os.close(master)
+    return rc, out.decode(), b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def _many_files(repo, n=4500):
+    for i in range(n):
+        d = repo / f"d{i % 30}"
+        d.mkdir(exist_ok=True)
+        (d / f"f{i}.txt").write_text(f"{i}\n")
+
+
+def test_progress_only_on_a_terminal_and_never_under_json(repo):
+    """Input 8: a restore of many files shows `restore: writing files: N% (k/n)` on a terminal
+    (the one-second delay set to 0 here, instead of a slow machine), ending `, done.`; nothing
+    when stderr is a pipe, under --json, or with GIT_CKPT_PROGRESS=0."""
+    _many_files(repo)
+    ckpt(repo, "save", "-m", "many")
+    ckpt(repo, "save", "--task", "t2", "-m", "same")  # a second checkpoint to check
+    now = {"GIT_CKPT_PROGRESS_DELAY": "0"}
+    git(repo, "rm", "-q", "-r", "--cached", ".")
+    for d in repo.glob("d*"):
+        import shutil
+
+        shutil.rmtree(d)
+    rc, out, err = _on_a_terminal(repo, "restore", "@", env=now)
+    assert rc == 0 and "restored default/1" in out, (out, err)
+    assert "\rrestore: writing files: 100% (4500/4500), done.\n" in err, err
+    assert "restore: writing files: 44% (2000/4500)" in err, err
+    assert (repo / "d0" / "f0.txt").read_text() == "0\n"
+    rc, out, err = _on_a_terminal(repo, "check", "--all", env=now)
+    assert rc == 0 and "check: checkpoints: 100% (" in err and err.endswith(", done.\n"), err
+    for quiet in (["check", "--all", "--json"],):
+        rc, out, err = _on_a_terminal(repo, *quiet, env=now)
+        assert rc == 0 and "check:" not in err and '"schema"' in out, err
+    rc, out, err = _on_a_terminal(repo, "check", "--all", env=dict(now, GIT_CKPT_PROGRESS="0"))
+    assert rc == 0 and err == "", err
+    piped = ckpt(repo, "check", "--all", env=now)
+    assert "check:" not in piped.err and "%" not in piped.err
+    rc, out, err = _on_a_terminal(repo, "check", "--all")  # the default one-second delay: a quick check is silent
+    assert rc == 0 and ("check:" not in err or err.endswith(", done.\n")), err
+
+
+def test_no_progress_in_hooks(repo):
+    """Input 8: the commands hooks run never print progress, even on a terminal."""
+    ckpt(repo, "agent", "install", "codex")
+    (repo / "x").write_text("x\n")
+    rc, out, err = _on_a_terminal(repo, "agent", "hook", "codex", "turn", env={"GIT_CKPT_PROGRESS_DELAY": "0"})
+    assert rc == 0 and err == "" and out == ""
+    rc, out, err = _on_a_terminal(repo, "verify-commit", "HEAD", env={"GIT_CKPT_PROGRESS_DELAY": "0"})
+    assert "%" not in err and "done." not in err

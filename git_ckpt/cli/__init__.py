@@ -27,6 +27,8 @@ from ..errors import (
 )
 
 SCHEMA = "ckpt/1"
+# Commands whose long operations show progress on a terminal (never the ones hooks run).
+PROGRESS_COMMANDS = frozenset({"restore", "undo", "check", "gc", "push", "fetch", "attempt"})
 _HERE = os.path.dirname(__file__)
 
 
@@ -257,6 +259,10 @@ def main(argv: list[str] | None = None) -> None:
     as_json = "--json" in own
     _ARGS[:] = args
     command = next((a for a in args if not a.startswith("-")), "")
+    if command in PROGRESS_COMMANDS and not as_json:
+        from .. import progress
+
+        progress.enable(True)
     if argv is None and sys.argv and sys.argv[0].endswith("git-ckpt"):
         from ..manual import ensure_installed  # an editable install has no man page: put it in place
 
