@@ -383,7 +383,7 @@ def _on_a_terminal(repo, *args, env=None):
     return rc, out.decode(), b"".join(chunks).decode().replace("\r\n", "\n")
 
 
-def _many_files(repo, n=4500):
+def _many_files(repo, n=2100):
     for i in range(n):
         d = repo / f"d{i % 30}"
         d.mkdir(exist_ok=True)
@@ -396,7 +396,6 @@ def test_progress_only_on_a_terminal_and_never_under_json(repo):
     when stderr is a pipe, under --json, or with GIT_CKPT_PROGRESS=0."""
     _many_files(repo)
     ckpt(repo, "save", "-m", "many")
-    ckpt(repo, "save", "--task", "t2", "-m", "same")  # a second checkpoint to check
     now = {"GIT_CKPT_PROGRESS_DELAY": "0"}
     git(repo, "rm", "-q", "-r", "--cached", ".")
     for d in repo.glob("d*"):
@@ -405,8 +404,8 @@ def test_progress_only_on_a_terminal_and_never_under_json(repo):
         shutil.rmtree(d)
     rc, out, err = _on_a_terminal(repo, "restore", "@", env=now)
     assert rc == 0 and "restored default/1" in out, (out, err)
-    assert "\rrestore: writing files: 100% (4500/4500), done.\n" in err, err
-    assert "restore: writing files: 44% (2000/4500)" in err, err
+    assert "\rrestore: writing files: 100% (2100/2100), done.\n" in err, err
+    assert "restore: writing files: 95% (2000/2100)" in err, err
     assert (repo / "d0" / "f0.txt").read_text() == "0\n"
     rc, out, err = _on_a_terminal(repo, "check", "--all", env=now)
     assert rc == 0 and "check: checkpoints: 100% (" in err and err.endswith(", done.\n"), err
