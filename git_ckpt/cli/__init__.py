@@ -81,11 +81,51 @@ def summary(help_text: str | None) -> str:
     return para if end is None else para[: end.start() + 1]
 
 
+def _complete_checkpoint(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Checkpoint names for shell completion: ``@``, ``promoted``, every ``T/N`` and fetched
+    ``R:T/N`` (names only: nothing is loaded)."""
+    from .. import store
+
+    try:
+        repo = open_repo()
+        names = ["@", "@~1", "promoted"]
+        names += sorted({r[len(store.PREFIX):] for r in repo.refs_under(store.PREFIX) if r.rpartition("/")[2].isdigit()},
+                        key=lambda n: (n.rpartition("/")[0], int(n.rpartition("/")[2])))
+        for ref in repo.refs_under(store.REMOTE_PREFIX):
+            parts = ref[len(store.REMOTE_PREFIX):].split("/")
+            if len(parts) == 3 and parts[2].isdigit():
+                names.append(f"{parts[0]}:{parts[1]}/{parts[2]}")
+    except Exception:  # noqa: BLE001 - completion never fails the shell
+        return []
+    return [n for n in names if n.startswith(incomplete)]
+
+
+def _complete_task(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Task names for shell completion."""
+    from .. import store
+
+    try:
+        return [t for t in store.tasks(open_repo()) if t.startswith(incomplete)]
+    except Exception:  # noqa: BLE001
+        return []
+
+
+def _add_completers(cmd: click.Command) -> None:
+    for p in cmd.params:
+        if getattr(p, "_custom_shell_complete", None) is not None:
+            continue
+        if isinstance(p, click.Argument) and p.name in ("ckpt", "ckpts", "ckpt2"):
+            p._custom_shell_complete = _complete_checkpoint
+        elif p.name == "task" or (isinstance(p, click.Argument) and p.name == "name" and cmd.name in ("show", "done", "note")):
+            p._custom_shell_complete = _complete_task
+
+
 def whole_summaries(cmd: click.Command) -> None:
     """Give ``cmd`` and its subcommands a ``short_help`` that is their whole first sentence, so
     ``git ckpt -h`` and ``git ckpt task -h`` list summaries that are never cut mid-sentence."""
     if not cmd.short_help and cmd.help:
         cmd.short_help = summary(cmd.help)
+    _add_completers(cmd)
     if isinstance(cmd, click.Group):
         for sub in cmd.commands.values():
             whole_summaries(sub)
@@ -254,6 +294,10 @@ def _crash_log(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the CLI and exit with the documented code."""
+    if "_GIT_CKPT_COMPLETE" in os.environ:  # a shell asking for completions (git ckpt completion)
+        from click.shell_completion import shell_complete
+
+        sys.exit(shell_complete(cli, {}, "git-ckpt", "_GIT_CKPT_COMPLETE", os.environ["_GIT_CKPT_COMPLETE"]))
     args = list(sys.argv[1:] if argv is None else argv)
     own = args[: args.index("--")] if "--" in args else args  # not the options of `attempt -- CMD`
     as_json = "--json" in own
