@@ -428,3 +428,63 @@ def test_no_progress_in_hooks(repo):
     assert rc == 0 and err == "" and out == ""
     rc, out, err = _on_a_terminal(repo, "verify-commit", "HEAD", env={"GIT_CKPT_PROGRESS_DELAY": "0"})
     assert "%" not in err and "done." not in err
+
+
+def _conflicted(repo):
+    """A merge of `other` into main stopped on a conflict in README."""
+    git(repo, "checkout", "-q", "-b", "other")
+    (repo / "README").write_text("theirs\n")
+    git(repo, "commit", "-q", "-am", "theirs")
+    git(repo, "checkout", "-q", "main")
+    (repo / "README").write_text("ours\n")
+    git(repo, "commit", "-q", "-am", "ours")
+    git(repo, "merge", "-q", "other", check=False)
+    assert (repo / ".git/MERGE_HEAD").exists()
+    return git(repo, "rev-parse", "other").decode().strip()
+
+
+def test_restore_brings_back_merge_head_and_undo_removes_it(repo):
+    """Input 11: a checkpoint saved mid-merge restores the conflict stages *and* MERGE_HEAD, so
+    `git commit` records the merge; undo goes back to no merge; a second undo to the merge
+    again; a merge of the user's own is still refused (exit 5)."""
+    from conftest import index_state
+
+    theirs = _conflicted(repo)
+    (repo / "README").write_text("resolved halfway\n")
+    ckpt(repo, "save", "-m", "mid-merge")
+    mid_index = index_state(repo)
+    res = ckpt(repo, "restore", "@", rc=5)  # the user's own merge in progress
+    assert "a merge is in progress" in res.err
+    git(repo, "merge", "--abort")
+    assert not (repo / ".git/MERGE_HEAD").exists()
+    out = ckpt(repo, "restore", "@")
+    assert out.err == ""
+    assert (repo / ".git/MERGE_HEAD").read_text() == theirs + "\n"
+    assert (repo / ".git/MERGE_MSG").read_text().startswith("Merge ")
+    assert index_state(repo) == mid_index and (repo / "README").read_text() == "resolved halfway\n"
+    undone = ckpt(repo, "undo")
+    assert "restored default/2" in undone.out or "default/" in undone.out
+    assert not (repo / ".git/MERGE_HEAD").exists() and not (repo / ".git/MERGE_MSG").exists()
+    ckpt(repo, "undo")
+    assert (repo / ".git/MERGE_HEAD").read_text() == theirs + "\n"
+    git(repo, "add", "README")
+    git(repo, "commit", "-q", "--no-edit")
+    parents = git(repo, "rev-list", "--parents", "-n1", "HEAD").decode().split()
+    assert parents[2] == theirs and not (repo / ".git/MERGE_HEAD").exists()
+
+
+def test_restore_mid_merge_checkpoint_after_head_moved_says_why_not(repo):
+    """Input 11 (sibling): HEAD moved since the save: the stages come back, MERGE_HEAD does not,
+    and a warning says why and what brings it back (--reset-head)."""
+    theirs = _conflicted(repo)
+    ckpt(repo, "save", "-m", "mid-merge")
+    git(repo, "merge", "--abort")
+    (repo / "new").write_text("n\n")
+    git(repo, "add", "new")
+    git(repo, "commit", "-q", "-m", "moved on")
+    res = ckpt(repo, "restore", "1")
+    assert "MERGE_HEAD was not brought back because HEAD moved since (git ckpt restore default/1 --reset-head" in res.err
+    assert not (repo / ".git/MERGE_HEAD").exists()
+    ckpt(repo, "undo")
+    ckpt(repo, "restore", "1", "--reset-head")
+    assert (repo / ".git/MERGE_HEAD").read_text() == theirs + "\n"
