@@ -106,7 +106,7 @@ table{border-collapse:collapse;width:100%;margin:6px 0} td,th{border:1px solid #
 th{background:#f6f8fa} code{font-family:ui-monospace,monospace;font-size:12.5px} .pass{color:#1a7f37;font-weight:600}
 .fail{color:#cf222e;font-weight:600} .legend span{margin-right:14px} .ckpt{margin:14px 0;padding:8px 12px;border:1px solid #d0d7de;border-radius:6px}
 .ckpt h3{margin:0 0 4px;font-size:15px} ol.steps{padding-left:22px} ol.steps li{margin:1px 0}
-#layout{display:none}
+#layout{display:none} .ckpt td:first-child{width:2.5em}
 """
 
 SCRIPT = """
