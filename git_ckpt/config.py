@@ -104,9 +104,15 @@ class AttemptConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class GateConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """``[gate]``: whether the pre-push hook refuses unverified commits (default: warn)."""
+    """``[gate]``: whether the pre-push hook refuses unverified commits (``pre_push``, default:
+    warn); ``since``: the pre-push hook judges only commits that are not ancestors of this
+    revision (``git config ckpt.gate.since``, which ``hooks install`` sets to HEAD, overrides
+    it); ``isolated``: only results of ``verify --isolated`` count as evidence (a verifier run
+    in place also sees ignored files no checkpoint holds)."""
 
     pre_push: str = "warn"
+    since: str | None = None
+    isolated: bool = False
 
 
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -242,6 +248,11 @@ def _apply_git_config(repo: "Repo", cfg: Config) -> None:
             cfg.retention.older_than = value
         elif low == "attempt.onfailure":
             cfg.attempt.on_failure = value
+        elif low == "gate.since":
+            cfg.gate.since = value or None
+        elif low == "gate.isolated":
+            # may tighten a .ckpt.toml, never loosen it
+            cfg.gate.isolated = cfg.gate.isolated or str(value).lower() in ("true", "yes", "on", "1")
         elif low.startswith("verifier.") and low.count(".") >= 2:
             vname, _, field = key[len("verifier."):].rpartition(".")
             verifiers.setdefault(vname, {})[field.lower()] = value
