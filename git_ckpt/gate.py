@@ -84,7 +84,9 @@ def _diff(repo: Repo, old: str, new: str) -> list[str]:
 
 
 def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
-    """Judge ``tree`` against the promoted checkpoint of ``task`` (no side effects).  An
+    """Judge ``tree`` against the promoted checkpoint of ``task`` (no side effects); a tree that
+    is not that checkpoint's is still allowed when it is the promoted, verified checkpoint of
+    another of this repository's tasks (:func:`promoted_elsewhere`; ``promoted`` names it).  An
     untrusted ``.ckpt.toml`` (:mod:`git_ckpt.trust`) refuses first, with ``untrusted`` set: its
     required verifiers may have been loosened or deleted, so they cannot judge anything."""
     from . import trust
@@ -98,6 +100,11 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
         res.fix = "git ckpt trust (after reviewing git ckpt trust --show)"
         return res
     oid = repo.read_ref(store.promoted_ref(task))
+    if oid is None or repo.commit_tree_id(oid) != tree:
+        other = promoted_elsewhere(repo, cfg, tree, task)
+        if other is not None:
+            res.allowed, res.promoted = True, other
+            return res
     if oid is None:
         last = store.latest(repo, task)
         res.reason = f"task {task} has no promoted checkpoint"
@@ -132,6 +139,28 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
     return res
 
 
+def promoted_elsewhere(repo: Repo, cfg: Config, tree: str, task: str) -> str | None:
+    """The id of the promoted checkpoint of another of this repository's own tasks (``refs/ckpt/
+    T/promoted``, never a fetched one) whose tree is ``tree`` and whose required verifiers
+    passed by this repository's own results; tasks in name order; None when there is none.  So
+    switching task does not block committing a tree another task verified."""
+    from .promote import requirement
+
+    suffix = "/promoted"
+    for name, oid in sorted(repo.refs_under(store.PREFIX).items()):
+        if not name.endswith(suffix) or name == store.promoted_ref(task):
+            continue
+        if repo.commit_tree_id(oid) != tree:
+            continue
+        try:
+            cp = store.load(repo, oid, ref=name)
+            if store.is_local(repo, cp) and requirement(repo, cfg, cp).satisfied:
+                return cp.id
+        except (CkptError, KeyError, ValueError):
+            continue
+    return None
+
+
 def gate(repo: Repo, cfg: Config | None = None, *, index_file: str | None = None, task: str | None = None,
          record: bool = True) -> GateResult:
     """The pre-commit decision for the index in ``index_file`` (the CLI passes
@@ -163,8 +192,8 @@ def strip_trailers(text: bytes) -> bytes:
     too (a trailer is only evidence when the gate wrote it)."""
     out: list[bytes] = []
     dropping = False
-    for line in text.splitlines(keepends=True):
-        if dropping and line[:1] in (b" ", b"\t") and line.strip():
+    for line in re.split(rb"(?<=\n)", text):
+        if dropping and line[:1] in (b" ", b"\t") and line.rstrip(b"\n").strip(b" \t"):
             continue
         dropping = bool(_TRAILER_LINE.match(line))
         if not dropping:
@@ -187,6 +216,8 @@ def set_trailer(repo: Repo, message_file: str, value: str | None) -> bool:
     except OSError:
         return False
     stripped = strip_trailers(text)
+    if value is not None and stripped and not stripped.endswith(b"\n"):
+        stripped += b"\n"  # git merge -m leaves MERGE_MSG without one: the trailer would join the last paragraph
     if stripped != text:
         from .store import atomic_write
 
@@ -320,26 +351,30 @@ def is_range(rev: str) -> bool:
     return ".." in rev or rev.startswith("^") or rev.endswith(("^!", "^@")) or bool(re.search(r"\^-\d*$", rev))
 
 
-def commits_of(repo: Repo, rev: str) -> list[tuple[str, str, str]]:
-    """``(name, commit, tree)`` for ``rev``: one commit (named ``rev``), or every commit of a
-    range (:func:`is_range`; newest first, as ``git rev-list`` lists them; each named by its
-    id).  Raises :class:`NotFoundError` for an unknown revision or range."""
-    if is_range(rev):
-        proc = repo.git("rev-list", rev, "--", check=False)
+def commits_of(repo: Repo, revs: list[str]) -> list[tuple[str, str, str]]:
+    """``(name, commit, tree)`` for ``revs``: each one commit (named as given), or, when any is
+    a range (:func:`is_range`), every commit ``git rev-list REVS`` lists (newest first, each
+    named by its id), so ``^A B`` works as two arguments too.  Raises :class:`NotFoundError`
+    for an unknown revision or range."""
+    if any(is_range(r) for r in revs):
+        proc = repo.git("rev-list", "--end-of-options", *revs, "--", check=False)
         if proc.returncode != 0:
-            raise NotFoundError(f"unknown revision or range {rev!r}", "name commits, e.g. HEAD or origin/main..HEAD")
+            raise NotFoundError(f"unknown revision or range {' '.join(revs)!r}", "name commits, e.g. HEAD or origin/main..HEAD")
         out = []
         for c in proc.stdout.decode().split():
             tree = repo.commit_tree_id(c)
             if tree is not None:
                 out.append((c, c, tree))
         return out
-    proc = repo.git("rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}", check=False)
-    c = proc.stdout.decode().strip()
-    tree = repo.commit_tree_id(c) if proc.returncode == 0 and c else None
-    if tree is None:
-        raise NotFoundError(f"unknown revision {rev!r}", "name a commit, e.g. HEAD or a branch")
-    return [(rev, c, tree)]
+    out = []
+    for rev in revs:
+        proc = repo.git("rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}", check=False)
+        c = proc.stdout.decode().strip()
+        tree = repo.commit_tree_id(c) if proc.returncode == 0 and c else None
+        if tree is None:
+            raise NotFoundError(f"unknown revision {rev!r}", "name a commit, e.g. HEAD or a branch")
+        out.append((rev, c, tree))
+    return out
 
 
 def verify_commit(repo: Repo, cfg: Config, rev: str) -> CommitVerdict:
@@ -348,7 +383,7 @@ def verify_commit(repo: Repo, cfg: Config, rev: str) -> CommitVerdict:
     Never verified while ``cfg`` is untrusted (the CLI refuses that with exit 9 first).  Raises
     :class:`NotFoundError` for an unknown revision.  Ranges: :func:`commits_of` and
     :class:`Judge`."""
-    name, commit, tree = commits_of(repo, rev)[0]
+    name, commit, tree = commits_of(repo, [rev])[0]
     return Judge(repo, cfg).commit(name, commit, tree)
 
 

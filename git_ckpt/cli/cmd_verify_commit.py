@@ -59,7 +59,7 @@ def command(revs: tuple[str, ...], pre_push: str | None, as_json: bool) -> int:
         raise UsageError("name at least one commit or range", "git ckpt verify-commit HEAD, or git ckpt verify-commit origin/main..HEAD")
     else:
         trust.check(repo, cfg, doing="no commit can be judged verified")
-        todo = [item for r in revs for item in commits_of(repo, r)]
+        todo = commits_of(repo, list(revs))
     judge = Judge(repo, cfg)
     verdicts = [judge.commit(name, c, tree) for name, c, tree in todo]
     bad = [v for v in verdicts if not v.verified]

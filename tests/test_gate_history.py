@@ -1,0 +1,377 @@
+"""Every way a commit reaches history is gated, or named with its backstop (issue 11).
+
+Real repositories, real `git` commands firing the installed hooks.  The README's table "Which
+command is gated by what" is exercised row by row in ``test_history_table``; the numbered inputs
+of the issue have their own tests below it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ckpt, git, init_repo
+from test_verify import events, rev, verifier, write_config
+
+TRAILER_KEY = "Ckpt-Verified"
+
+
+def run(repo: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """A real `git ARGS` (hooks fire); never asserts."""
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=dict(os.environ, **(env or {})))
+
+
+def trailers(repo: Path, what: str = "HEAD") -> list[str]:
+    """The Ckpt-Verified trailer values of a commit, as git's own trailer parser reads them."""
+    out = git(repo, "log", "-1", f"--format=%(trailers:key={TRAILER_KEY},valueonly,separator=%x00)", what).decode()
+    return [v for v in out.strip("\n").split("\0") if v]
+
+
+def save_verify(repo: Path, *extra: str) -> str:
+    """Save the worktree and verify it (promoting it); returns the checkpoint id."""
+    saved = ckpt(repo, "save", *extra).out.strip().rpartition(" ")[2]
+    ckpt(repo, "verify")
+    return saved
+
+
+def gated(tmp_path: Path, *, pre_push: str = "refuse") -> tuple[Path, Path]:
+    """A repository with a verifier that always passes, `[gate] pre_push`, a bare remote
+    `origin` holding main, a branch `feat` with an unverified commit (file f) and main one
+    commit ahead of the fork point (file m), both pushed; hooks installed (since = main)."""
+    repo = init_repo(tmp_path / "repo")
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    write_config(repo, verifier("ok", ["true"]) + f'[gate]\npre_push = "{pre_push}"\n')
+    git(repo, "checkout", "-q", "-b", "feat")
+    (repo / "f").write_text("feature\n")
+    git(repo, "add", "f")
+    git(repo, "commit", "-q", "-m", "feature")
+    git(repo, "checkout", "-q", "main")
+    (repo / "m").write_text("main\n")
+    git(repo, "add", "m")
+    git(repo, "commit", "-q", "-m", "main moves")
+    git(repo, "push", "-q", "origin", "main", "feat")
+    ckpt(repo, "hooks", "install")
+    return repo, remote
+
+
+def refused_by_gate(proc: subprocess.CompletedProcess) -> None:
+    assert proc.returncode != 0, proc
+    assert "error: commit refused by git ckpt gate: " in proc.stderr, proc.stderr
+
+
+def backstop_catches(repo: Path, what: str = "HEAD") -> None:
+    """The commit exists without a trailer; verify-commit says not verified; a refusing pre-push
+    hook refuses to send it and names it."""
+    assert trailers(repo, what) == []
+    short = rev(repo, what)[:12]
+    res = ckpt(repo, "verify-commit", what, rc=1)
+    assert f"({short}): not verified: no checkpoint has this tree" in res.out
+    proc = run(repo, "push", "origin", f"{what}:refs/heads/backstop")
+    assert proc.returncode != 0, proc
+    assert f"  {short}: no checkpoint has this tree" in proc.stderr
+    assert "error: push refused: " in proc.stderr
+
+
+# ------------------------------------------------------------------------------ the table
+
+def _commit(repo):
+    (repo / "x").write_text("x\n")
+    git(repo, "add", "x")
+    return run(repo, "commit", "-m", "x")
+
+
+def _commit_a(repo):
+    (repo / "m").write_text("changed\n")
+    return run(repo, "commit", "-a", "-m", "x")
+
+
+def _commit_only(repo):
+    (repo / "m").write_text("changed\n")
+    return run(repo, "commit", "-o", "m", "-m", "x")
+
+
+def _amend(repo):
+    (repo / "m").write_text("changed\n")
+    git(repo, "add", "m")
+    return run(repo, "commit", "--amend", "--no-edit")
+
+
+def _merge(repo):
+    return run(repo, "merge", "--no-ff", "-m", "merge feat", "feat")
+
+
+def _pull(repo):
+    return run(repo, "pull", "--no-rebase", "--no-edit", "origin", "feat")
+
+
+def _squash(repo):
+    assert run(repo, "merge", "--squash", "feat").returncode == 0
+    return run(repo, "commit", "-m", "squashed")
+
+
+def _am(repo):
+    patch = git(repo, "format-patch", "--stdout", "-1", "feat")
+    return subprocess.run(["git", "am"], cwd=repo, input=patch, capture_output=True)
+
+
+def _revert(repo):
+    return run(repo, "revert", "--no-edit", "HEAD")
+
+
+def _cherry_pick(repo):
+    return run(repo, "cherry-pick", "feat")
+
+
+def _rebase(repo):
+    git(repo, "checkout", "-q", "feat")
+    return run(repo, "rebase", "main")
+
+
+def _commit_tree(repo):
+    (repo / "x").write_text("x\n")
+    git(repo, "add", "x")
+    tree = git(repo, "write-tree").decode().strip()
+    c = git(repo, "commit-tree", tree, "-p", "HEAD", "-m", "plumbing").decode().strip()
+    git(repo, "update-ref", "HEAD", c)
+    return subprocess.CompletedProcess([], 0, "", "")
+
+
+def _no_verify(repo):
+    (repo / "x").write_text("x\n")
+    git(repo, "add", "x")
+    return run(repo, "commit", "--no-verify", "-m", "x")
+
+
+def _merge_no_verify(repo):
+    return run(repo, "merge", "--no-verify", "--no-ff", "-m", "merge feat", "feat")
+
+
+def _am_no_verify(repo):
+    patch = git(repo, "format-patch", "--stdout", "-1", "feat")
+    proc = subprocess.run(["git", "am", "--no-verify"], cwd=repo, input=patch, capture_output=True)
+    if proc.returncode == 129:  # git < 2.40 has no `am --no-verify`: switch the hooks off instead
+        proc = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "am"], cwd=repo, input=patch, capture_output=True)
+    return proc
+
+
+def _hooks_off(repo):
+    (repo / "x").write_text("x\n")
+    git(repo, "add", "x")
+    return run(repo, "-c", "core.hooksPath=/dev/null", "commit", "-m", "x")
+
+
+GATED = {"commit": _commit, "commit -a": _commit_a, "commit -o": _commit_only, "commit --amend": _amend,
+         "merge": _merge, "pull": _pull, "merge --squash + commit": _squash, "am": _am}
+BACKSTOP = {"revert": _revert, "cherry-pick": _cherry_pick, "rebase": _rebase, "commit-tree": _commit_tree,
+            "commit --no-verify": _no_verify, "merge --no-verify": _merge_no_verify,
+            "am --no-verify": _am_no_verify, "-c core.hooksPath=/dev/null": _hooks_off}
+
+
+@pytest.mark.parametrize("row", sorted(GATED))
+def test_history_table_gated_rows(tmp_path, row):
+    """README table: the commands a hook gates refuse an unverified tree; HEAD does not move."""
+    repo, _remote = gated(tmp_path)
+    head = rev(repo, "HEAD")
+    proc = GATED[row](repo)
+    assert proc.returncode != 0, proc
+    err = proc.stderr if isinstance(proc.stderr, str) else proc.stderr.decode()
+    assert "error: commit refused by git ckpt gate: " in err, err
+    assert rev(repo, "HEAD") == head
+    assert events(repo)[-1]["type"] == "gate-refused"
+
+
+@pytest.mark.parametrize("row", sorted(BACKSTOP))
+def test_history_table_backstop_rows(tmp_path, row):
+    """README table: the commands no hook can gate make their commit, without a trailer, and
+    verify-commit and the pre-push hook catch it."""
+    repo, _remote = gated(tmp_path)
+    head = rev(repo, "HEAD")
+    proc = BACKSTOP[row](repo)
+    assert proc.returncode == 0, proc
+    assert rev(repo, "HEAD") != head
+    backstop_catches(repo)
+
+
+def test_history_table_push_no_verify(tmp_path):
+    """README table: `push --no-verify` skips the pre-push hook, and CI's verify-commit RANGE
+    names what it sent."""
+    repo, _remote = gated(tmp_path)
+    assert _no_verify(repo).returncode == 0
+    proc = run(repo, "push", "--no-verify", "origin", "main")
+    assert proc.returncode == 0, proc
+    res = ckpt(repo, "verify-commit", "origin/main~1..origin/main", rc=1)
+    assert f"{rev(repo, 'HEAD')[:12]}: not verified: no checkpoint has this tree" in res.out
+    assert res.out.endswith("0 of 1 commit(s) verified\n")
+
+
+def test_history_table_verified_rows_pass_and_get_the_trailer(tmp_path):
+    """The same commands on a promoted, verified tree: allowed, with the trailer naming it."""
+    repo, _remote = gated(tmp_path)
+    # merge: the merge result was verified first (git merge --no-commit, save, verify, abort)
+    assert run(repo, "merge", "--no-commit", "--no-ff", "feat").returncode == 0
+    cid = save_verify(repo)
+    git(repo, "merge", "--abort")
+    proc = _merge(repo)
+    assert proc.returncode == 0, proc
+    assert f"git ckpt gate: commit matches the promoted checkpoint {cid}; verifiers passed" in proc.stderr
+    assert trailers(repo) == [cid]
+    assert len(git(repo, "rev-list", "--parents", "-n1", "HEAD").split()) == 3
+    assert "verified: tree of checkpoint " + cid in ckpt(repo, "verify-commit", "HEAD").out
+    # am of a patch whose tree was verified
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    (repo / "f").write_text("feature\n")
+    cid = save_verify(repo)
+    os.unlink(repo / "f")
+    assert _am(repo).returncode == 0
+    assert trailers(repo) == []  # no hook after pre-applypatch can write it; verify-commit still says yes
+    assert "verified: tree of checkpoint " + cid in ckpt(repo, "verify-commit", "HEAD").out
+
+
+# ------------------------------------------------------------------------------ input 1: merges
+
+
+def test_refused_merge_is_finished_by_a_gated_commit(tmp_path):
+    """Input 1: a merge of a --no-verify branch is refused by pre-merge-commit; the merge stays in
+    progress, and saving + verifying it lets `git commit` (pre-commit) conclude it."""
+    repo, _remote = gated(tmp_path)
+    proc = _merge(repo)
+    refused_by_gate(proc)
+    assert "Not committing merge" in proc.stderr + proc.stdout
+    assert (repo / ".git" / "MERGE_HEAD").exists()
+    cid = save_verify(repo)
+    proc = run(repo, "commit", "--no-edit")
+    assert proc.returncode == 0, proc
+    assert trailers(repo) == [cid]
+    assert git(repo, "rev-list", "--parents", "-n1", "HEAD").decode().split()[2] == rev(repo, "feat")
+
+
+def test_pull_that_merges_is_gated_and_fast_forward_makes_no_commit(tmp_path):
+    """Input 1: `git pull` that merges runs pre-merge-commit; a fast-forward pull creates no
+    commit (the pulled commits are the remote's: CI's verify-commit judges them)."""
+    repo, remote = gated(tmp_path)
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(remote), str(other))
+    (other / "o").write_text("other\n")
+    git(other, "add", "o")
+    git(other, "commit", "-q", "-m", "other's commit")
+    git(other, "push", "-q", "origin", "main")
+    head = rev(repo, "HEAD")
+    (repo / "mine").write_text("mine\n")
+    git(repo, "add", "mine")
+    git(repo, "commit", "-q", "--no-verify", "-m", "mine")
+    mine = rev(repo, "HEAD")
+    refused_by_gate(run(repo, "pull", "--no-rebase", "--no-edit", "origin", "main"))
+    assert rev(repo, "HEAD") == mine
+    git(repo, "merge", "--abort")
+    git(repo, "reset", "-q", "--hard", head)
+    proc = run(repo, "pull", "--ff-only", "origin", "main")
+    assert proc.returncode == 0, proc
+    assert rev(repo, "HEAD") == rev(other, "HEAD")
+
+
+# ------------------------------------------------------------------------------ input 2: trailers
+
+
+def _verified_commit(repo: Path) -> str:
+    """b.txt committed through the gate; returns the checkpoint id in its trailer."""
+    (repo / "b.txt").write_text("b\n")
+    cid = save_verify(repo)
+    git(repo, "add", "b.txt")
+    proc = run(repo, "commit", "-m", "gated")
+    assert proc.returncode == 0, proc
+    assert trailers(repo) == [cid]
+    return cid
+
+
+@pytest.mark.parametrize("how", ["amend --no-edit --no-verify", "amend -C", "amend -c", "cherry-pick", "rebase"])
+def test_a_trailer_the_gate_did_not_approve_is_removed(tmp_path, how):
+    """Input 2 and its siblings: a message reused for another tree loses the trailer."""
+    repo, _remote = gated(tmp_path)
+    _verified_commit(repo)
+    (repo / "b.txt").write_text("x\n")
+    git(repo, "add", "b.txt")
+    if how == "amend --no-edit --no-verify":
+        proc = run(repo, "commit", "--amend", "--no-edit", "--no-verify")
+    elif how == "amend -C":
+        proc = run(repo, "commit", "--amend", "--no-verify", "-C", "HEAD")
+    elif how == "amend -c":
+        proc = run(repo, "commit", "--amend", "--no-verify", "-c", "HEAD")
+    elif how == "cherry-pick":
+        git(repo, "stash", "-q")
+        git(repo, "checkout", "-q", "feat")
+        proc = run(repo, "cherry-pick", "main")
+    else:  # rebase onto a moved base: the tree changes
+        git(repo, "stash", "-q")
+        git(repo, "checkout", "-q", "-b", "topic")
+        git(repo, "checkout", "-q", "main")
+        git(repo, "reset", "-q", "--hard", "HEAD~1")
+        (repo / "moved").write_text("moved\n")
+        git(repo, "add", "moved")
+        git(repo, "commit", "-q", "--no-verify", "-m", "main moved")
+        git(repo, "checkout", "-q", "topic")
+        proc = run(repo, "rebase", "main")
+    assert proc.returncode == 0, proc
+    assert trailers(repo) == []
+    assert "Ckpt-Verified" not in git(repo, "log", "-1", "--format=%B").decode()
+    ckpt(repo, "verify-commit", "HEAD", rc=1)
+
+
+@pytest.mark.parametrize("forged", ["Ckpt-Verified: default/1", "ckpt-verified: default/1", "CKPT-VERIFIED : default/1",
+                                    "Ckpt-Verified:\tdefault/1\n  continued", "Ckpt-Verified: a\nCkpt-Verified: b"])
+def test_a_typed_trailer_is_removed_and_an_earned_one_is_exactly_one(tmp_path, forged):
+    """Input 2: a trailer written into the message (-m, --no-verify) is removed in every
+    spelling git's trailer parser accepts; on an approved tree it is replaced by exactly one."""
+    repo, _remote = gated(tmp_path)
+    (repo / "x").write_text("x\n")
+    git(repo, "add", "x")
+    proc = run(repo, "commit", "--no-verify", "-m", f"subject\n\nbody\n\n{forged}")
+    assert proc.returncode == 0, proc
+    assert trailers(repo) == []
+    msg = git(repo, "log", "-1", "--format=%B").decode()
+    assert msg == "subject\n\nbody\n\n"
+    cid = save_verify(repo)
+    proc = run(repo, "commit", "--amend", "-m", f"subject\n\n{forged}")
+    assert proc.returncode == 0, proc
+    assert trailers(repo) == [cid]
+    assert git(repo, "log", "-1", "--format=%B").decode() == f"subject\n\nCkpt-Verified: {cid}\n\n"
+
+
+def test_trailer_removed_without_python(tmp_path):
+    """Input 2, the hook's own shell code: with git-ckpt unavailable, nothing can approve the
+    tree, so the prepare-commit-msg hook removes the trailer itself."""
+    from test_gate_fast import nopy
+
+    repo, _remote = gated(tmp_path)
+    for name in ("pre-commit", "prepare-commit-msg"):
+        hook = repo / ".git" / "hooks" / name
+        data = hook.read_bytes()
+        start = data.index(b"INSTALL_PYTHON=")
+        hook.write_bytes(data[:start] + b"INSTALL_PYTHON=/nonexistent/python3" + data[data.index(b"\n", start):])
+    (repo / "x").write_text("x\n")
+    git(repo, "add", "x")
+    proc = run(repo, "commit", "--no-verify", "-m", "s\n\nCkpt-Verified: default/1\nSigned-off-by: T <t@e>", env=nopy())
+    assert proc.returncode == 0, proc
+    assert git(repo, "log", "-1", "--format=%B").decode() == "s\n\nSigned-off-by: T <t@e>\n\n"
+
+
+def test_am_removes_a_mailed_trailer(tmp_path):
+    """Input 2, `git am`: a trailer in the mail is removed (applypatch-msg)."""
+    repo, _remote = gated(tmp_path)
+    git(repo, "checkout", "-q", "feat")
+    git(repo, "commit", "-q", "--amend", "--no-verify", "-m", "feature\n\nCkpt-Verified: default/1")
+    assert trailers(repo) == []  # prepare-commit-msg already removed it: forge it with commit-tree
+    c = git(repo, "commit-tree", "HEAD^{tree}", "-p", "HEAD~1", "-m", "feature\n\nCkpt-Verified: default/1").decode().strip()
+    git(repo, "checkout", "-q", "main")
+    (repo / "f").write_text("feature\n")
+    save_verify(repo)
+    os.unlink(repo / "f")
+    patch = git(repo, "format-patch", "--stdout", "-1", c)
+    assert b"Ckpt-Verified: default/1" in patch
+    proc = subprocess.run(["git", "am"], cwd=repo, input=patch, capture_output=True)
+    assert proc.returncode == 0, proc
+    assert "Ckpt-Verified" not in git(repo, "log", "-1", "--format=%B").decode()
