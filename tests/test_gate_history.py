@@ -16,6 +16,8 @@ import pytest
 from conftest import ckpt, git, init_repo
 from test_verify import events, rev, verifier, write_config
 
+from git_ckpt.hooks import HOOKS
+
 TRAILER_KEY = "Ckpt-Verified"
 
 
@@ -375,3 +377,177 @@ def test_am_removes_a_mailed_trailer(tmp_path):
     proc = subprocess.run(["git", "am"], cwd=repo, input=patch, capture_output=True)
     assert proc.returncode == 0, proc
     assert "Ckpt-Verified" not in git(repo, "log", "-1", "--format=%B").decode()
+
+
+# ------------------------------------------------------------------------------ input 3: hooksPath per worktree
+
+
+def test_relative_hooks_path_reaches_every_worktree(tmp_path):
+    """Input 3: with a relative core.hooksPath git runs each worktree's own directory: install
+    writes every one (including worktrees made before it), status names a worktree made after it
+    as not gated, and install run there fixes it."""
+    repo = init_repo(tmp_path / "repo")
+    write_config(repo, verifier("ok", ["true"]))
+    with open(repo / ".git" / "info" / "exclude", "a") as fh:
+        fh.write(".hooks/\n")  # an untracked, ignored hooks directory in each worktree
+    git(repo, "config", "core.hooksPath", ".hooks")
+    early = tmp_path / "early"
+    git(repo, "worktree", "add", "-q", "-b", "early", str(early))
+    res = ckpt(repo, "hooks", "install")
+    assert f"installed them in {early / '.hooks'} too (another worktree runs its hooks from there)" in res.out
+    for root in (repo, early):
+        assert sorted(p.name for p in (root / ".hooks").iterdir()) == sorted(HOOKS)
+    (early / "e").write_text("e\n")
+    git(early, "add", "e")
+    refused_by_gate(run(early, "commit", "-m", "e"))
+    late = tmp_path / "late"
+    git(repo, "worktree", "add", "-q", "-b", "late", str(late))
+    st = ckpt(late, "status")
+    assert (f"gate:      NOT active in this worktree: git runs its hooks from {late / '.hooks'}, where the git ckpt"
+            " hooks are not installed; run git ckpt hooks install") in st.out
+    assert ckpt(late, "status", "--json").json()["result"]["gate_active"] is False
+    hs = ckpt(late, "hooks", "status").out
+    assert "gate: NOT active in this worktree" in hs
+    (late / "l").write_text("l\n")
+    git(late, "add", "l")
+    assert run(late, "commit", "-m", "not gated").returncode == 0  # what status warned about
+    git(late, "reset", "-q", "--soft", "HEAD~1")
+    ckpt(late, "hooks", "install")
+    assert "gate:      on" in ckpt(late, "status").out and "gate:      on" in ckpt(repo, "status").out
+    refused_by_gate(run(late, "commit", "-m", "gated now"))
+    res = ckpt(repo, "hooks", "uninstall")
+    for root in (repo, early, late):
+        assert not (root / ".hooks").exists()  # install created each directory
+
+
+def test_tracked_hooks_directory_is_refused_naming_why(tmp_path):
+    """Input 3, husky style: core.hooksPath = .husky with a tracked .husky/pre-commit: install
+    changes nothing (no tracked file is renamed or rewritten), says why, and the gate stays off."""
+    repo = init_repo(tmp_path / "repo")
+    write_config(repo, verifier("ok", ["true"]))
+    (repo / ".husky").mkdir()
+    (repo / ".husky" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    os.chmod(repo / ".husky" / "pre-commit", 0o755)
+    git(repo, "add", ".husky")
+    git(repo, "commit", "-q", "-m", "husky")
+    git(repo, "config", "core.hooksPath", ".husky")
+    wt = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "linked", str(wt))
+    for where in (repo, wt):
+        res = ckpt(where, "hooks", "install", rc=1)
+        assert res.err.startswith(f"error: git runs the hooks of worktree {where} from {where / '.husky'} (core.hooksPath = .husky), where .husky/pre-commit is tracked;")
+        assert "hint: call git ckpt gate --hook from that hook yourself" in res.err
+        assert sorted(p.name for p in (where / ".husky").iterdir()) == ["pre-commit"]
+        assert git(where, "status", "--porcelain") == b""
+        assert git(where, "config", "--get", "ckpt.gate", check=False) == b""
+        assert "gate:      off" in ckpt(where, "status").out
+
+
+def test_absolute_hooks_path_is_one_directory_for_all_worktrees(tmp_path):
+    """Input 3, the sibling: an absolute core.hooksPath is shared; one install gates every
+    worktree, and status says so in each."""
+    repo = init_repo(tmp_path / "repo")
+    write_config(repo, verifier("ok", ["true"]))
+    shared = tmp_path / "shared-hooks"
+    git(repo, "config", "core.hooksPath", str(shared))
+    wt = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "linked", str(wt))
+    res = ckpt(wt, "hooks", "install")
+    assert res.out.splitlines()[0].endswith(f" in {shared}") and "too" not in res.out
+    for where in (repo, wt):
+        assert "gate:      on" in ckpt(where, "status").out
+        (where / "n").write_text("n\n")
+        git(where, "add", "n")
+        refused_by_gate(run(where, "commit", "-m", "n"))
+
+
+# ------------------------------------------------------------------------------ inputs 4, 5: pre-push
+
+
+def _unverified(repo: Path, name: str = "u") -> str:
+    (repo / name).write_text(name + "\n")
+    git(repo, "add", name)
+    git(repo, "commit", "-q", "--no-verify", "-m", name)
+    return rev(repo, "HEAD")
+
+
+@pytest.mark.parametrize("refspec", [["HEAD"], ["main"], ["HEAD:refs/heads/other"], ["--all"], ["--mirror"],
+                                     ["refs/tags/light"], ["refs/tags/annotated"], ["HEAD:main", "--force"],
+                                     ["--tags"]])
+def test_pre_push_judges_the_objects_pushed_whatever_the_refspec(tmp_path, refspec):
+    """Input 4: `git push NEW HEAD` and every sibling refspec sends the same unverified commit;
+    the hook judges the object ids git hands it, so each is refused in refuse mode."""
+    repo, _remote = gated(tmp_path)
+    new = tmp_path / "new.git"
+    git(tmp_path, "init", "-q", "--bare", str(new))
+    git(repo, "remote", "add", "new", str(new))
+    bad = _unverified(repo)
+    git(repo, "tag", "light")
+    git(repo, "tag", "-a", "-m", "t", "annotated")
+    proc = run(repo, "push", "new", *refspec)
+    assert proc.returncode != 0, proc
+    assert f"  {bad[:12]}: no checkpoint has this tree" in proc.stderr
+    assert "error: push refused: " in proc.stderr
+    assert git(new, "for-each-ref") == b""
+
+
+def test_pre_push_passes_deletes_checkpoint_refs_and_verified_commits(tmp_path):
+    """Input 4: deletions, `git ckpt push` (refs/ckpt, refs/notes) and verified commits pass."""
+    repo, remote = gated(tmp_path)
+    assert run(repo, "push", "origin", ":feat").returncode == 0  # a delete sends no commit
+    (repo / "v").write_text("v\n")
+    save_verify(repo)
+    git(repo, "add", "v")
+    assert run(repo, "commit", "-m", "verified").returncode == 0
+    proc = run(repo, "push", "origin", "HEAD:refs/heads/verified")
+    assert proc.returncode == 0 and "not verified" not in proc.stderr, proc
+    ckpt(repo, "push", "origin")
+    assert git(remote, "for-each-ref", "--format=%(refname)", "refs/ckpt/default/promoted") != b""
+
+
+def test_pre_push_on_a_new_remote_counts_and_exempts_history_before_the_gate(tmp_path):
+    """Input 5: a 300-commit history pushed to a new remote: history before `hooks install`
+    (ckpt.gate.since) is exempt; what is new is a count and the first five, not a line each."""
+    repo = init_repo(tmp_path / "repo")
+    write_config(repo, verifier("ok", ["true"]) + '[gate]\npre_push = "refuse"\n')
+    stream = ["reset refs/heads/main", f"from {rev(repo, 'HEAD')}"]
+    for i in range(300):
+        data = f"{i}\n"
+        stream += [f"commit refs/heads/main", f"committer T <t@e> {1700000000 + i} +0000", "data 2", "c" + str(i % 10),
+                   f"M 100644 inline n{i}", f"data {len(data)}", data.rstrip("\n")]
+    git(repo, "fast-import", "--quiet", input=("\n".join(stream) + "\n").encode())
+    git(repo, "reset", "-q", "--hard", "main")
+    assert int(git(repo, "rev-list", "--count", "HEAD")) == 302
+    ckpt(repo, "hooks", "install")
+    assert git(repo, "config", "ckpt.gate.since").decode().strip() == rev(repo, "HEAD")
+    new = tmp_path / "new.git"
+    git(tmp_path, "init", "-q", "--bare", str(new))
+    git(repo, "remote", "add", "new", str(new))
+    proc = run(repo, "push", "new", "main")
+    assert proc.returncode == 0 and proc.stderr.count("\n") <= 3, proc
+    new_commits = [_unverified(repo, f"u{i}") for i in range(7)]
+    proc = run(repo, "push", "new", "HEAD")
+    assert proc.returncode != 0
+    lines = [ln for ln in proc.stderr.splitlines() if not ln.startswith(("To ", " ! ", "error: failed to push"))]
+    assert lines == [
+        "warning: 7 of 7 pushed commit(s) are not verified checkpoints:",
+        *[f"  {c[:12]}: no checkpoint has this tree" for c in reversed(new_commits[2:])],
+        "  ... and 2 more",
+        "error: push refused: 7 commit(s) are not verified checkpoints ([gate] pre_push = \"refuse\")",
+        "hint: git ckpt verify-commit REV explains each; verify the content with git ckpt save && git ckpt verify",
+    ]
+    # without the exemption every commit of history is judged, still as a count
+    git(repo, "config", "--unset", "ckpt.gate.since")
+    git(tmp_path, "init", "-q", "--bare", str(tmp_path / "fresh.git"))
+    git(repo, "remote", "add", "fresh", str(tmp_path / "fresh.git"))
+    proc = run(repo, "push", "fresh", "HEAD")
+    assert "warning: 309 of 309 pushed commit(s) are not verified checkpoints:" in proc.stderr
+    assert proc.stderr.count("no checkpoint has this tree") == 5
+    # install --since names the exemption point; an unknown one is refused
+    ckpt(repo, "hooks", "install", "--since", new_commits[-1])
+    assert run(repo, "push", "new", "HEAD").returncode == 0
+    assert "unknown revision 'nope'" in ckpt(repo, "hooks", "install", "--since", "nope", rc=4).err
+    git(repo, "config", "ckpt.gate.since", "0" * 40)
+    _unverified(repo, "after")
+    proc = run(repo, "push", "new", "HEAD")
+    assert proc.returncode != 0 and "error: ckpt.gate.since names '" + "0" * 40 + "', which is not a commit here" in proc.stderr
