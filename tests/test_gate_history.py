@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ckpt, git, init_repo
+from conftest import Result, ckpt, git, init_repo
 from test_verify import events, rev, verifier, write_config
 
 from git_ckpt.hooks import HOOKS
@@ -24,6 +24,13 @@ TRAILER_KEY = "Ckpt-Verified"
 def run(repo: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """A real `git ARGS` (hooks fire); never asserts."""
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=dict(os.environ, **(env or {})))
+
+
+def via_git(repo: Path, *args: str) -> Result:
+    """`git ARGS` (e.g. `-c K=V ckpt verify`) as a :class:`Result`; never a traceback."""
+    res = Result(subprocess.run(["git", *args], cwd=repo, capture_output=True))
+    assert "Traceback" not in res.err, res
+    return res
 
 
 def trailers(repo: Path, what: str = "HEAD") -> list[str]:
@@ -551,3 +558,137 @@ def test_pre_push_on_a_new_remote_counts_and_exempts_history_before_the_gate(tmp
     _unverified(repo, "after")
     proc = run(repo, "push", "new", "HEAD")
     assert proc.returncode != 0 and "error: ckpt.gate.since names '" + "0" * 40 + "', which is not a commit here" in proc.stderr
+
+
+# ------------------------------------------------------------------------------ input 6: loosening through git config
+
+
+@pytest.mark.parametrize("loosen", [
+    ("config", "ckpt.verifier.tests.command", "true"),
+    ("config", "ckpt.verifier.tests.required", "false"),
+    ("config", "ckpt.verifier.tests.timeout", "99999"),
+    ("-c", "ckpt.verifier.tests.command", "true"),
+    ("-c", "ckpt.verifier.tests.required", "false"),
+])
+def test_git_config_never_loosens_a_trusted_verifier(tmp_path, loosen):
+    """Input 6: git config (or git -c) redefining a verifier .ckpt.toml defines is ignored and
+    named: the trusted command still runs and still fails, nothing is promoted, the commit is
+    refused and verify-commit says not verified; trust --show names the ignored setting."""
+    how, key, value = loosen
+    repo = init_repo(tmp_path / "repo")
+    write_config(repo, verifier("tests", ["grep", "-q", "good", "a.txt"]))
+    ckpt(repo, "hooks", "install")
+    (repo / "a.txt").write_text("bad\n")
+    if how == "config":
+        git(repo, "config", key, value)
+        prefix: list[str] = []
+    else:
+        prefix = ["-c", f"{key}={value}"]
+    ckpt(repo, "save")
+    res = via_git(repo, *prefix, "ckpt", "verify")
+    assert res.rc == 1, res
+    assert "verifier: tests ...... failed (exit 1, " in res.out
+    assert f"warning: git config {key} is ignored: .ckpt.toml defines that verifier" in res.err or how == "-c"
+    assert "promoted default/" not in res.out
+    assert git(repo, "rev-parse", "-q", "--verify", "refs/ckpt/default/promoted", check=False) == b""
+    show = via_git(repo, *prefix, "ckpt", "trust", "--show")
+    assert "  tests: grep -q good a.txt" in show.out and "required, timeout 600 s, from .ckpt.toml" in show.out
+    if how == "config":
+        assert f"ignored: git config {key} (git config may add verifiers, never loosen one .ckpt.toml defines)" in show.out
+    assert via_git(repo, *prefix, "ckpt", "promote", "@").rc == 1
+    git(repo, "add", "a.txt")
+    refused_by_gate(run(repo, *prefix, "commit", "-m", "loosened"))
+    git(repo, "commit", "-q", "--no-verify", "-m", "loosened")
+    res = via_git(repo, *prefix, "ckpt", "verify-commit", "HEAD")
+    assert res.rc == 1 and "not verified" in res.out
+
+
+def test_git_config_may_add_verifiers_and_tighten(repo):
+    """Input 6, the other side: git config adds a verifier (it runs and blocks promotion when it
+    fails) and may make a .ckpt.toml verifier required."""
+    write_config(repo, verifier("tests", ["true"]) + verifier("lint", ["false"], required=False))
+    ckpt(repo, "save")
+    git(repo, "config", "ckpt.verifier.extra.command", "false")
+    res = ckpt(repo, "verify", rc=1)
+    assert "verifier: extra ...... failed" in res.out and "promoted default/" not in res.out
+    git(repo, "config", "--unset", "ckpt.verifier.extra.command")
+    git(repo, "config", "ckpt.verifier.lint.required", "true")
+    res = ckpt(repo, "verify", rc=1)
+    assert "verifier: lint ...... failed (exit 1, " in res.out and "not required" not in res.out
+    git(repo, "config", "--unset", "ckpt.verifier.lint.required")
+    assert ckpt(repo, "verify").out.endswith("promoted default/1\n")
+
+
+# ------------------------------------------------------------------------------ input 8: another task's checkpoint
+
+
+def test_a_tree_promoted_by_another_task_passes_and_is_named(tmp_path):
+    """Input 8: after switching task, committing a tree another task of this repository promoted
+    is allowed, and the trailer names that checkpoint; other trees are still refused."""
+    repo, _remote = gated(tmp_path)
+    (repo / "a.txt").write_text("a\n")
+    ckpt(repo, "task", "start", "first")
+    save_verify(repo)
+    ckpt(repo, "task", "start", "second")
+    git(repo, "add", "a.txt")
+    proc = run(repo, "commit", "-m", "first's work")
+    assert proc.returncode == 0, proc
+    assert "git ckpt gate: commit matches the promoted checkpoint first/1; verifiers passed" in proc.stderr
+    assert trailers(repo) == ["first/1"]
+    (repo / "b.txt").write_text("b\n")
+    git(repo, "add", "b.txt")
+    proc = run(repo, "commit", "-m", "unverified")
+    refused_by_gate(proc)
+    assert "task second has no promoted checkpoint" in proc.stderr
+    # a task whose promoted checkpoint lost its passing result does not count
+    ckpt(repo, "task", "start", "third")
+    ckpt(repo, "save")
+    ckpt(repo, "promote", "@", "--force")
+    git(repo, "config", "ckpt.verifier.strict.command", "false")
+    ckpt(repo, "task", "start", "second")
+    refused_by_gate(run(repo, "commit", "-m", "forced elsewhere"))
+
+
+def test_a_fetched_promoted_checkpoint_does_not_pass_the_gate(tmp_path):
+    """Input 8, the limit: only this repository's own tasks count, never a teammate's promoted
+    checkpoint fetched from a remote."""
+    repo, remote = gated(tmp_path)
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(remote), str(other))
+    ckpt(other, "trust")
+    (other / "t.txt").write_text("t\n")
+    ckpt(other, "task", "start", "theirs")
+    save_verify(other)
+    ckpt(other, "push", "origin")
+    ckpt(repo, "fetch", "origin")
+    git(repo, "pull", "-q", "--ff-only", "origin", "main")
+    (repo / "t.txt").write_text("t\n")
+    git(repo, "add", "t.txt")
+    refused_by_gate(run(repo, "commit", "-m", "theirs"))
+
+
+# ------------------------------------------------------------------------------ verify-commit RANGE
+
+
+def test_verify_commit_checks_every_commit_of_a_range(tmp_path):
+    repo, _remote = gated(tmp_path)
+    base = rev(repo, "HEAD")
+    good = []
+    for name in ("g1", "g2"):
+        (repo / name).write_text(name + "\n")
+        save_verify(repo)
+        git(repo, "add", name)
+        assert run(repo, "commit", "-m", name).returncode == 0
+        good.append(rev(repo, "HEAD"))
+    res = ckpt(repo, "verify-commit", f"{base}..HEAD")
+    assert res.out.splitlines() == [f"{good[1][:12]}: verified: tree of checkpoint default/2 (promoted)",
+                                    f"{good[0][:12]}: verified: tree of checkpoint default/1",
+                                    "2 of 2 commit(s) verified"]
+    bad = _unverified(repo)
+    for args in ([f"{base}..HEAD"], [f"^{base}", "HEAD"], [f"{base}...HEAD"], ["HEAD^!"]):
+        res = ckpt(repo, "verify-commit", *args, rc=1)
+        assert f"{bad[:12]}: not verified: no checkpoint has this tree" in res.out, args
+    data = ckpt(repo, "verify-commit", "--json", f"{base}..HEAD", rc=1).json()["result"]
+    assert [d["verified"] for d in data] == [False, True, True] and data[0]["commit"] == bad
+    assert ckpt(repo, "verify-commit", "HEAD..HEAD").out == "0 of 0 commit(s) verified\n"
+    assert "unknown revision or range 'nope..HEAD'" in ckpt(repo, "verify-commit", "nope..HEAD", rc=4).err
