@@ -8,10 +8,13 @@ of the issue have their own tests below it.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import Result, ckpt, git, init_repo
 from test_verify import events, rev, verifier, write_config
@@ -692,3 +695,39 @@ def test_verify_commit_checks_every_commit_of_a_range(tmp_path):
     assert [d["verified"] for d in data] == [False, True, True] and data[0]["commit"] == bad
     assert ckpt(repo, "verify-commit", "HEAD..HEAD").out == "0 of 0 commit(s) verified\n"
     assert "unknown revision or range 'nope..HEAD'" in ckpt(repo, "verify-commit", "nope..HEAD", rc=4).err
+
+
+# ------------------------------------------------------------------------------ the trailer remover, as a family
+
+
+def _shell_remover() -> str:
+    """The prepare-commit-msg hook's own ckpt_set_trailer function, as shell text."""
+    text = (Path(__file__).parent.parent / "hooks" / "prepare-commit-msg").read_text()
+    start = text.index("ckpt_set_trailer() {")
+    return text[start:text.index("\n}\n", start) + 3]
+
+
+KEYS = st.sampled_from(["Ckpt-Verified", "ckpt-verified", "CKPT-VERIFIED", "Ckpt-verified", "Ckpt-Verified ",
+                        "Ckpt-Verified\t", "Ckpt-Verifie", "Ckpt-Verified-By", "XCkpt-Verified", "Signed-off-by"])
+LINES = st.one_of(
+    st.tuples(KEYS, st.sampled_from([": a/1", ":b/2", ":  ", ": x\n  folded", ": y\n\tfolded\n \n"])).map("".join),
+    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0\n"), max_size=20),
+    st.sampled_from(["", "# comment", " indented", "Ckpt-Verified", "body: text"]),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(LINES, min_size=1, max_size=8))
+def test_shell_and_python_removers_agree_and_leave_no_trailer(tmp_path, lines):
+    """Input 2 as a family: for any message, the hook's shell code and gate.strip_trailers give
+    the same bytes, and git's own trailer parser finds no Ckpt-Verified trailer in either."""
+    from git_ckpt.gate import strip_trailers
+
+    text = ("subject\n\n" + "\n".join(lines) + "\n").encode()
+    msg = tmp_path / "msg"
+    msg.write_bytes(text)
+    proc = subprocess.run(["sh", "-c", _shell_remover() + 'ckpt_set_trailer "$1" ""', "sh", str(msg)], capture_output=True)
+    assert proc.returncode == 0, proc
+    assert msg.read_bytes() == strip_trailers(text)
+    parsed = subprocess.run(["git", "interpret-trailers", "--parse", str(msg)], capture_output=True, check=True).stdout
+    assert not any(re.match(rb"(?i)ckpt-verified\s*:", ln) for ln in parsed.splitlines()), parsed
