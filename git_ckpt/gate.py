@@ -18,9 +18,10 @@ import re
 import shutil
 from dataclasses import dataclass, field
 
-from . import ledger, store
+from . import config, ledger, store, trust
 from .config import Config
 from .errors import CkptError, NotFoundError
+from .evidence import requirement, was_forced
 from .gitcore import Repo, change_status
 from .model import path_display
 
@@ -89,9 +90,6 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
     another of this repository's tasks (:func:`promoted_elsewhere`; ``promoted`` names it).  An
     untrusted ``.ckpt.toml`` (:mod:`git_ckpt.trust`) refuses first, with ``untrusted`` set: its
     required verifiers may have been loosened or deleted, so they cannot judge anything."""
-    from . import trust
-    from .promote import requirement, was_forced
-
     res = GateResult(False, True, task, tree)
     st = trust.state(repo, cfg)
     if not st.ok:
@@ -144,8 +142,6 @@ def promoted_elsewhere(repo: Repo, cfg: Config, tree: str, task: str) -> str | N
     T/promoted``, never a fetched one) whose tree is ``tree`` and whose required verifiers
     passed by this repository's own results; tasks in name order; None when there is none.  So
     switching task does not block committing a tree another task verified."""
-    from .promote import requirement
-
     suffix = "/promoted"
     for name, oid in sorted(repo.refs_under(store.PREFIX).items()):
         if not name.endswith(suffix) or name == store.promoted_ref(task):
@@ -166,8 +162,6 @@ def gate(repo: Repo, cfg: Config | None = None, *, index_file: str | None = None
     """The pre-commit decision for the index in ``index_file`` (the CLI passes
     ``$GIT_INDEX_FILE``; None: the real index).  Disabled gates allow everything.  A refusal is
     logged as a ``gate-refused`` event when ``record``."""
-    from . import config
-
     task = task or store.current_task(repo)
     if not enabled(repo):
         return GateResult(True, False, task)
@@ -281,8 +275,6 @@ class Judge:
     verifiers judge (never verified while it is untrusted)."""
 
     def __init__(self, repo: Repo, cfg: Config) -> None:
-        from . import trust
-
         self.repo, self.cfg = repo, cfg
         self.trust = trust.state(repo, cfg)
         self._by_tree: dict[str, list[tuple[str, str]]] | None = None
@@ -307,9 +299,6 @@ class Judge:
 
     def commit(self, rev: str, commit: str, tree: str) -> CommitVerdict:
         """The verdict for ``commit`` (named ``rev`` in the answer), whose tree is ``tree``."""
-        from . import trust
-        from .promote import requirement
-
         cached = self._cache.get(tree)
         if cached is not None:
             return CommitVerdict(rev, commit, tree, cached.verified, cached.checkpoint, cached.promoted,
