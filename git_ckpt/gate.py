@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from . import config, ledger, store, trust
 from .config import Config
 from .errors import CkptError, NotFoundError
-from .evidence import requirement, was_forced
+from .evidence import IN_PLACE, requirement, was_forced
 from .gitcore import Repo, change_status
 from .model import path_display
 
@@ -130,8 +130,9 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
         name, status = next(iter(req.missing.items()))
         forced = " (it was promoted with --force)" if was_forced(repo, task, cp.commit) else ""
         fetched = " (only a fetched result says passed: not evidence here)" if name in req.foreign else ""
+        fetched += IN_PLACE if name in req.in_place else ""
         res.reason = f"required verifier {name} has {'no result' if status == 'no result' else 'status ' + status} on the promoted checkpoint {cp.id}{forced}{fetched}"
-        res.fix = f"git ckpt verify {cp.id}"
+        res.fix = f"git ckpt verify {cp.id}" + (" --isolated" if name in req.in_place else "")
         return res
     res.allowed = True
     return res
@@ -241,6 +242,7 @@ class CommitVerdict:
     reason: str = ""
     failing: dict[str, str] = field(default_factory=dict)
     foreign: list[str] = field(default_factory=list)
+    in_place: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """JSON-ready data."""
@@ -302,7 +304,7 @@ class Judge:
         cached = self._cache.get(tree)
         if cached is not None:
             return CommitVerdict(rev, commit, tree, cached.verified, cached.checkpoint, cached.promoted,
-                                 cached.reason, dict(cached.failing), list(cached.foreign))
+                                 cached.reason, dict(cached.failing), list(cached.foreign), list(cached.in_place))
         verdict = CommitVerdict(rev, commit, tree, False)
         if not self.trust.ok:
             verdict.reason = f"{trust.untrusted_reason(self.trust)}, so its required verifiers cannot be judged"
@@ -323,10 +325,12 @@ class Judge:
                 verdict.checkpoint = name
                 verdict.failing = dict(req.missing)
                 verdict.foreign = list(req.foreign)
+                verdict.in_place = list(req.in_place)
         if not verdict.verified:
             if verdict.checkpoint:
                 n, status = next(iter(verdict.failing.items()))
                 fetched = " (only a fetched result says passed: not evidence here)" if n in verdict.foreign else ""
+                fetched += IN_PLACE if n in verdict.in_place else ""
                 verdict.reason = f"checkpoint {verdict.checkpoint} has this tree, but required verifier {n} has {'no result' if status == 'no result' else 'status ' + status}{fetched}"
             else:
                 verdict.reason = "no checkpoint has this tree"

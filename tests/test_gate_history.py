@@ -731,3 +731,65 @@ def test_shell_and_python_removers_agree_and_leave_no_trailer(tmp_path, lines):
     assert msg.read_bytes() == strip_trailers(text)
     parsed = subprocess.run(["git", "interpret-trailers", "--parse", str(msg)], capture_output=True, check=True).stdout
     assert not any(re.match(rb"(?i)ckpt-verified\s*:", ln) for ln in parsed.splitlines()), parsed
+
+
+# ------------------------------------------------------------------------------ input 7: [gate] isolated
+
+
+def _make_repo(tmp_path: Path, isolated: bool) -> Path:
+    """`make test` as the verifier; the tracked Makefile's test fails; an ignored GNUmakefile
+    (which make prefers) passes."""
+    repo = init_repo(tmp_path / "repo")
+    (repo / "Makefile").write_text("test:\n\t@false\n")
+    extra = '[gate]\nisolated = true\n' if isolated else ""
+    write_config(repo, verifier("tests", ["make", "-s", "test"]) + extra)
+    with open(repo / ".gitignore", "a") as fh:
+        fh.write("GNUmakefile\n")
+    git(repo, "add", ".gitignore", "Makefile")
+    git(repo, "commit", "-q", "-m", "make")
+    (repo / "GNUmakefile").write_text("test:\n\t@true\n")
+    ckpt(repo, "hooks", "install")
+    return repo
+
+
+def test_ignored_files_decide_an_in_place_verify_unless_isolated(tmp_path):
+    """Input 7: the ignored GNUmakefile makes the in-place run pass while an isolated run of the
+    same checkpoint fails; with [gate] isolated = true verify runs isolated, and an in-place
+    pass (recorded before the setting) counts for neither promote, the gate nor verify-commit."""
+    plain = _make_repo(tmp_path / "plain", isolated=False)
+    ckpt(plain, "save")
+    assert ckpt(plain, "verify").out.endswith("promoted default/1\n")  # what the issue reports
+    assert "verifier: tests ...... failed (exit 2, " in ckpt(plain, "verify", "--isolated", "--rerun", rc=1).out
+
+    repo = _make_repo(tmp_path / "isolated", isolated=True)
+    ckpt(repo, "save")
+    res = ckpt(repo, "verify", rc=1)
+    assert "verifier: tests ...... failed (exit 2, " in res.out and "promoted default/" not in res.out
+    assert events(repo)[-1]["data"]["isolated"] is True
+    # an in-place pass, recorded while the setting was off, does not count once it is on
+    toml = (repo / ".ckpt.toml").read_text()
+    (repo / ".ckpt.toml").write_text(toml.replace("isolated = true", "isolated = false"))
+    ckpt(repo, "trust")
+    ckpt(repo, "save")
+    assert ckpt(repo, "verify").out.endswith("promoted default/2\n")  # in place, setting off
+    (repo / ".ckpt.toml").write_text(toml)
+    ckpt(repo, "trust")
+    git(repo, "config", "ckpt.gate.isolated", "false")  # git config cannot loosen the file's setting
+    ckpt(repo, "save")
+    git(repo, "checkout", "-q", "HEAD", "--", ".ckpt.toml")
+    refused = run(repo, "commit", "--allow-empty", "-m", "x")
+    refused_by_gate(refused)
+    res = ckpt(repo, "promote", "default/2", rc=1)
+    assert ("required verifier tests has no passing result (only a run in place passed:"
+            " [gate] isolated = true counts git ckpt verify --isolated only) on this content") in res.err
+    git(repo, "commit", "-q", "--no-verify", "--allow-empty", "-m", "x")
+    assert "not verified" in ckpt(repo, "verify-commit", "HEAD", rc=1).out
+    # fixing the tracked Makefile and verifying (isolated) promotes; the commit is allowed
+    (repo / "Makefile").write_text("test:\n\t@true\n")
+    os.unlink(repo / "GNUmakefile")
+    git(repo, "add", "Makefile")
+    cid = save_verify(repo)
+    assert events(repo)[-2]["data"]["isolated"] is True
+    proc = run(repo, "commit", "-m", "fixed")
+    assert proc.returncode == 0, proc
+    assert trailers(repo) == [cid]
