@@ -425,6 +425,28 @@ class Repo:
             with contextlib.suppress(FileNotFoundError):
                 Path(str(path) + ".lock").unlink()
 
+    def worktree_roots(self) -> list[Path]:
+        """The root of every worktree of this repository that exists on disk, this one first:
+        the main worktree (none for a bare repository) and each linked one, as ``git worktree
+        list`` names them (a linked worktree whose directory is gone is left out)."""
+        out = [self.workdir]
+        try:
+            main = pygit2.Repository(str(self.common_dir))
+            if not main.is_bare and main.workdir:
+                out.append(Path(main.workdir).resolve())
+            for name in main.list_worktrees():
+                try:
+                    out.append(Path(main.lookup_worktree(name).path).resolve())
+                except (pygit2.GitError, KeyError, ValueError):
+                    continue
+        except pygit2.GitError:
+            pass
+        seen: list[Path] = []
+        for p in out:
+            if p not in seen and p.is_dir():
+                seen.append(p)
+        return seen
+
     # ---------------------------------------------------------------- refs
 
     def read_ref(self, name: str) -> Oid | None:
@@ -733,6 +755,14 @@ class Repo:
             b = None if int(m2, 8) == 0 else TreeEntry(path, int(m2, 8), o2.decode())
             result.append((a, b))
         return result
+
+    def commit_tree_id(self, oid: str) -> str | None:
+        """The tree id of commit ``oid`` (``git rev-parse OID^{tree}``), or None when ``oid``
+        is not a commit of this repository."""
+        try:
+            return str(self._pg[oid].peel(pygit2.Commit).tree_id)
+        except (KeyError, ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
 
     def object_exists(self, oid: str) -> bool:
         """Whether ``oid`` is in the object store."""

@@ -153,10 +153,11 @@ def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int 
     return None
 
 
-def result_ids(repo: Repo, tasks: list[str], want: set[str] | None) -> set[str]:
+def result_ids(repo: Repo, tasks: list[str], want: set[str] | None, *, isolated: bool = False) -> set[str]:
     """Which of the result ids in ``want`` (:func:`git_ckpt.evidence.result_id` of a note line) a
     ``verify`` event in the ledgers of ``tasks`` names (its ``result``); every id named when
-    ``want`` is None.
+    ``want`` is None.  With ``isolated``, only events of ``verify --isolated`` runs count
+    (``[gate] isolated = true``).
 
     This is what makes a note line *evidence*: the ledger is written only by this repository's
     own commands (``fetch`` never writes it), while notes merge every teammate's lines.  Walks
@@ -171,7 +172,7 @@ def result_ids(repo: Repo, tasks: list[str], want: set[str] | None) -> set[str]:
                 ev = msgspec.json.decode(_file(repo, c.tree, "event.json"), type=Event)
             except (CorruptError, msgspec.DecodeError, msgspec.ValidationError):
                 break
-            if ev.type == "verify":
+            if ev.type == "verify" and (not isolated or ev.data.get("isolated") is True):
                 rid = ev.data.get("result")
                 if isinstance(rid, str) and (want is None or rid in want):
                     found.add(rid)
