@@ -793,3 +793,33 @@ def test_ignored_files_decide_an_in_place_verify_unless_isolated(tmp_path):
     proc = run(repo, "commit", "-m", "fixed")
     assert proc.returncode == 0, proc
     assert trailers(repo) == [cid]
+
+
+def test_readme_ci_recipe(tmp_path):
+    """The README's CI recipe, run in a fresh clone: every verified tree passes, a failing one
+    is named, exit 1."""
+    repo, remote = gated(tmp_path)
+    (repo / "ok.txt").write_text("ok\n")
+    git(repo, "add", "ok.txt")
+    git(repo, "commit", "-q", "--no-verify", "-m", "fine")
+    (repo / "bad.txt").write_text("bad\n")
+    git(repo, "add", "bad.txt")
+    git(repo, "commit", "-q", "--no-verify", "-m", "breaks the tests")
+    git(repo, "push", "-q", "--no-verify", "origin", "main:refs/heads/topic")
+    ci = tmp_path / "ci"
+    git(tmp_path, "clone", "-q", "-b", "topic", str(remote), str(ci))
+    (ci / ".ckpt.toml").write_text(verifier("tests", ["sh", "-c", "test ! -e bad.txt"]))
+    git(ci, "commit", "-q", "-am", "the real tests")
+    git(ci, "push", "-q", "origin", "HEAD:refs/heads/topic")  # (hooks are not installed in CI)
+    script = (Path(__file__).parent.parent / "README.md").read_text()
+    script = script[script.index("git ckpt trust                                    # CI"):]
+    script = script[:script.index("```")]
+    proc = subprocess.run(["sh", "-c", script], cwd=ci, capture_output=True, text=True)
+    assert proc.returncode == 1, proc
+    lines = [ln for ln in proc.stdout.splitlines() if "verified" in ln]
+    assert lines == [
+        f"{rev(ci, 'HEAD')[:12]}: not verified: checkpoint default/3 has this tree, but required verifier tests has status failed",
+        f"{rev(ci, 'HEAD~1')[:12]}: not verified: checkpoint default/2 has this tree, but required verifier tests has status failed",
+        f"{rev(ci, 'HEAD~2')[:12]}: verified: tree of checkpoint default/1 (promoted)",
+        "1 of 3 commit(s) verified",
+    ]
