@@ -252,8 +252,8 @@ def _bases(repo: Repo, cands: list[Candidate]) -> set[str]:
     out = set()
     for c in cands:
         try:
-            parents = repo.pg[c.commit].parent_ids
-        except (KeyError, ValueError):
+            parents = repo.read_commit(c.commit).parents
+        except CkptError:
             continue
         if len(parents) == 3:
             out.add(str(parents[0]))

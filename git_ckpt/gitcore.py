@@ -84,17 +84,68 @@ def fault(step: str) -> None:
 
 T = TypeVar("T")
 
+_HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_BAD_REF = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|/\.|\.lock(?:/|$)|[./]$")
+
+
+class Oid(str):
+    """A full object id: 40 lowercase hex digits (SHA-1) or 64 (SHA-256), checked when made.
+
+    A ``str``, so it prints, compares and serialises as the hex git shows; :class:`ValueError`
+    for anything else.  Mirrors git-revise's ``Oid``."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: object) -> "Oid":
+        if type(value) is Oid:
+            return value
+        text = str(value)
+        if not _HEX.fullmatch(text):
+            raise ValueError(f"not an object id: {text[:80]!r}")
+        return super().__new__(cls, text)
+
+
+class RefName(str):
+    """A full ref name: ``HEAD`` or ``refs/...`` as ``git check-ref-format`` accepts it (no
+    ``..``, control characters, spaces, ``~^:?*[\\``, ``@{``, empty or dot-led components, no
+    ``.lock`` component end, no trailing ``/`` or ``.``); :class:`ValueError` otherwise."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: object) -> "RefName":
+        if type(value) is RefName:
+            return value
+        text = str(value)
+        if text != "HEAD" and (not text.startswith("refs/") or _BAD_REF.search(text)):
+            raise ValueError(f"not a ref name: {text[:80]!r}")
+        return super().__new__(cls, text)
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """A commit as read: its ``id``, its ``tree`` and its ``parents`` in order."""
+
+    id: Oid
+    tree: Oid
+    parents: tuple[Oid, ...]
+
 #: How many times :meth:`Repo.swap` rebuilds after losing a race before giving up.
 SWAP_ATTEMPTS = 200
 
 
 @dataclass(frozen=True)
 class TreeEntry:
-    """One entry of a recursive tree listing or diff side: ``path`` as bytes, octal ``mode``, ``oid`` hex."""
+    """One entry of a tree listing or diff side: ``path`` as bytes (relative to the tree
+    listed), octal ``mode`` (``0o100644``, ``0o40000``, …), ``oid`` hex."""
 
     path: bytes
     mode: int
     oid: str
+
+    @property
+    def is_tree(self) -> bool:
+        """Whether the entry is a subtree (mode ``040000``)."""
+        return self.mode == 0o40000
 
 
 def change_status(old: TreeEntry | None, new: TreeEntry | None) -> str:
@@ -106,12 +157,14 @@ class Repo:
     """An open, non-bare repository with a worktree.
 
     Attributes: ``workdir`` (Path, the worktree root), ``git_dir`` (Path, this worktree's
-    ``$GIT_DIR``), ``common_dir`` (Path, where refs and objects live), ``pg`` (the pygit2
-    Repository).  Construct with :meth:`discover`.
+    ``$GIT_DIR``), ``common_dir`` (Path, where refs and objects live).  The pygit2 Repository
+    is private: every object, ref and config read and write is a method here, so that this
+    class is the only holder of pygit2 objects (and a second ref backend fits behind it).
+    Construct with :meth:`discover`.
     """
 
     def __init__(self, pg: pygit2.Repository) -> None:
-        self.pg = pg
+        self._pg = pg
         if pg.is_bare or pg.workdir is None:
             raise RepoError(
                 "this is a bare repository; git ckpt checkpoints a working tree",
@@ -235,7 +288,7 @@ class Repo:
 
     def head(self) -> tuple[str | None, str | None]:
         """Return ``(commit id or None if unborn, branch ref name or None if detached)``."""
-        pg = self.pg
+        pg = self._pg
         branch: str | None = None
         try:
             ref = pg.references.get("HEAD")
@@ -257,7 +310,7 @@ class Repo:
             proc = self.git("config", "--get", key, check=False)
             return proc.stdout.decode("utf-8", "replace").rstrip("\n") if proc.returncode == 0 else None
         try:
-            return str(self.pg.config[key])
+            return str(self._pg.config[key])
         except (KeyError, ValueError, pygit2.GitError):
             return None
 
@@ -282,7 +335,7 @@ class Repo:
                     out.append((name.decode("utf-8", "surrogateescape"), value.decode("utf-8", "surrogateescape")))
             return out
         try:
-            return [(e.name, e.value or "") for e in self.pg.config if e.name.startswith(prefix)]
+            return [(e.name, e.value or "") for e in self._pg.config if e.name.startswith(prefix)]
         except pygit2.GitError as exc:
             raise ConfigError(f"cannot read git config: {exc}") from None
 
@@ -295,7 +348,7 @@ class Repo:
         """Whether git ignores worktree-relative ``rel`` (``git check-ignore``); names that are
         not UTF-8 are asked of the git binary, the rest of libgit2."""
         try:
-            return bool(self.pg.path_is_ignored(rel))
+            return bool(self._pg.path_is_ignored(rel))
         except UnicodeEncodeError:
             return self.git("check-ignore", "-q", "--no-index", "--", rel, check=False).returncode == 0
 
@@ -396,29 +449,30 @@ class Repo:
 
     # ---------------------------------------------------------------- refs
 
-    def read_ref(self, name: str) -> str | None:
-        """The object id a direct ref points at, or None when absent."""
+    def read_ref(self, name: str) -> Oid | None:
+        """The object id a ref points at (a symbolic ref resolved), or None when absent or not
+        a valid ref name (``git rev-parse -q --verify NAME``)."""
         try:
-            ref = self.pg.references.get(name)
+            ref = self._pg.references.get(name)
         except (pygit2.GitError, ValueError):
             return None
         if ref is None:
             return None
         try:
-            return str(ref.resolve().target)
-        except pygit2.GitError:
+            return Oid(ref.resolve().target)
+        except (pygit2.GitError, ValueError):
             return None
 
-    def refs_under(self, prefix: str) -> dict[str, str]:
+    def refs_under(self, prefix: str) -> dict[RefName, Oid]:
         """All refs whose name starts with ``prefix`` (e.g. ``refs/ckpt/T/``), name → object id."""
-        out: dict[str, str] = {}
-        for ref in self.pg.references.iterator():
+        out: dict[RefName, Oid] = {}
+        for ref in self._pg.references.iterator():
             name = ref.name
             if name.startswith(prefix):
                 try:
-                    out[name] = str(ref.target)
-                except pygit2.GitError:
-                    continue
+                    out[RefName(name)] = Oid(ref.target)
+                except (pygit2.GitError, ValueError):
+                    continue  # a symbolic ref (its target is a name), or a name git would refuse
         return out
 
     def update_ref(
@@ -440,6 +494,9 @@ class Repo:
         :class:`RefConflict` and writes nothing.  ``reflog`` makes sure a reflog is kept for the
         ref (libgit2 only appends to existing logs outside ``refs/heads`` and ``refs/notes``).
         """
+        name = RefName(name)
+        if new is not None:
+            new = Oid(new)
         if reflog:
             log = self.common_dir / "logs" / name
             log.parent.mkdir(parents=True, exist_ok=True)
@@ -448,7 +505,7 @@ class Repo:
         delay = 0.005
         while True:
             try:
-                with self.pg.transaction() as txn:
+                with self._pg.transaction() as txn:
                     txn.lock_ref(name)
                     actual = self.read_ref(name)
                     if actual != expected_old:
@@ -539,34 +596,34 @@ class Repo:
 
     # ---------------------------------------------------------------- objects
 
-    def blob(self, data: bytes) -> str:
+    def blob(self, data: bytes) -> Oid:
         """Write ``data`` as a blob and return its id (``git hash-object -w``)."""
         try:
             if len(data) >= 65536:
                 # libgit2 compresses and writes even when the object exists; git only freshens it.
                 oid = pygit2.hash(data)
-                if self.pg.odb.exists(oid):  # (`oid in repo` would read the whole object)
-                    return str(oid)
-            return str(self.pg.create_blob(data))
+                if self._pg.odb.exists(oid):  # (`oid in repo` would read the whole object)
+                    return Oid(oid)
+            return Oid(self._pg.create_blob(data))
         except (pygit2.GitError, OSError) as exc:  # libgit2 I/O errors arrive as OSError
             raise io_or_corrupt(exc, "cannot write an object") from None
 
     def read_blob(self, oid: str) -> bytes:
         """The bytes of blob ``oid``; :class:`CorruptError` if missing or not a blob."""
         try:
-            obj = self.pg[oid]
+            obj = self._pg[oid]
         except (KeyError, ValueError, pygit2.GitError):
             raise CorruptError(f"object {oid} is missing from the object store") from None
         if not isinstance(obj, pygit2.Blob):
             raise CorruptError(f"object {oid} is not a blob")
         return obj.data
 
-    def commit(self, tree: str, parents: list[str], message: str) -> str:
+    def commit(self, tree: str, parents: list[str], message: str) -> Oid:
         """Write a commit (author = committer = the user's identity, now) and return its id."""
         sig = self.signature()
         try:
-            return str(
-                self.pg.create_commit(
+            return Oid(
+                self._pg.create_commit(
                     None, sig, sig, message, pygit2.Oid(hex=tree), [pygit2.Oid(hex=p) for p in parents]
                 )
             )
@@ -576,11 +633,11 @@ class Repo:
     def signature(self) -> pygit2.Signature:
         """The user's identity (``user.name``/``user.email``), or ``git-ckpt <git-ckpt@localhost>``."""
         try:
-            return self.pg.default_signature
+            return self._pg.default_signature
         except (pygit2.GitError, KeyError):
             return pygit2.Signature("git-ckpt", "git-ckpt@localhost")
 
-    def mktree(self, entries: list[tuple[int, str, bytes]]) -> str:
+    def mktree(self, entries: list[tuple[int, str, bytes]]) -> Oid:
         """Build a (nested) tree from ``(mode, oid, path)`` entries, paths as bytes with ``/``.
 
         Goes through a temporary index and ``git write-tree``, so any path bytes work; a flat
@@ -592,9 +649,9 @@ class Repo:
         with self.temp_index(copy_real=False) as idx:
             data = b"".join(b"%o %s\t%s\0" % (mode, oid.encode(), path) for mode, oid, path in entries)
             self.git("update-index", "-z", "--index-info", input=data, index_file=idx)
-            return self.git("write-tree", "--missing-ok", index_file=idx).stdout.decode().strip()
+            return Oid(self.git("write-tree", "--missing-ok", index_file=idx).stdout.decode().strip())
 
-    def _mktree_flat(self, entries: list[tuple[int, str, bytes]]) -> str | None:
+    def _mktree_flat(self, entries: list[tuple[int, str, bytes]]) -> Oid | None:
         """:meth:`mktree` without a subprocess when every entry is a plain top-level UTF-8 name."""
         names = set()
         for mode, _oid, path in entries:
@@ -607,17 +664,17 @@ class Repo:
         if len(names) != len(entries):
             return None
         try:
-            tb = self.pg.TreeBuilder()
+            tb = self._pg.TreeBuilder()
             for mode, oid, path in entries:
                 tb.insert(path.decode("utf-8"), pygit2.Oid(hex=oid), mode)
-            return str(tb.write())
+            return Oid(tb.write())
         except (pygit2.GitError, ValueError):
             return None  # e.g. an entry naming a missing object: git write-tree --missing-ok decides
 
     def paths_in_tree(self, tree: str, paths: list[bytes]) -> set[bytes]:
         """Which of ``paths`` (worktree-relative bytes) name an entry of ``tree``; looked up
         in-process (``git ls-tree TREE -- PATH`` for the rare name that is not UTF-8)."""
-        root = self.pg[tree].peel(pygit2.Tree)
+        root = self._pg[tree].peel(pygit2.Tree)
         found: set[bytes] = set()
         slow: list[bytes] = []
         for p in paths:
@@ -638,7 +695,7 @@ class Repo:
     def entry_mode(self, tree: str, path: bytes) -> int | None:
         """The mode of the entry at ``path`` in ``tree`` (``0o100644``, ``0o40000``, …) or None."""
         try:
-            return self.pg[tree].peel(pygit2.Tree)[path.decode("utf-8")].filemode
+            return self._pg[tree].peel(pygit2.Tree)[path.decode("utf-8")].filemode
         except KeyError:
             return None
         except UnicodeDecodeError:
@@ -649,7 +706,7 @@ class Repo:
         """``git update-index -z --index-info`` input holding the blobs of ``paths`` in ``tree``
         (so a small temporary index replaces ``git read-tree`` of the whole tree), or None when a
         path is not a UTF-8 name of a file or symlink there."""
-        root = self.pg[tree].peel(pygit2.Tree)
+        root = self._pg[tree].peel(pygit2.Tree)
         out = []
         for p in paths:
             try:
@@ -703,15 +760,106 @@ class Repo:
         """The tree id of commit ``oid`` (``git rev-parse OID^{tree}``), or None when ``oid``
         is not a commit of this repository."""
         try:
-            return str(self.pg[oid].peel(pygit2.Commit).tree_id)
+            return str(self._pg[oid].peel(pygit2.Commit).tree_id)
         except (KeyError, ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
             return None
 
     def object_exists(self, oid: str) -> bool:
         """Whether ``oid`` is in the object store."""
         try:
-            return pygit2.Oid(hex=oid) in self.pg.odb
+            return pygit2.Oid(hex=oid) in self._pg.odb
         except (ValueError, pygit2.GitError):
+            return False
+
+    def _object(self, oid: str) -> pygit2.Object | None:
+        try:
+            return self._pg[oid]
+        except (KeyError, ValueError, TypeError, pygit2.GitError):
+            return None
+
+    def object_type(self, oid: str) -> str | None:
+        """``commit``, ``tree``, ``blob`` or ``tag`` for ``oid``; None when it is missing or not
+        an object id (``git cat-file -t``)."""
+        obj = self._object(oid)
+        return None if obj is None else obj.type_str
+
+    def read_commit(self, oid: str) -> CommitInfo:
+        """Commit ``oid``'s tree and parents (``git cat-file commit``); :class:`CorruptError`
+        when it is missing or not a commit."""
+        obj = self._object(oid)
+        if obj is None:
+            raise CorruptError(f"object {oid} is missing from the object store")
+        if not isinstance(obj, pygit2.Commit):
+            raise CorruptError(f"object {oid} is a {obj.type_str}, not a commit")
+        return CommitInfo(Oid(obj.id), Oid(obj.tree_id), tuple(Oid(p) for p in obj.parent_ids))
+
+    def _tree(self, tree_ish: str) -> pygit2.Tree:
+        obj = self._object(tree_ish)
+        if obj is None:
+            raise CorruptError(f"object {tree_ish} is missing from the object store")
+        try:
+            return obj.peel(pygit2.Tree)
+        except (ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
+            raise CorruptError(f"object {tree_ish} is a {obj.type_str}, not a tree or commit") from None
+
+    def tree_of(self, tree_ish: str) -> Oid:
+        """The tree of a commit (a tree is its own), like ``git rev-parse X^{tree}``;
+        :class:`CorruptError` when missing or not a commit or tree."""
+        return Oid(self._tree(tree_ish).id)
+
+    def tree_entry(self, tree_ish: str, path: str) -> TreeEntry | None:
+        """The entry at ``path`` (``/``-separated, UTF-8) in the tree of ``tree_ish``, or None
+        (``git ls-tree TREE -- PATH`` without recursion); :class:`CorruptError` for a missing
+        or non-tree object."""
+        root = self._tree(tree_ish)
+        try:
+            e = root[path]
+        except (KeyError, ValueError):
+            return None
+        return TreeEntry(path.encode("utf-8", "surrogateescape"), e.filemode, Oid(e.id))
+
+    def tree_list(self, tree_ish: str) -> list[TreeEntry]:
+        """The entries of one tree level (``git ls-tree TREE``), names as bytes, in tree order;
+        :class:`CorruptError` for a missing or non-tree object."""
+        return [TreeEntry(e.raw_name, e.filemode, Oid(e.id)) for e in self._tree(tree_ish)]
+
+    def tree_with(self, tree_ish: str | None, path: str, mode: int, oid: str) -> Oid:
+        """A new tree: ``tree_ish``'s tree (None: empty) with the entry at ``path``
+        (``/``-separated, UTF-8; missing subtrees are created) set to ``(mode, oid)``, like
+        ``git update-index --cacheinfo`` + ``git write-tree`` on a copy.  Nothing else
+        changes; :class:`CorruptError` for a missing or non-tree base."""
+        base = self._tree(tree_ish) if tree_ish else None
+        return Oid(self._tree_with(base, path.split("/"), mode, oid))
+
+    def _tree_with(self, base: pygit2.Tree | None, parts: list[str], mode: int, oid: str) -> pygit2.Oid:
+        tb = self._pg.TreeBuilder(base) if base is not None else self._pg.TreeBuilder()
+        if len(parts) == 1:
+            tb.insert(parts[0], pygit2.Oid(hex=oid), mode)
+        else:
+            sub = None
+            if base is not None and parts[0] in base:
+                found = self._object(str(base[parts[0]].id))
+                sub = found if isinstance(found, pygit2.Tree) else None
+            tb.insert(parts[0], self._tree_with(sub, parts[1:], mode, oid), pygit2.enums.FileMode.TREE)
+        try:
+            return tb.write()
+        except (pygit2.GitError, OSError) as exc:
+            raise io_or_corrupt(exc, "cannot write a tree") from None
+
+    def resolve_commit(self, rev: str) -> Oid | None:
+        """The commit ``rev`` names (``git rev-parse --verify REV^{commit}``), or None when it
+        names nothing or something that is not a commit."""
+        try:
+            return Oid(self._pg.revparse_single(rev).peel(pygit2.Commit).id)
+        except (KeyError, ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+
+    def descends(self, commit: str, ancestor: str) -> bool:
+        """Whether ``ancestor`` is a proper ancestor of ``commit`` (``git merge-base
+        --is-ancestor``, minus equality); False when either is missing."""
+        try:
+            return bool(self._pg.descendant_of(commit, ancestor))
+        except (KeyError, ValueError, pygit2.GitError):
             return False
 
 

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
-import pygit2
 
 from . import ledger, overlay, secrets, store
 from . import config
@@ -228,10 +227,7 @@ def _descends(repo: Repo, new: str, old: str) -> bool:
         return True
     if not repo.object_exists(old):
         return False
-    try:
-        return repo.pg.descendant_of(new, old)
-    except (pygit2.GitError, ValueError, KeyError):
-        return False
+    return repo.descends(new, old)
 
 
 # ---------------------------------------------------------------------------- notes merge
@@ -241,7 +237,7 @@ def _note_map(repo: Repo, commit: str | None) -> dict[str, str]:
     """Annotated object id → note blob id of a notes commit (flat or fanned-out tree)."""
     if not commit:
         return {}
-    tree = str(repo.pg[commit].peel(pygit2.Tree).id)
+    tree = repo.tree_of(commit)
     out = {}
     for e in repo.ls_tree(tree):
         name = e.path.replace(b"/", b"")
@@ -276,7 +272,7 @@ def cat_sort_uniq(*notes: bytes) -> bytes:
 
 def _merge_commit(repo: Repo, ours: str, theirs: str, remote: str) -> str:
     a, b = _note_map(repo, ours), _note_map(repo, theirs)
-    tb = repo.pg.TreeBuilder()
+    entries: list[tuple[int, str, bytes]] = []
     for target in sorted(a.keys() | b.keys()):
         x, y = a.get(target), b.get(target)
         if x == y or y is None:
@@ -285,8 +281,8 @@ def _merge_commit(repo: Repo, ours: str, theirs: str, remote: str) -> str:
             blob = y
         else:
             blob = repo.blob(cat_sort_uniq(repo.read_blob(x), repo.read_blob(y)))
-        tb.insert(target, pygit2.Oid(hex=blob), pygit2.enums.FileMode.BLOB)
-    tree = str(tb.write())
+        entries.append((0o100644, blob, target.encode()))
+    tree = repo.mktree(entries)
     return repo.commit(tree, [ours, theirs], f"Notes merged by 'git ckpt' from {remote} (cat_sort_uniq)\n")
 
 
@@ -413,9 +409,14 @@ def _send(repo: Repo, remote: str, sends: list[RefUpdate]):
     leases = [f"--force-with-lease={u.ref}:{u.old or ''}" for u in sends]
     specs = [f"{u.new}:{u.ref}" for u in sends]
     base = ["push", "--porcelain", "--recurse-submodules=no"]
+    from . import progress
+
+    shown = progress.meter(f"push: refs to {remote}", len(sends))  # a line when it took over a second
     proc = repo.git(*base, "--atomic", *leases, remote, *specs, check=False)
     if proc.returncode != 0 and b"does not support --atomic" in proc.stderr:
         proc = repo.git(*base, *leases, remote, *specs, check=False)
+    if proc.returncode == 0:
+        shown.done()
     return proc
 
 

@@ -315,7 +315,7 @@ def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig, *, isolated: bo
         if oid == cp.commit:
             continue
         try:
-            if str(repo.pg[oid].tree_id) != cp.tree:
+            if repo.tree_of(oid) != cp.tree:
                 continue
             ln = latest_results(local_lines(repo, notes.read_lines(repo, oid), [cp.manifest.task], cp.tree, ovl,
                                             isolated=isolated), cp.tree, ovl).get((v.name, dh))
@@ -533,5 +533,7 @@ def describe(o: Outcome) -> str:
         detail = f"reused from {o.reused_from}, " + detail
     if not o.required:
         detail += ", not required"
-    words = {"error": o.message or "error"}.get(o.status, o.status)
+    from .words import result_word
+
+    words = result_word(o.status, o.exit_code)
     return f"verifier: {o.name} ...... {words} ({detail})"

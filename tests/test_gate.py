@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -11,9 +12,10 @@ from test_verify import events, promoted, rev, verifier, write_config
 PY = sys.executable
 
 
-def commit(repo, *args, ok=True):
+def commit(repo, *args, ok=True, env=None):
     """Run a real `git commit ARGS` (hooks fire); assert it succeeded or was refused."""
-    proc = subprocess.run(["git", "commit", "-q", *args], cwd=repo, capture_output=True, text=True)
+    proc = subprocess.run(["git", "commit", "-q", *args], cwd=repo, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
     assert (proc.returncode == 0) == ok, proc
     return proc
 
@@ -89,7 +91,7 @@ def test_commit_a_is_gated_on_the_tree_it_would_commit(repo):
     refused = commit(repo, "-a", "-m", "all", ok=False)
     assert "  M c" in refused.stderr and "in 1 path(s)" in refused.stderr
     # an empty message still aborts the commit: the trailer is not added to an empty message
-    empty = commit(repo, ok=False)  # GIT_EDITOR=true leaves the message empty
+    empty = commit(repo, ok=False, env={"GIT_EDITOR": "true"})  # an editor that leaves the message empty
     assert "Aborting commit due to empty commit message" in empty.stderr
     ok = commit(repo, "-m", "index only")  # the index alone is exactly the promoted tree
     assert git(repo, "show", "HEAD:c") == b"c\n"

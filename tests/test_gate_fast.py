@@ -95,7 +95,7 @@ def test_fast_path_allows_the_promoted_tree_without_python(repo, tmp_path):
     proc = commit(repo, "--no-verify", "-m", "nv", ok=True, env=nopy())
     assert proc.message == f"nv\n\n{TRAILER}default/1\n\n"
     # an empty message still aborts the commit: the trailer is not added to it
-    proc = commit(repo, ok=False, env=nopy())
+    proc = commit(repo, ok=False, env={**nopy(), "GIT_EDITOR": "true"})  # an editor that leaves the message empty
     assert "Aborting commit due to empty commit message" in proc.stderr
     # the file names the task, the checkpoint, the tree
     lines = (repo / ".git" / "ckpt" / "gate-ok").read_text().splitlines()
