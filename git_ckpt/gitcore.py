@@ -352,6 +352,83 @@ class Repo:
         except UnicodeEncodeError:
             return self.git("check-ignore", "-q", "--no-index", "--", rel, check=False).returncode == 0
 
+    def sparse_checkout(self) -> tuple[str, list[bytes]] | None:
+        """The sparse checkout of this worktree, or None when it has none: ``("cone", dirs)``
+        (``git sparse-checkout list``) or ``("patterns", [])`` for non-cone patterns.  Asks the
+        git binary only when ``$GIT_DIR/info/sparse-checkout`` exists (per-worktree config)."""
+        if not (self.git_dir / "info" / "sparse-checkout").is_file():
+            return None
+        out = self.git("config", "--bool", "core.sparseCheckout", check=False).stdout.strip()
+        if out != b"true":
+            return None
+        cone = self.git("config", "--bool", "core.sparseCheckoutCone", check=False).stdout.strip()
+        if cone == b"false":
+            return ("patterns", [])
+        proc = self.git("sparse-checkout", "list", check=False)
+        if proc.returncode != 0:
+            return ("patterns", [])
+        return ("cone", [ln.strip().strip(b'"').rstrip(b"/") for ln in proc.stdout.splitlines() if ln.strip()])
+
+    def outside_sparse_cone(self, tree: str, paths: list[bytes]) -> set[bytes]:
+        """Which of ``paths`` (entries of ``tree``) a sparse checkout of this worktree leaves out
+        of the worktree (git would mark them skip-worktree); empty when it is not sparse.
+
+        Cone mode mirrors ``dir.c``'s cone rule (files at the top, everything below a listed
+        directory, files directly inside its parents); pattern mode asks ``git ls-files -i``
+        with the sparse-checkout file as the pattern list."""
+        sparse = self.sparse_checkout()
+        if sparse is None or not paths:
+            return set()
+        kind, dirs = sparse
+        if kind == "cone":
+            parents = {b"/".join(d.split(b"/")[:i]) for d in dirs for i in range(1, d.count(b"/") + 1)}
+            out = set()
+            for p in paths:
+                parent = p.rpartition(b"/")[0]
+                if parent == b"" or parent in parents or any(p.startswith(d + b"/") for d in dirs):
+                    continue
+                out.add(p)
+            return out
+        with self.temp_index(copy_real=False) as idx:
+            self.git("read-tree", tree, index_file=idx)
+            inside = self.git("ls-files", "-c", "-i", "-z", "--exclude-from=" + str(self.git_dir / "info" / "sparse-checkout"),
+                              index_file=idx).stdout.split(b"\0")
+        return set(paths) - set(inside)
+
+    def ignored_under_tree(self, tree: str, paths: list[bytes]) -> set[bytes]:
+        """Which of ``paths`` git would ignore if the worktree held ``tree``: the ``.gitignore``
+        files of ``tree`` (at every depth) together with ``$GIT_DIR/info/exclude`` and
+        ``core.excludesFile``, as ``git check-ignore --no-index`` judges them.
+
+        The ``.gitignore`` blobs are written into a scratch worktree inside ``$GIT_DIR`` and
+        ``git check-ignore`` runs there, so the real worktree and index are not read."""
+        if not paths:
+            return set()
+        listing = self.git("ls-tree", "-r", "-z", tree).stdout.split(b"\0")
+        rules = []
+        for rec in listing:
+            info, _, path = rec.partition(b"\t")
+            if path == b".gitignore" or path.endswith(b"/.gitignore"):
+                mode, _typ, oid = info.split(b" ")
+                if mode in (b"100644", b"100755"):
+                    rules.append((path, oid.decode()))
+        with tempfile.TemporaryDirectory(prefix="ckpt-rules-", dir=self.git_dir) as scratch:
+            root = os.fsencode(scratch)
+            for path, oid in rules:
+                full = os.path.join(root, path)
+                os.makedirs(os.path.dirname(full), exist_ok=True)
+                with open(full, "wb") as fh:
+                    fh.write(self.read_blob(oid))
+            env = self.git_env()
+            env["GIT_WORK_TREE"] = scratch
+            env["GIT_INDEX_FILE"] = os.path.join(scratch, "no-index")
+            env.pop("GIT_LITERAL_PATHSPECS", None)  # check-ignore takes no pathspec magic; its paths are plain
+            proc = subprocess.run(["git", "check-ignore", "-z", "--stdin", "--no-index"], input=b"".join(p + b"\0" for p in paths),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=scratch, env=env)
+        if proc.returncode not in (0, 1):
+            raise git_failure(("check-ignore",), proc)
+        return {p for p in proc.stdout.split(b"\0") if p}
+
     def index_path(self) -> Path:
         """The real index file of this worktree."""
         return self.git_dir / "index"
@@ -607,6 +684,10 @@ class Repo:
             return Oid(self._pg.create_blob(data))
         except (pygit2.GitError, OSError) as exc:  # libgit2 I/O errors arrive as OSError
             raise io_or_corrupt(exc, "cannot write an object") from None
+
+    def blob_id(self, data: bytes) -> str:
+        """The id ``data`` would have as a blob, nothing written (``git hash-object``)."""
+        return str(pygit2.hash(data))
 
     def read_blob(self, oid: str) -> bytes:
         """The bytes of blob ``oid``; :class:`CorruptError` if missing or not a blob."""
@@ -877,15 +958,19 @@ def git_failure(args: tuple[str | bytes, ...], proc: subprocess.CompletedProcess
     """Turn a failed ``git`` call into the matching :class:`CkptError` with git's first error line."""
     err = proc.stderr.decode("utf-8", "replace").strip()
     lines = [ln for ln in err.splitlines() if ln.strip()]
-    first = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), lines[0] if lines else "")
-    first = first.removeprefix("fatal: ").removeprefix("error: ")
+    start = next((i for i, ln in enumerate(lines) if ln.startswith(("fatal:", "error:"))), 0)
+    # git's whole message from its first error line on (a list of paths may follow it), capped
+    first = " ".join(ln.strip().removeprefix("fatal: ").removeprefix("error: ") for ln in lines[start:start + 20])
+    if len(first) > 2000:
+        first = first[:2000] + " ..."
     cmd = args[0].decode() if isinstance(args[0], bytes) else args[0]
     low = err.lower()
     if "no space left" in low or "read-only file system" in low or "permission denied" in low:
         return IOFailure(f"git {cmd} failed: {first}", "free disk space or fix permissions, then run the command again")
     if "index.lock" in low or ".lock': file exists" in low:
         return BusyError(f"git {cmd} failed: {first}", "another git process holds a lock; wait for it and retry")
-    return CkptError(f"git {cmd} failed (exit {proc.returncode}): {first}")
+    return CkptError(f"git {cmd} failed (exit {proc.returncode}): {first}",
+                     "that is git's own message; fix what it names and run the command again")
 
 
 def io_or_corrupt(exc: BaseException, what: str) -> CkptError:

@@ -324,6 +324,8 @@ def describe(ev: Event) -> str:
         return f"fetched from {d.get('remote')}"
     if t == "handoff":
         return f"handoff receipt given at {d.get('id')}"
+    if t == "drop":
+        return f"dropped {d.get('id')}" + (" (forced)" if d.get("forced") else "")
     if t == "prune":
         return f"pruned {len(d.get('pruned', []))} checkpoints"
     return t

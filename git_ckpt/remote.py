@@ -162,7 +162,7 @@ class SecretsFound(RemoteError):
         super().__init__(
             f"refusing to push to {remote}: {len(findings)} possible secret(s) in what {remote} does not have yet: {shown}; nothing was sent",
             "if these are not secrets, push again with --allow-secrets; otherwise delete the checkpoints holding them "
-            "(git update-ref -d refs/ckpt/T/N) and save again without them",
+            "(git ckpt drop T/N), then git gc --prune=now, and save again without them",
         )
         self.findings = findings
 

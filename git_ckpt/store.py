@@ -275,6 +275,36 @@ def latest(repo: Repo, task: str) -> Checkpoint | None:
 _AT = re.compile(r"@(?:~(\d+))?")
 
 
+def restored_here(repo: Repo, task: str) -> int | None:
+    """The number of the checkpoint this worktree was last restored to, when that restore (or
+    undo, whole) is newer than every save of ``task``: then the worktree matches it and ``@``
+    names it.  None when a save came after, or the ledger cannot say.
+
+    Walks the ledger back to the newest ``save`` event or whole restore/undo of this worktree
+    (at most 500 events); the event is attacker-writable, so its target is trusted only when
+    ``refs/ckpt/T/N`` still points at the commit it names."""
+    from . import ledger
+
+    here = str(repo.git_dir)
+
+    def relevant(ev) -> bool:
+        return ev.type == "save" or (ev.type in ("restore", "undo") and ev.data.get("worktree") == here and not ev.data.get("paths"))
+
+    try:
+        rec = ledger.find_last(repo, task, relevant)
+    except (CorruptError, KeyError, ValueError):
+        return None
+    if rec is None or rec.event.type == "save":
+        return None
+    target, commit = rec.event.data.get("target"), rec.event.data.get("target_commit")
+    if not isinstance(target, str) or not isinstance(commit, str) or not target.startswith(task + "/"):
+        return None
+    num = target[len(task) + 1:]
+    if not num.isdigit() or num.startswith("0") or len(num) > 9:
+        return None
+    return int(num) if repo.read_ref(ckpt_ref(task, int(num))) == commit else None
+
+
 def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
     """Resolve a checkpoint name (DESIGN.md "Commands"): ``T/N``, ``N``, ``@``, ``@~K``,
     ``promoted``, ``T/@``, ``T/promoted``, ``REMOTE:T/N``, or any revision naming a checkpoint
@@ -320,11 +350,16 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
             if not nums:
                 raise NotFoundError(f"task {shown_prefix}{t} has no checkpoints",
                                     f"git ckpt fetch {shown_prefix[:-1]} brings them" if shown_prefix else "git ckpt save makes one")
-            if back >= len(nums):
+            top = len(nums) - 1
+            if prefix == PREFIX:  # after a whole restore, @ is the checkpoint this worktree matches
+                at = restored_here(repo, t)
+                if at is not None and (at, repo.read_ref(ckpt_ref(t, at))) in nums:
+                    top = nums.index((at, repo.read_ref(ckpt_ref(t, at))))
+            if back > top:
                 listing = f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t}"
-                raise NotFoundError(f"{spec}: task {shown_prefix}{t} has only {len(nums)} checkpoint(s)",
-                                    f"@ is the latest, @~{len(nums) - 1} the oldest; {listing} shows them")
-            n, oid = nums[-1 - back]
+                raise NotFoundError(f"{spec}: task {shown_prefix}{t} has only {top + 1} checkpoint(s) up to {t}/{nums[top][0]}",
+                                    f"@ is {t}/{nums[top][0]}, @~{top} the oldest; {listing} shows them")
+            n, oid = nums[top - back]
             return load(repo, oid, id=f"{shown_prefix}{t}/{n}", ref=f"{prefix}{t}/{n}")
     if shown_prefix:
         raise NotFoundError(f"no checkpoint {spec}", "use REMOTE:T/N, e.g. origin:fix-auth/3")

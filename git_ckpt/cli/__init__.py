@@ -227,9 +227,15 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def open_repo():
     """Open the repository of the current directory (``$GIT_DIR`` honoured)."""
+    from ..errors import RepoError
     from ..gitcore import Repo
 
-    repo = Repo.discover(os.getcwd(), os.environ.get("GIT_DIR"), os.environ.get("GIT_WORK_TREE"))
+    try:
+        cwd = os.getcwd()
+    except FileNotFoundError:  # the shell sits in a directory something removed
+        raise RepoError("the current directory no longer exists (something removed it)",
+                        "cd to the worktree again (e.g. cd \"$PWD\" or its root) and run the command again; nothing was changed") from None
+    repo = Repo.discover(cwd, os.environ.get("GIT_DIR"), os.environ.get("GIT_WORK_TREE"))
     repo.on_wait = lambda holder: warn(f"waiting: {holder}")
     return repo
 
