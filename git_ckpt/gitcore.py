@@ -731,6 +731,24 @@ class Repo:
             result.append((a, b))
         return result
 
+    def first_parent_chain(self, commit: str, limit: int | None = None) -> list[str]:
+        """``commit`` and its first-parent ancestors, newest first, at most ``limit`` of them
+        (``git rev-list --first-parent [-n LIMIT] COMMIT``); reads commits only, never their
+        trees.  A short walk is done in-process, a whole one by git."""
+        if limit is not None and limit <= 64:
+            out: list[str] = []
+            oid: str | None = commit
+            while oid and len(out) < limit:
+                out.append(oid)
+                try:
+                    parents = self.pg[oid].parent_ids
+                except (KeyError, ValueError, pygit2.GitError):
+                    break
+                oid = str(parents[0]) if parents else None
+            return out
+        args = ["rev-list", "--first-parent"] + ([f"--max-count={limit}"] if limit is not None else []) + [commit, "--"]
+        return self.git(*args).stdout.decode().split()
+
     def object_exists(self, oid: str) -> bool:
         """Whether ``oid`` is in the object store."""
         try:
