@@ -14,6 +14,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import random
 import re
 import shutil
 import signal
@@ -22,11 +23,11 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, TypeVar
 
 import pygit2
 
-from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, RepoError
+from .errors import BusyError, CkptError, ConfigError, CorruptError, IOFailure, NotFoundError, RepoError
 
 ZERO_OID = "0" * 40
 EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
@@ -70,18 +71,82 @@ class RefConflict(BusyError):
 
 
 def fault(step: str) -> None:
-    """Test-only crash injection: SIGKILL this process when ``$GIT_CKPT_FAULT`` names ``step``."""
+    """Test-only fault injection at ``step`` when ``$GIT_CKPT_FAULT`` names it: SIGKILL this
+    process, or, when ``$GIT_CKPT_FAULT_RUN`` holds a shell command, run that command and go on
+    (a concurrent writer acting at exactly this point, e.g. ``git update-ref`` between our read
+    of a ref and our compare-and-swap)."""
     if os.environ.get("GIT_CKPT_FAULT") == step:
+        command = os.environ.get("GIT_CKPT_FAULT_RUN")
+        if command:
+            subprocess.run(["/bin/sh", "-c", command], check=False)
+            return
         os.kill(os.getpid(), 9)
+
+
+T = TypeVar("T")
+
+_HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_BAD_REF = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|/\.|\.lock(?:/|$)|[./]$")
+
+
+class Oid(str):
+    """A full object id: 40 lowercase hex digits (SHA-1) or 64 (SHA-256), checked when made.
+
+    A ``str``, so it prints, compares and serialises as the hex git shows; :class:`ValueError`
+    for anything else.  Mirrors git-revise's ``Oid``."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: object) -> "Oid":
+        if type(value) is Oid:
+            return value
+        text = str(value)
+        if not _HEX.fullmatch(text):
+            raise ValueError(f"not an object id: {text[:80]!r}")
+        return super().__new__(cls, text)
+
+
+class RefName(str):
+    """A full ref name: ``HEAD`` or ``refs/...`` as ``git check-ref-format`` accepts it (no
+    ``..``, control characters, spaces, ``~^:?*[\\``, ``@{``, empty or dot-led components, no
+    ``.lock`` component end, no trailing ``/`` or ``.``); :class:`ValueError` otherwise."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: object) -> "RefName":
+        if type(value) is RefName:
+            return value
+        text = str(value)
+        if text != "HEAD" and (not text.startswith("refs/") or _BAD_REF.search(text)):
+            raise ValueError(f"not a ref name: {text[:80]!r}")
+        return super().__new__(cls, text)
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """A commit as read: its ``id``, its ``tree`` and its ``parents`` in order."""
+
+    id: Oid
+    tree: Oid
+    parents: tuple[Oid, ...]
+
+#: How many times :meth:`Repo.swap` rebuilds after losing a race before giving up.
+SWAP_ATTEMPTS = 200
 
 
 @dataclass(frozen=True)
 class TreeEntry:
-    """One entry of a recursive tree listing or diff side: ``path`` as bytes, octal ``mode``, ``oid`` hex."""
+    """One entry of a tree listing or diff side: ``path`` as bytes (relative to the tree
+    listed), octal ``mode`` (``0o100644``, ``0o40000``, …), ``oid`` hex."""
 
     path: bytes
     mode: int
     oid: str
+
+    @property
+    def is_tree(self) -> bool:
+        """Whether the entry is a subtree (mode ``040000``)."""
+        return self.mode == 0o40000
 
 
 def change_status(old: TreeEntry | None, new: TreeEntry | None) -> str:
@@ -93,12 +158,14 @@ class Repo:
     """An open, non-bare repository with a worktree.
 
     Attributes: ``workdir`` (Path, the worktree root), ``git_dir`` (Path, this worktree's
-    ``$GIT_DIR``), ``common_dir`` (Path, where refs and objects live), ``pg`` (the pygit2
-    Repository).  Construct with :meth:`discover`.
+    ``$GIT_DIR``), ``common_dir`` (Path, where refs and objects live).  The pygit2 Repository
+    is private: every object, ref and config read and write is a method here, so that this
+    class is the only holder of pygit2 objects (and a second ref backend fits behind it).
+    Construct with :meth:`discover`.
     """
 
     def __init__(self, pg: pygit2.Repository) -> None:
-        self.pg = pg
+        self._pg = pg
         if pg.is_bare or pg.workdir is None:
             raise RepoError(
                 "this is a bare repository; git ckpt checkpoints a working tree",
@@ -225,7 +292,7 @@ class Repo:
 
     def head(self) -> tuple[str | None, str | None]:
         """Return ``(commit id or None if unborn, branch ref name or None if detached)``."""
-        pg = self.pg
+        pg = self._pg
         branch: str | None = None
         try:
             ref = pg.references.get("HEAD")
@@ -247,9 +314,34 @@ class Repo:
             proc = self.git("config", "--get", key, check=False)
             return proc.stdout.decode("utf-8", "replace").rstrip("\n") if proc.returncode == 0 else None
         try:
-            return str(self.pg.config[key])
+            return str(self._pg.config[key])
         except (KeyError, ValueError, pygit2.GitError):
             return None
+
+    def config_entries(self, prefix: str) -> list[tuple[str, str]]:
+        """Every git config entry whose name starts with ``prefix`` (e.g. ``ckpt.``), as
+        ``(name, value)`` in the order git reads them (system, global, local, worktree, then
+        ``git -c``), multi-valued keys once per value.  Names as git prints them: section and
+        key lowercase, subsection as written.  Read by libgit2, or by ``git config -z
+        --get-regexp`` when ``git -c`` passed settings in the environment (libgit2 ignores
+        those).  A key with no value (``[ckpt] flag``) reads as ``""``.  Raises
+        :class:`ConfigError` for a config file git cannot parse."""
+        if "GIT_CONFIG_PARAMETERS" in os.environ or "GIT_CONFIG_COUNT" in os.environ:
+            proc = self.git("config", "-z", "--get-regexp", "^" + re.escape(prefix), check=False)
+            if proc.returncode == 1 and not proc.stderr.strip():
+                return []  # no such entry
+            if proc.returncode != 0:
+                raise ConfigError(f"cannot read git config: {git_failure(('config',), proc).message}")
+            out = []
+            for rec in proc.stdout.split(b"\0"):
+                if rec:
+                    name, _, value = rec.partition(b"\n")
+                    out.append((name.decode("utf-8", "surrogateescape"), value.decode("utf-8", "surrogateescape")))
+            return out
+        try:
+            return [(e.name, e.value or "") for e in self._pg.config if e.name.startswith(prefix)]
+        except pygit2.GitError as exc:
+            raise ConfigError(f"cannot read git config: {exc}") from None
 
     def config_bool(self, key: str) -> bool:
         """A boolean git config value, git's spellings (true/yes/on/1); False when unset."""
@@ -260,7 +352,7 @@ class Repo:
         """Whether git ignores worktree-relative ``rel`` (``git check-ignore``); names that are
         not UTF-8 are asked of the git binary, the rest of libgit2."""
         try:
-            return bool(self.pg.path_is_ignored(rel))
+            return bool(self._pg.path_is_ignored(rel))
         except UnicodeEncodeError:
             return self.git("check-ignore", "-q", "--no-index", "--", rel, check=False).returncode == 0
 
@@ -337,22 +429,45 @@ class Repo:
             with contextlib.suppress(FileNotFoundError):
                 Path(str(path) + ".lock").unlink()
 
+    def worktree_roots(self) -> list[Path]:
+        """The root of every worktree of this repository that exists on disk, this one first:
+        the main worktree (none for a bare repository) and each linked one, as ``git worktree
+        list`` names them (a linked worktree whose directory is gone is left out)."""
+        out = [self.workdir]
+        try:
+            main = pygit2.Repository(str(self.common_dir))
+            if not main.is_bare and main.workdir:
+                out.append(Path(main.workdir).resolve())
+            for name in main.list_worktrees():
+                try:
+                    out.append(Path(main.lookup_worktree(name).path).resolve())
+                except (pygit2.GitError, KeyError, ValueError):
+                    continue
+        except pygit2.GitError:
+            pass
+        seen: list[Path] = []
+        for p in out:
+            if p not in seen and p.is_dir():
+                seen.append(p)
+        return seen
+
     # ---------------------------------------------------------------- refs
 
-    def read_ref(self, name: str) -> str | None:
-        """The object id a direct ref points at, or None when absent."""
+    def read_ref(self, name: str) -> Oid | None:
+        """The object id a ref points at (a symbolic ref resolved), or None when absent or not
+        a valid ref name (``git rev-parse -q --verify NAME``)."""
         try:
-            ref = self.pg.references.get(name)
+            ref = self._pg.references.get(name)
         except (pygit2.GitError, ValueError):
             return None
         if ref is None:
             return None
         try:
-            return str(ref.resolve().target)
-        except pygit2.GitError:
+            return Oid(ref.resolve().target)
+        except (pygit2.GitError, ValueError):
             return None
 
-    def refs_under(self, prefix: str) -> dict[str, str]:
+    def refs_under(self, prefix: str) -> dict[RefName, Oid]:
         """All direct refs whose name starts with ``prefix`` (e.g. ``refs/ckpt/T/``), name →
         object id; like ``git for-each-ref PREFIX``, reading only refs under ``prefix``.
 
@@ -367,9 +482,9 @@ class Repo:
         """
         if not prefix.endswith("/") or not prefix.startswith("refs/") or self._ref_backend() != "files":
             return self._for_each_ref(prefix)
-        out: dict[str, str] = {}
+        out: dict[RefName, Oid] = {}
         loose_root = self.common_dir / prefix
-        loose: dict[str, str] = {}
+        loose: dict[RefName, Oid] = {}
         self._read_loose(loose_root, prefix, loose)
         self.loose_refs_seen = len(loose)
         try:
@@ -387,12 +502,13 @@ class Repo:
             end = len(packed) if end == -1 else end
             oid = packed[start:i]
             if not oid.startswith((b"#", b"^")) and _HEX_OID.fullmatch(oid):
-                out[packed[i + 1:end].decode("utf-8", "surrogateescape")] = oid.decode()
+                with contextlib.suppress(ValueError):  # a name git would refuse
+                    out[RefName(packed[i + 1:end].decode("utf-8", "surrogateescape"))] = Oid(oid.decode())
             i = packed.find(needle, end)
         out.update(loose)
         return out
 
-    def _read_loose(self, directory: Path, prefix: str, out: dict[str, str]) -> None:
+    def _read_loose(self, directory: Path, prefix: str, out: dict[RefName, Oid]) -> None:
         """Loose refs under ``directory`` (the ref name ``prefix``), recursively, into ``out``."""
         try:
             entries = list(os.scandir(directory))
@@ -415,7 +531,8 @@ class Repo:
             except OSError as exc:
                 raise io_or_corrupt(exc, f"cannot read ref {prefix}{name}") from None
             if _HEX_OID.fullmatch(data):
-                out[prefix + name] = data.decode()
+                with contextlib.suppress(ValueError):  # a name git would refuse
+                    out[RefName(prefix + name)] = Oid(data.decode())
 
     def _ref_backend(self) -> str:
         """``files`` or ``reftable`` (``extensions.refStorage``), read once."""
@@ -425,21 +542,22 @@ class Repo:
                 fmt = "reftable"
             else:
                 with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
-                    fmt = str(self.pg.config["extensions.refstorage"]).lower() or "files"
+                    fmt = str(self._pg.config["extensions.refstorage"]).lower() or "files"
             self._backend = fmt
         return self._backend
 
-    def _for_each_ref(self, prefix: str) -> dict[str, str]:
+    def _for_each_ref(self, prefix: str) -> dict[RefName, Oid]:
         """``git for-each-ref`` of the refs starting with ``prefix`` (any ref backend)."""
         pattern = prefix if prefix.endswith("/") else prefix + "*"
         out = self.git("for-each-ref", "--format=%(objectname) %(objecttype) %(refname)", pattern).stdout
-        refs: dict[str, str] = {}
+        refs: dict[RefName, Oid] = {}
         for line in out.split(b"\n"):
             oid, _, rest = line.partition(b" ")
             _kind, _, name = rest.partition(b" ")
             text = name.decode("utf-8", "surrogateescape")
             if oid and text.startswith(prefix):
-                refs[text] = oid.decode()
+                with contextlib.suppress(ValueError):
+                    refs[RefName(text)] = Oid(oid.decode())
         return refs
 
     def pack_refs_if_many(self, loose: int, threshold: int = 256) -> bool:
@@ -488,6 +606,9 @@ class Repo:
         :class:`RefConflict` and writes nothing.  ``reflog`` makes sure a reflog is kept for the
         ref (libgit2 only appends to existing logs outside ``refs/heads`` and ``refs/notes``).
         """
+        name = RefName(name)
+        if new is not None:
+            new = Oid(new)
         if reflog:
             log = self.common_dir / "logs" / name
             log.parent.mkdir(parents=True, exist_ok=True)
@@ -496,7 +617,7 @@ class Repo:
         delay = 0.005
         while True:
             try:
-                with self.pg.transaction() as txn:
+                with self._pg.transaction() as txn:
                     txn.lock_ref(name)
                     actual = self.read_ref(name)
                     if actual != expected_old:
@@ -516,6 +637,60 @@ class Repo:
                     raise BusyError(f"ref {name} is locked by another process", "try again") from None
                 raise io_or_corrupt(exc, f"cannot update {name}") from None
 
+    def swap(
+        self,
+        name: str | Callable[[], str],
+        build: Callable[[str | None], tuple[str | None, T]],
+        *,
+        reason: str | Callable[[str], str],
+        reflog: bool = False,
+        step: str | None = None,
+        before_write: Callable[[str | None, str | None], None] | None = None,
+        attempts: int = SWAP_ATTEMPTS,
+    ) -> T:
+        """The one read-build-compare-and-swap loop every ref update goes through.
+
+        Each attempt reads ``name`` (a ref name, or a function naming the ref for this attempt,
+        e.g. the next free checkpoint number), calls ``build(current value or None)`` for
+        ``(new value, result)`` and, when the new value differs, writes it with
+        :meth:`update_ref` expecting the value it read (``new`` None deletes).  ``build`` must
+        only write objects: it runs again, on the new value, after a lost race; it may raise
+        :class:`RefConflict` itself to ask for another attempt (a value it cannot build on).
+        ``reason`` is the reflog message (or a function of the ref name giving it).
+        ``before_write(old, new)`` runs once, before the first write: a side effect that must
+        precede the ref's move and must happen once (promote's ledger event).  ``step`` names the
+        point for :func:`fault` just before each write.  A lost race backs off (1 ms doubling to
+        50 ms, plus jitter) and retries; after ``attempts`` lost races :class:`BusyError`
+        (exit 5).  Returns ``build``'s result of the attempt that won (or that found nothing to
+        change).  Mirrors ``git update-ref NAME NEW OLD`` in a loop, as ``git notes`` and
+        ``git fetch`` do with their lock files.
+        """
+        delay = 0.001
+        wrote_once = False
+        ref = name
+        for _attempt in range(attempts):
+            ref = name() if callable(name) else name
+            old = self.read_ref(ref)
+            try:
+                new, result = build(old)
+                if new == old:
+                    return result
+                if before_write is not None and not wrote_once:
+                    before_write(old, new)
+                    wrote_once = True
+                if step:
+                    fault(step)
+                why = reason(ref) if callable(reason) else reason
+                self.update_ref(ref, new, expected_old=old, reason=why, reflog=reflog)
+                return result
+            except RefConflict:
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 0.05)
+        raise BusyError(
+            f"could not update {ref}: other processes kept changing it ({attempts} attempts)",
+            "run the command again",
+        )
+
     def move_head(self, new: str, *, expected_old: str | None, reason: str) -> None:
         """Move HEAD (the branch it names, or HEAD itself when detached) from ``expected_old``
         (None: unborn) to ``new``, like ``git update-ref -m REASON HEAD NEW OLD``.
@@ -533,34 +708,34 @@ class Repo:
 
     # ---------------------------------------------------------------- objects
 
-    def blob(self, data: bytes) -> str:
+    def blob(self, data: bytes) -> Oid:
         """Write ``data`` as a blob and return its id (``git hash-object -w``)."""
         try:
             if len(data) >= 65536:
                 # libgit2 compresses and writes even when the object exists; git only freshens it.
                 oid = pygit2.hash(data)
-                if self.pg.odb.exists(oid):  # (`oid in repo` would read the whole object)
-                    return str(oid)
-            return str(self.pg.create_blob(data))
+                if self._pg.odb.exists(oid):  # (`oid in repo` would read the whole object)
+                    return Oid(oid)
+            return Oid(self._pg.create_blob(data))
         except (pygit2.GitError, OSError) as exc:  # libgit2 I/O errors arrive as OSError
             raise io_or_corrupt(exc, "cannot write an object") from None
 
     def read_blob(self, oid: str) -> bytes:
         """The bytes of blob ``oid``; :class:`CorruptError` if missing or not a blob."""
         try:
-            obj = self.pg[oid]
+            obj = self._pg[oid]
         except (KeyError, ValueError, pygit2.GitError):
             raise CorruptError(f"object {oid} is missing from the object store") from None
         if not isinstance(obj, pygit2.Blob):
             raise CorruptError(f"object {oid} is not a blob")
         return obj.data
 
-    def commit(self, tree: str, parents: list[str], message: str) -> str:
+    def commit(self, tree: str, parents: list[str], message: str) -> Oid:
         """Write a commit (author = committer = the user's identity, now) and return its id."""
         sig = self.signature()
         try:
-            return str(
-                self.pg.create_commit(
+            return Oid(
+                self._pg.create_commit(
                     None, sig, sig, message, pygit2.Oid(hex=tree), [pygit2.Oid(hex=p) for p in parents]
                 )
             )
@@ -570,11 +745,11 @@ class Repo:
     def signature(self) -> pygit2.Signature:
         """The user's identity (``user.name``/``user.email``), or ``git-ckpt <git-ckpt@localhost>``."""
         try:
-            return self.pg.default_signature
+            return self._pg.default_signature
         except (pygit2.GitError, KeyError):
             return pygit2.Signature("git-ckpt", "git-ckpt@localhost")
 
-    def mktree(self, entries: list[tuple[int, str, bytes]]) -> str:
+    def mktree(self, entries: list[tuple[int, str, bytes]]) -> Oid:
         """Build a (nested) tree from ``(mode, oid, path)`` entries, paths as bytes with ``/``.
 
         Goes through a temporary index and ``git write-tree``, so any path bytes work; a flat
@@ -586,9 +761,9 @@ class Repo:
         with self.temp_index(copy_real=False) as idx:
             data = b"".join(b"%o %s\t%s\0" % (mode, oid.encode(), path) for mode, oid, path in entries)
             self.git("update-index", "-z", "--index-info", input=data, index_file=idx)
-            return self.git("write-tree", "--missing-ok", index_file=idx).stdout.decode().strip()
+            return Oid(self.git("write-tree", "--missing-ok", index_file=idx).stdout.decode().strip())
 
-    def _mktree_flat(self, entries: list[tuple[int, str, bytes]]) -> str | None:
+    def _mktree_flat(self, entries: list[tuple[int, str, bytes]]) -> Oid | None:
         """:meth:`mktree` without a subprocess when every entry is a plain top-level UTF-8 name."""
         names = set()
         for mode, _oid, path in entries:
@@ -601,17 +776,17 @@ class Repo:
         if len(names) != len(entries):
             return None
         try:
-            tb = self.pg.TreeBuilder()
+            tb = self._pg.TreeBuilder()
             for mode, oid, path in entries:
                 tb.insert(path.decode("utf-8"), pygit2.Oid(hex=oid), mode)
-            return str(tb.write())
+            return Oid(tb.write())
         except (pygit2.GitError, ValueError):
             return None  # e.g. an entry naming a missing object: git write-tree --missing-ok decides
 
     def paths_in_tree(self, tree: str, paths: list[bytes]) -> set[bytes]:
         """Which of ``paths`` (worktree-relative bytes) name an entry of ``tree``; looked up
         in-process (``git ls-tree TREE -- PATH`` for the rare name that is not UTF-8)."""
-        root = self.pg[tree].peel(pygit2.Tree)
+        root = self._pg[tree].peel(pygit2.Tree)
         found: set[bytes] = set()
         slow: list[bytes] = []
         for p in paths:
@@ -632,7 +807,7 @@ class Repo:
     def entry_mode(self, tree: str, path: bytes) -> int | None:
         """The mode of the entry at ``path`` in ``tree`` (``0o100644``, ``0o40000``, …) or None."""
         try:
-            return self.pg[tree].peel(pygit2.Tree)[path.decode("utf-8")].filemode
+            return self._pg[tree].peel(pygit2.Tree)[path.decode("utf-8")].filemode
         except KeyError:
             return None
         except UnicodeDecodeError:
@@ -643,7 +818,7 @@ class Repo:
         """``git update-index -z --index-info`` input holding the blobs of ``paths`` in ``tree``
         (so a small temporary index replaces ``git read-tree`` of the whole tree), or None when a
         path is not a UTF-8 name of a file or symlink there."""
-        root = self.pg[tree].peel(pygit2.Tree)
+        root = self._pg[tree].peel(pygit2.Tree)
         out = []
         for p in paths:
             try:
@@ -683,7 +858,7 @@ class Repo:
             return
         seen.add(tree)
         try:
-            obj = self.pg[tree]
+            obj = self._pg[tree]
         except (KeyError, ValueError, pygit2.GitError):
             return
         stack = [(prefix, obj)]
@@ -697,7 +872,7 @@ class Repo:
                         continue
                     seen.add(sub)
                     try:
-                        stack.append((name + b"/", self.pg[sub]))
+                        stack.append((name + b"/", self._pg[sub]))
                     except (KeyError, ValueError, pygit2.GitError):
                         continue
                 else:
@@ -741,7 +916,7 @@ class Repo:
             while oid and len(out) < limit:
                 out.append(oid)
                 try:
-                    parents = self.pg[oid].parent_ids
+                    parents = self._pg[oid].parent_ids
                 except (KeyError, ValueError, pygit2.GitError):
                     break
                 oid = str(parents[0]) if parents else None
@@ -749,11 +924,110 @@ class Repo:
         args = ["rev-list", "--first-parent"] + ([f"--max-count={limit}"] if limit is not None else []) + [commit, "--"]
         return self.git(*args).stdout.decode().split()
 
+    def commit_tree_id(self, oid: str) -> str | None:
+        """The tree id of commit ``oid`` (``git rev-parse OID^{tree}``), or None when ``oid``
+        is not a commit of this repository."""
+        try:
+            return str(self._pg[oid].peel(pygit2.Commit).tree_id)
+        except (KeyError, ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+
     def object_exists(self, oid: str) -> bool:
         """Whether ``oid`` is in the object store."""
         try:
-            return pygit2.Oid(hex=oid) in self.pg.odb
+            return pygit2.Oid(hex=oid) in self._pg.odb
         except (ValueError, pygit2.GitError):
+            return False
+
+    def _object(self, oid: str) -> pygit2.Object | None:
+        try:
+            return self._pg[oid]
+        except (KeyError, ValueError, TypeError, pygit2.GitError):
+            return None
+
+    def object_type(self, oid: str) -> str | None:
+        """``commit``, ``tree``, ``blob`` or ``tag`` for ``oid``; None when it is missing or not
+        an object id (``git cat-file -t``)."""
+        obj = self._object(oid)
+        return None if obj is None else obj.type_str
+
+    def read_commit(self, oid: str) -> CommitInfo:
+        """Commit ``oid``'s tree and parents (``git cat-file commit``); :class:`CorruptError`
+        when it is missing or not a commit."""
+        obj = self._object(oid)
+        if obj is None:
+            raise CorruptError(f"object {oid} is missing from the object store")
+        if not isinstance(obj, pygit2.Commit):
+            raise CorruptError(f"object {oid} is a {obj.type_str}, not a commit")
+        return CommitInfo(Oid(obj.id), Oid(obj.tree_id), tuple(Oid(p) for p in obj.parent_ids))
+
+    def _tree(self, tree_ish: str) -> pygit2.Tree:
+        obj = self._object(tree_ish)
+        if obj is None:
+            raise CorruptError(f"object {tree_ish} is missing from the object store")
+        try:
+            return obj.peel(pygit2.Tree)
+        except (ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
+            raise CorruptError(f"object {tree_ish} is a {obj.type_str}, not a tree or commit") from None
+
+    def tree_of(self, tree_ish: str) -> Oid:
+        """The tree of a commit (a tree is its own), like ``git rev-parse X^{tree}``;
+        :class:`CorruptError` when missing or not a commit or tree."""
+        return Oid(self._tree(tree_ish).id)
+
+    def tree_entry(self, tree_ish: str, path: str) -> TreeEntry | None:
+        """The entry at ``path`` (``/``-separated, UTF-8) in the tree of ``tree_ish``, or None
+        (``git ls-tree TREE -- PATH`` without recursion); :class:`CorruptError` for a missing
+        or non-tree object."""
+        root = self._tree(tree_ish)
+        try:
+            e = root[path]
+        except (KeyError, ValueError):
+            return None
+        return TreeEntry(path.encode("utf-8", "surrogateescape"), e.filemode, Oid(e.id))
+
+    def tree_list(self, tree_ish: str) -> list[TreeEntry]:
+        """The entries of one tree level (``git ls-tree TREE``), names as bytes, in tree order;
+        :class:`CorruptError` for a missing or non-tree object."""
+        return [TreeEntry(e.raw_name, e.filemode, Oid(e.id)) for e in self._tree(tree_ish)]
+
+    def tree_with(self, tree_ish: str | None, path: str, mode: int, oid: str) -> Oid:
+        """A new tree: ``tree_ish``'s tree (None: empty) with the entry at ``path``
+        (``/``-separated, UTF-8; missing subtrees are created) set to ``(mode, oid)``, like
+        ``git update-index --cacheinfo`` + ``git write-tree`` on a copy.  Nothing else
+        changes; :class:`CorruptError` for a missing or non-tree base."""
+        base = self._tree(tree_ish) if tree_ish else None
+        return Oid(self._tree_with(base, path.split("/"), mode, oid))
+
+    def _tree_with(self, base: pygit2.Tree | None, parts: list[str], mode: int, oid: str) -> pygit2.Oid:
+        tb = self._pg.TreeBuilder(base) if base is not None else self._pg.TreeBuilder()
+        if len(parts) == 1:
+            tb.insert(parts[0], pygit2.Oid(hex=oid), mode)
+        else:
+            sub = None
+            if base is not None and parts[0] in base:
+                found = self._object(str(base[parts[0]].id))
+                sub = found if isinstance(found, pygit2.Tree) else None
+            tb.insert(parts[0], self._tree_with(sub, parts[1:], mode, oid), pygit2.enums.FileMode.TREE)
+        try:
+            return tb.write()
+        except (pygit2.GitError, OSError) as exc:
+            raise io_or_corrupt(exc, "cannot write a tree") from None
+
+    def resolve_commit(self, rev: str) -> Oid | None:
+        """The commit ``rev`` names (``git rev-parse --verify REV^{commit}``), or None when it
+        names nothing or something that is not a commit."""
+        try:
+            return Oid(self._pg.revparse_single(rev).peel(pygit2.Commit).id)
+        except (KeyError, ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+
+    def descends(self, commit: str, ancestor: str) -> bool:
+        """Whether ``ancestor`` is a proper ancestor of ``commit`` (``git merge-base
+        --is-ancestor``, minus equality); False when either is missing."""
+        try:
+            return bool(self._pg.descendant_of(commit, ancestor))
+        except (KeyError, ValueError, pygit2.GitError):
             return False
 
 

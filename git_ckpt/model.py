@@ -15,7 +15,20 @@ import msgspec
 SCHEMA = "ckpt/1"
 KINDS = ("manual", "auto", "pre-restore")
 
-_encoder = msgspec.json.Encoder(order="deterministic")
+def _plain(obj: Any) -> Any:
+    """msgspec's hook for our ``str`` subclasses (:class:`git_ckpt.gitcore.Oid`, ``RefName``):
+    encoded as the plain strings they are."""
+    if isinstance(obj, str):
+        return str(obj)
+    raise NotImplementedError(f"cannot encode {type(obj).__name__}")
+
+
+_encoder = msgspec.json.Encoder(order="deterministic", enc_hook=_plain)
+
+
+def encode_json(obj: Any) -> bytes:
+    """Deterministic JSON bytes of ``obj`` (sorted keys), no newline: what ``--json`` prints."""
+    return _encoder.encode(obj)
 
 
 def encode(obj: Any) -> bytes:
@@ -101,6 +114,8 @@ class Manifest(msgspec.Struct, kw_only=True):
     next: str | None = None
     hypothesis: str | None = None
     ledger_head: str | None = None
+    agent: str | None = None  # the coding agent whose hook saved it (claude-code, codex, ...)
+    agent_session: str | None = None  # that agent's session id, from the hook's input
 
 
 class Evidence(msgspec.Struct, kw_only=True, omit_defaults=True):

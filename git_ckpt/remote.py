@@ -28,18 +28,16 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
-import pygit2
 
 from . import ledger, overlay, secrets, store
+from . import config
 from .errors import CkptError, RemoteError, UsageError
 from .gitcore import RefConflict, Repo, fault
+from .restore import RestoreResult, restore
 from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
 
-if TYPE_CHECKING:
-    from .restore import RestoreResult
 
 NOTES_REMOTE_PREFIX = "refs/notes/ckpt-remotes/"
 DEFAULT_REMOTE = "origin"
@@ -229,10 +227,7 @@ def _descends(repo: Repo, new: str, old: str) -> bool:
         return True
     if not repo.object_exists(old):
         return False
-    try:
-        return repo.pg.descendant_of(new, old)
-    except (pygit2.GitError, ValueError, KeyError):
-        return False
+    return repo.descends(new, old)
 
 
 # ---------------------------------------------------------------------------- notes merge
@@ -242,7 +237,7 @@ def _note_map(repo: Repo, commit: str | None) -> dict[str, str]:
     """Annotated object id → note blob id of a notes commit (flat or fanned-out tree)."""
     if not commit:
         return {}
-    tree = str(repo.pg[commit].peel(pygit2.Tree).id)
+    tree = repo.tree_of(commit)
     out = {}
     for e in repo.ls_tree(tree):
         name = e.path.replace(b"/", b"")
@@ -277,7 +272,7 @@ def cat_sort_uniq(*notes: bytes) -> bytes:
 
 def _merge_commit(repo: Repo, ours: str, theirs: str, remote: str) -> str:
     a, b = _note_map(repo, ours), _note_map(repo, theirs)
-    tb = repo.pg.TreeBuilder()
+    entries: list[tuple[int, str, bytes]] = []
     for target in sorted(a.keys() | b.keys()):
         x, y = a.get(target), b.get(target)
         if x == y or y is None:
@@ -286,8 +281,8 @@ def _merge_commit(repo: Repo, ours: str, theirs: str, remote: str) -> str:
             blob = y
         else:
             blob = repo.blob(cat_sort_uniq(repo.read_blob(x), repo.read_blob(y)))
-        tb.insert(target, pygit2.Oid(hex=blob), pygit2.enums.FileMode.BLOB)
-    tree = str(tb.write())
+        entries.append((0o100644, blob, target.encode()))
+    tree = repo.mktree(entries)
     return repo.commit(tree, [ours, theirs], f"Notes merged by 'git ckpt' from {remote} (cat_sort_uniq)\n")
 
 
@@ -298,23 +293,18 @@ def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
     cat_sort_uniq`` would build.  Compare-and-swap on the ref, rebuilt when another process
     (a verifier appending a result) wrote first.
     """
-    for _ in range(200):
-        ours = repo.read_ref(NOTES_REF)
+    def build(ours: str | None) -> tuple[str | None, NotesMerge]:
         if not theirs or theirs == ours or (ours and _descends(repo, ours, theirs)):
-            return NotesMerge("none", ours, 0)
+            return ours, NotesMerge("none", ours, 0)
         if ours is None or _descends(repo, theirs, ours):
             new, kind = theirs, "fast-forward"
         else:
             new, kind = _merge_commit(repo, ours, theirs, remote), "merge"
         mine, merged = _note_map(repo, ours), _note_map(repo, new)
         added = sum(len(_lines(repo, blob) - _lines(repo, mine.get(t))) for t, blob in merged.items() if blob != mine.get(t))
-        fault("notes-merge.before-ref")
-        try:
-            repo.update_ref(NOTES_REF, new, expected_old=ours, reason=f"ckpt: merge notes from {remote}")
-        except RefConflict:
-            continue
-        return NotesMerge(kind, new, added)
-    raise RemoteError(f"could not merge the notes from {remote}: {NOTES_REF} kept changing", "run the command again")
+        return new, NotesMerge(kind, new, added)
+
+    return repo.swap(NOTES_REF, build, reason=f"ckpt: merge notes from {remote}", step="notes-merge.before-ref")
 
 
 # ---------------------------------------------------------------------------- fetch
@@ -483,11 +473,16 @@ def _send(repo: Repo, remote: str, sends: list[RefUpdate], went: list[RefUpdate]
     leases = [f"--force-with-lease={u.ref}:{u.old or ''}" for u in explicit]
     specs = ([f"{stage}*:refs/*"] if staged else []) + [f"{u.new}:{u.ref}" for u in explicit]
     base = ["push", "--porcelain", "--recurse-submodules=no"]
+    from . import progress
+
     repo.update_refs([(_stage_name(stage, u.ref), u.new, None) for u in staged], reason="ckpt: stage a push")
+    shown = progress.meter(f"push: refs to {remote}", len(sends))  # a line when it took over a second
     try:
         proc = repo.git(*base, "--atomic", *leases, remote, *specs, check=False)
         if proc.returncode != 0 and b"does not support --atomic" in proc.stderr:
             proc = repo.git(*base, *leases, remote, *specs, check=False)
+        if proc.returncode == 0:
+            shown.done()
     except OSError as exc:  # E2BIG and the like: the push never started
         raise RemoteError(f"could not run git push: {exc.strerror or exc}", "run git ckpt push again; if it persists, report it") from None
     finally:
@@ -663,9 +658,6 @@ def restore_into_worktree(repo: Repo, target: store.Checkpoint, path: Path) -> t
     :class:`~git_ckpt.errors.CorruptError` for a refused archive, git's failures as
     :class:`~git_ckpt.errors.CkptError`.
     """
-    from . import config
-    from .restore import restore
-
     path = Path(os.path.abspath(path))
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise UsageError(f"{path} already exists", "give a new directory for the worktree")

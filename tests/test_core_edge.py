@@ -333,13 +333,14 @@ def test_a_command_that_waits_for_a_lock_says_so(repo):
     fd = os.open(lock / "lock", os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
     proc = subprocess.Popen(["git", "ckpt", "save"], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    import time
-
-    time.sleep(2.5)
+    # the handshake: the line saying it waits is the sign it is blocked on our lock
+    waiting = proc.stderr.readline()
+    assert waiting == b"warning: waiting: another git ckpt restore or save is running in this worktree\n"
+    assert proc.poll() is None and not (repo / ".git/refs/ckpt/default/1").exists()
     os.close(fd)  # releases the lock
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0
     assert out == b"checkpoint saved: default/1\n"
-    assert err == b"warning: waiting: another git ckpt restore or save is running in this worktree\n"
+    assert err == b""  # told once
     res = ckpt(repo, "save", "--allow-empty", env={"GIT_CKPT_LOCK_TIMEOUT": "0"})  # free now: no wait
     assert res.err == ""

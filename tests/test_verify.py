@@ -244,15 +244,13 @@ def test_not_executable_is_126(repo, tmp_path):
 
 def test_ctrl_c_records_interrupted(repo, tmp_path):
     started = tmp_path / "started"
+    os.mkfifo(started)
     pidfile = tmp_path / "pid"
-    write_config(repo, verifier("wait", ["sh", "-c", f"sleep 60 & echo $! > {pidfile}; touch {started}; wait"]))
+    write_config(repo, verifier("wait", ["sh", "-c", f"sleep 60 & echo $! > {pidfile}; echo ready > {started}; wait"]))
     ckpt(repo, "save")
     proc = subprocess.Popen([str(BIN / "git-ckpt"), "verify"], cwd=repo, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 20
-    while not started.exists():
-        assert time.monotonic() < deadline, "verifier did not start"
-        time.sleep(0.05)
+    assert started.read_text() == "ready\n"  # the handshake: blocks until the verifier runs
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, (out, err)
