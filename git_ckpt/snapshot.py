@@ -580,4 +580,7 @@ def save(
         )
         if problem:
             warns.append(problem)
+    # numbered() just counted the task's loose refs: pack them as git gc would, so reading
+    # the refs of a long task stays one file read, not one per checkpoint
+    repo.pack_refs_if_many(repo.loose_refs_seen)
     return SaveResult(cid, commit, True, kind, task, warns)
