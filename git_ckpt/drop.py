@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from . import gc, ledger, store
 from .errors import BusyError, UsageError
-from .gitcore import RefConflict, Repo, fault
+from .gitcore import Repo, fault
 from .store import Checkpoint
 
 
@@ -48,8 +48,11 @@ def drop(repo: Repo, cp: Checkpoint, *, force: bool = False) -> DropResult:
                          f"git ckpt drop --force {cp.id} drops it anyway (the ledger records that)")
     ledger.append(repo, m.task, "drop", {"id": cp.id, "commit": cp.commit, "forced": bool(why and force), "reason": why})
     fault("drop.after-event")
-    try:
-        repo.update_ref(cp.ref, None, expected_old=cp.commit, reason=f"ckpt: drop {cp.id}")
-    except RefConflict:
-        raise BusyError(f"{cp.id} changed while it was being dropped; left alone", "run git ckpt drop again") from None
+
+    def delete(current: str | None) -> tuple[None, None]:
+        if current != cp.commit:  # moved or deleted by another process: not ours to delete
+            raise BusyError(f"{cp.id} changed while it was being dropped; left alone", "run git ckpt drop again")
+        return None, None
+
+    repo.swap(cp.ref, delete, reason=f"ckpt: drop {cp.id}")
     return DropResult(cp.id, cp.commit, bool(why and force), why)

@@ -159,14 +159,9 @@ def iter_records(repo: Repo, task: str, newest: int | None = None) -> Iterator[R
 
 def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int = 500) -> Record | None:
     """The newest event of ``task`` for which ``match`` is true, looking back ``limit`` events."""
-    oid = repo.read_ref(store.log_ref(task))
-    while oid and limit > 0:
-        rec = _read(repo, oid, task)
-        if match(rec.event):
-            return rec
-        parents = repo.read_commit(oid).parents
-        oid = parents[0] if parents else None
-        limit -= 1
+    for commit, ev in store.ledger_events(repo, task, limit):
+        if match(ev):
+            return _read(repo, commit, task)
     return None
 
 

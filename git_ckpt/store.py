@@ -20,12 +20,13 @@ import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Iterator
 
 import msgspec
 
 from .errors import CkptError, CorruptError, NotFoundError, UsageError
 from .gitcore import Repo
-from .model import Manifest, decode_manifest, path_display
+from .model import Event, Manifest, decode_manifest, path_display
 
 PREFIX = "refs/ckpt/"
 REMOTE_PREFIX = "refs/ckpt-remotes/"
@@ -275,6 +276,29 @@ def latest(repo: Repo, task: str) -> Checkpoint | None:
 _AT = re.compile(r"@(?:~(\d+))?")
 
 
+def ledger_events(repo: Repo, task: str, limit: int | None = None) -> Iterator[tuple[str, Event]]:
+    """``(ledger commit id, event)`` of ``task``'s ledger (``refs/ckpt/T/log``), newest first,
+    following first parents (as ``git log --first-parent``), at most ``limit`` of them.  Decodes
+    only ``event.json`` (the ledger module reads cards and checks the chain).  Raises
+    :class:`CorruptError` at an entry whose event cannot be read."""
+    oid = repo.read_ref(log_ref(task))
+    while oid and (limit is None or limit > 0):
+        try:
+            c = repo.read_commit(oid)
+            entry = repo.tree_entry(c.tree, "event.json")
+            if entry is None:
+                raise CorruptError("no event.json")
+            ev = msgspec.json.decode(repo.read_blob(entry.oid), type=Event)
+        except (CorruptError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+            msg = exc.message if isinstance(exc, CkptError) else str(exc)
+            raise CorruptError(f"ledger of task {task} is corrupt at {oid[:12]}: {msg}",
+                               f"git ckpt log --verify --task {task} names the first bad event") from None
+        yield oid, ev
+        oid = c.parents[0] if c.parents else None
+        if limit is not None:
+            limit -= 1
+
+
 def restored_here(repo: Repo, task: str) -> int | None:
     """The number of the checkpoint this worktree was last restored to, when that restore (or
     undo, whole) is newer than every save of ``task``: then the worktree matches it and ``@``
@@ -283,20 +307,18 @@ def restored_here(repo: Repo, task: str) -> int | None:
     Walks the ledger back to the newest ``save`` event or whole restore/undo of this worktree
     (at most 500 events); the event is attacker-writable, so its target is trusted only when
     ``refs/ckpt/T/N`` still points at the commit it names."""
-    from . import ledger
-
     here = str(repo.git_dir)
-
-    def relevant(ev) -> bool:
-        return ev.type == "save" or (ev.type in ("restore", "undo") and ev.data.get("worktree") == here and not ev.data.get("paths"))
-
+    found: Event | None = None
     try:
-        rec = ledger.find_last(repo, task, relevant)
+        for _commit, ev in ledger_events(repo, task, limit=500):
+            if ev.type == "save" or (ev.type in ("restore", "undo") and ev.data.get("worktree") == here and not ev.data.get("paths")):
+                found = ev
+                break
     except (CorruptError, KeyError, ValueError):
         return None
-    if rec is None or rec.event.type == "save":
+    if found is None or found.type == "save":
         return None
-    target, commit = rec.event.data.get("target"), rec.event.data.get("target_commit")
+    target, commit = found.data.get("target"), found.data.get("target_commit")
     if not isinstance(target, str) or not isinstance(commit, str) or not target.startswith(task + "/"):
         return None
     num = target[len(task) + 1:]
