@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 
 import msgspec
-import pygit2
 
 from . import ledger, notes, store
 from . import trust
@@ -67,7 +66,7 @@ def first_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
 def _tree_of_commit(repo: Repo, commit: str | None) -> str:
     if not commit:
         return EMPTY_TREE
-    return str(repo.pg[commit].peel(pygit2.Tree).id)
+    return repo.tree_of(commit)
 
 
 def numstat(repo: Repo, old_tree: str, new_tree: str) -> list[dict]:

@@ -6,7 +6,6 @@ import calendar
 import time
 from dataclasses import dataclass, field
 
-import pygit2
 
 from . import notes, store
 from .errors import CkptError
@@ -95,7 +94,7 @@ def rows(repo: Repo, task: str, prefix: str = store.PREFIX, shown: str = "") -> 
     try:
         note_of = notes.note_blobs(repo)
         notes_error = None
-    except (KeyError, ValueError, pygit2.GitError) as exc:  # an unreadable notes tree: say so per row
+    except (CkptError, KeyError, ValueError) as exc:  # an unreadable notes tree: say so per row
         note_of, notes_error = {}, exc
     out = []
     for n, oid in store.numbered(repo, task, prefix):
@@ -120,7 +119,7 @@ def rows(repo: Repo, task: str, prefix: str = store.PREFIX, shown: str = "") -> 
 
 def changed_files(repo: Repo, cp: Checkpoint) -> list[tuple[str, str]]:
     """``(status letter, path)`` of files the checkpoint's worktree changes relative to its base."""
-    base_tree = str(repo.pg[cp.base].peel(pygit2.Tree).id) if cp.base else EMPTY_TREE
+    base_tree = repo.tree_of(cp.base) if cp.base else EMPTY_TREE
     out = []
     for a, b in repo.diff_trees(base_tree, cp.tree):
         status = change_status(a, b)

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import msgspec
-import pygit2
 
-from .errors import CorruptError, NotFoundError, UsageError
+from .errors import CkptError, CorruptError, NotFoundError, UsageError
 from .gitcore import Repo
 from .model import Manifest, decode_manifest, path_display
 
@@ -155,30 +154,24 @@ class Checkpoint:
         return self.parents[0] if len(self.parents) == 3 else None
 
     @cached_property
-    def meta_tree(self) -> pygit2.Tree:
+    def meta_tree(self) -> str:
         """The meta commit's tree (manifest.json, overlay.tar, stages/, raw/)."""
-        return self.repo.pg[self.meta_commit].peel(pygit2.Tree)
+        return self.repo.tree_of(self.meta_commit)
 
     @cached_property
     def index_tree(self) -> str:
         """The tree of the index commit."""
-        return str(self.repo.pg[self.index_commit].peel(pygit2.Tree).id)
+        return self.repo.tree_of(self.index_commit)
 
     def meta_blob(self, name: str) -> bytes | None:
         """A blob at the top of the meta tree, or None when absent."""
-        try:
-            entry = self.meta_tree[name]
-        except KeyError:
-            return None
-        return self.repo.read_blob(str(entry.id))
+        entry = self.repo.tree_entry(self.meta_tree, name)
+        return None if entry is None else self.repo.read_blob(entry.oid)
 
     def meta_subtree(self, name: str) -> str | None:
         """The id of a subtree of the meta tree (``stages``, ``raw``), or None."""
-        try:
-            entry = self.meta_tree[name]
-        except KeyError:
-            return None
-        return str(entry.id) if entry.type_str == "tree" else None
+        entry = self.repo.tree_entry(self.meta_tree, name)
+        return entry.oid if entry is not None and entry.is_tree else None
 
     def raw_entries(self) -> dict:
         """``raw/`` of the meta tree, path (bytes) → TreeEntry, validated for a checkpoint that may
@@ -223,19 +216,21 @@ class Checkpoint:
 def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = None) -> Checkpoint:
     """Read the checkpoint at ``commit``.  Raises :class:`NotFoundError` when the commit is not a
     checkpoint, :class:`CorruptError` when its manifest is missing or malformed."""
-    try:
-        obj = repo.pg[commit]
-    except (KeyError, ValueError):
-        raise CorruptError(f"checkpoint object {commit} is missing from the object store") from None
-    if not isinstance(obj, pygit2.Commit):
+    kind = repo.object_type(commit)
+    if kind is None:
+        raise CorruptError(f"checkpoint object {commit} is missing from the object store")
+    if kind != "commit":
         raise CorruptError(f"{id or commit} does not point at a commit")
-    parents = [str(p) for p in obj.parent_ids]
+    info = repo.read_commit(commit)
+    parents = list(info.parents)
     if len(parents) not in (2, 3):
         raise NotFoundError(f"{id or commit} is not a checkpoint commit", "git ckpt list shows the checkpoints")
     try:
-        meta = repo.pg[parents[-1]].peel(pygit2.Tree)
-        data = repo.read_blob(str(meta["manifest.json"].id))
-    except (KeyError, ValueError, pygit2.GitError):
+        entry = repo.tree_entry(parents[-1], "manifest.json")
+        if entry is None:
+            raise KeyError("manifest.json")
+        data = repo.read_blob(entry.oid)
+    except (KeyError, CkptError):
         raise NotFoundError(f"{id or commit} is not a checkpoint commit (no manifest)", "git ckpt list shows the checkpoints") from None
     try:
         manifest = decode_manifest(data)
@@ -243,7 +238,7 @@ def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = No
         raise CorruptError(f"the manifest of {id or commit} is corrupt: {exc}", "git ckpt check --all lists damaged checkpoints") from None
     if manifest.schema != "ckpt/1":
         raise CorruptError(f"the manifest of {id or commit} has unknown schema {manifest.schema!r}", "upgrade git-ckpt")
-    return Checkpoint(repo, id or manifest.id, commit, ref, str(obj.tree_id), parents, manifest)
+    return Checkpoint(repo, id or manifest.id, commit, ref, info.tree, parents, manifest)
 
 
 def is_local(repo: Repo, cp: Checkpoint) -> bool:
@@ -278,6 +273,36 @@ def latest(repo: Repo, task: str) -> Checkpoint | None:
 
 
 _AT = re.compile(r"@(?:~(\d+))?")
+
+
+def restored_here(repo: Repo, task: str) -> int | None:
+    """The number of the checkpoint this worktree was last restored to, when that restore (or
+    undo, whole) is newer than every save of ``task``: then the worktree matches it and ``@``
+    names it.  None when a save came after, or the ledger cannot say.
+
+    Walks the ledger back to the newest ``save`` event or whole restore/undo of this worktree
+    (at most 500 events); the event is attacker-writable, so its target is trusted only when
+    ``refs/ckpt/T/N`` still points at the commit it names."""
+    from . import ledger
+
+    here = str(repo.git_dir)
+
+    def relevant(ev) -> bool:
+        return ev.type == "save" or (ev.type in ("restore", "undo") and ev.data.get("worktree") == here and not ev.data.get("paths"))
+
+    try:
+        rec = ledger.find_last(repo, task, relevant)
+    except (CorruptError, KeyError, ValueError):
+        return None
+    if rec is None or rec.event.type == "save":
+        return None
+    target, commit = rec.event.data.get("target"), rec.event.data.get("target_commit")
+    if not isinstance(target, str) or not isinstance(commit, str) or not target.startswith(task + "/"):
+        return None
+    num = target[len(task) + 1:]
+    if not num.isdigit() or num.startswith("0") or len(num) > 9:
+        return None
+    return int(num) if repo.read_ref(ckpt_ref(task, int(num))) == commit else None
 
 
 def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
@@ -325,18 +350,21 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
             if not nums:
                 raise NotFoundError(f"task {shown_prefix}{t} has no checkpoints",
                                     f"git ckpt fetch {shown_prefix[:-1]} brings them" if shown_prefix else "git ckpt save makes one")
-            if back >= len(nums):
+            top = len(nums) - 1
+            if prefix == PREFIX:  # after a whole restore, @ is the checkpoint this worktree matches
+                at = restored_here(repo, t)
+                if at is not None and (at, repo.read_ref(ckpt_ref(t, at))) in nums:
+                    top = nums.index((at, repo.read_ref(ckpt_ref(t, at))))
+            if back > top:
                 listing = f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t}"
-                raise NotFoundError(f"{spec}: task {shown_prefix}{t} has only {len(nums)} checkpoint(s)",
-                                    f"@ is the latest, @~{len(nums) - 1} the oldest; {listing} shows them")
-            n, oid = nums[-1 - back]
+                raise NotFoundError(f"{spec}: task {shown_prefix}{t} has only {top + 1} checkpoint(s) up to {t}/{nums[top][0]}",
+                                    f"@ is {t}/{nums[top][0]}, @~{top} the oldest; {listing} shows them")
+            n, oid = nums[top - back]
             return load(repo, oid, id=f"{shown_prefix}{t}/{n}", ref=f"{prefix}{t}/{n}")
     if shown_prefix:
         raise NotFoundError(f"no checkpoint {spec}", "use REMOTE:T/N, e.g. origin:fix-auth/3")
-    try:
-        obj = repo.pg.revparse_single(spec)
-        commit = obj.peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-        raise NotFoundError(f"unknown checkpoint {spec!r}", "git ckpt list shows the checkpoints of the current task") from None
-    cp = load(repo, str(commit.id))
+    commit = repo.resolve_commit(spec)
+    if commit is None:
+        raise NotFoundError(f"unknown checkpoint {spec!r}", "git ckpt list shows the checkpoints of the current task")
+    cp = load(repo, commit)
     return cp

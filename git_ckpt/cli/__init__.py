@@ -12,7 +12,6 @@ import errno
 import importlib
 import os
 import sys
-import traceback
 from typing import Any, Callable
 
 import click
@@ -227,9 +226,15 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def open_repo():
     """Open the repository of the current directory (``$GIT_DIR`` honoured)."""
+    from ..errors import RepoError
     from ..gitcore import Repo
 
-    repo = Repo.discover(os.getcwd(), os.environ.get("GIT_DIR"), os.environ.get("GIT_WORK_TREE"))
+    try:
+        cwd = os.getcwd()
+    except FileNotFoundError:  # the shell sits in a directory something removed
+        raise RepoError("the current directory no longer exists (something removed it)",
+                        "cd to the worktree again (e.g. cd \"$PWD\" or its root) and run the command again; nothing was changed") from None
+    repo = Repo.discover(cwd, os.environ.get("GIT_DIR"), os.environ.get("GIT_WORK_TREE"))
     repo.on_wait = lambda holder: warn(f"waiting: {holder}")
     return repo
 
@@ -237,10 +242,10 @@ def open_repo():
 def emit(command: str, result: Any, as_json: bool, human: Callable[[], None]) -> None:
     """Print ``result`` as the JSON envelope, or call ``human`` to print text."""
     if as_json:
-        import msgspec
+        from ..model import encode_json
 
         out = {"schema": SCHEMA, "command": command, "result": result}
-        sys.stdout.write(msgspec.json.encode(out, order="deterministic").decode() + "\n")
+        sys.stdout.write(encode_json(out).decode() + "\n")
     else:
         human()
 
@@ -268,10 +273,10 @@ def say(text: str = "") -> None:
 
 def _report(exc: CkptError, as_json: bool, command: str) -> int:
     if as_json:
-        import msgspec
+        from ..model import encode_json
 
         env = {"schema": SCHEMA, "command": command, "error": {"code": exc.code, "message": exc.message, "hint": exc.hint, "exit_code": exc.exit_code}}
-        sys.stdout.write(msgspec.json.encode(env, order="deterministic").decode() + "\n")
+        sys.stdout.write(encode_json(env).decode() + "\n")
     click.echo(f"error: {exc.message}", err=True)
     if exc.hint:
         click.echo(f"hint: {exc.hint}", err=True)
@@ -368,6 +373,8 @@ def command_path(args: list[str]) -> str:
 
 
 def _internal(exc: BaseException, as_json: bool, command: str) -> int:
+    import traceback
+
     path = _crash_log("".join(traceback.format_exception(exc)))
     err = CkptError(f"internal error: {type(exc).__name__}: {exc}", f"this is a bug in git-ckpt; please report it with {path}")
     err.exit_code = EXIT_INTERNAL

@@ -22,6 +22,14 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+_TREES: dict[Path, ast.Module] = {}
+
+
+def _parse(path: Path) -> ast.Module:
+    """The syntax tree of ``path``, parsed once per run."""
+    if path not in _TREES:
+        _TREES[path] = ast.parse(path.read_text(), str(path))
+    return _TREES[path]
 
 
 def _targets(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
@@ -65,7 +73,7 @@ def import_graph() -> dict[str, dict[str, int]]:
 
             visit_ImportFrom = visit_Import
 
-        Visitor().visit(ast.parse(path.read_text(), str(path)))
+        Visitor().visit(_parse(path))
         graph[module] = edges
     return graph
 
@@ -155,7 +163,7 @@ def _calls(attr: str) -> list[str]:
     for module, path in MODULES.items():
         if module == "git_ckpt.gitcore":
             continue
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(_parse(path)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == attr:
                 out.append(f"{module}:{node.lineno}")
     return out
@@ -166,3 +174,20 @@ def test_every_ref_write_goes_through_the_one_retry_primitive(attr):
     """Only :meth:`Repo.swap` (in gitcore) writes refs; nobody else calls the single
     compare-and-swap or pygit2's ref writers."""
     assert _calls(attr) == []
+
+
+def test_only_gitcore_touches_pygit2():
+    """``Repo`` is the only holder of pygit2 objects: no other module imports pygit2 or reaches
+    for the repository's private pygit2 handle."""
+    imports, handles = [], []
+    for module, path in MODULES.items():
+        if module == "git_ckpt.gitcore":
+            continue
+        for node in ast.walk(_parse(path)):
+            if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "pygit2" for a in node.names):
+                imports.append(f"{module}:{node.lineno}")
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pygit2":
+                imports.append(f"{module}:{node.lineno}")
+            elif isinstance(node, ast.Attribute) and node.attr in ("pg", "_pg"):
+                handles.append(f"{module}:{node.lineno}")
+    assert (imports, handles) == ([], [])
