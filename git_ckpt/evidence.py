@@ -73,7 +73,7 @@ def local_lines(repo: Repo, lines: list[dict], tasks: list[str], tree: str, over
         return []
     ids = [result_id(ln) for ln in about]
     known = ledger.result_ids(repo, tasks, set(ids))
-    return [ln for ln, rid in zip(about, ids) if rid in known]
+    return [ln for ln, rid in zip(about, ids, strict=True) if rid in known]
 
 
 def evidence(repo: Repo, cp: Checkpoint, lines: list[dict] | None = None) -> list[dict]:

@@ -110,7 +110,7 @@ class Tools:
         cp = store.resolve(repo, checkpoint, store.current_task(repo))
         data = inspect.show(repo, cp)
         lines = [r for r in data["results"] if "verifier" in r]
-        for r, own in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp))):
+        for r, own in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp)), strict=True):
             r["local"] = own  # as `git ckpt show`: False for a fetched result (never evidence)
         return data
 
@@ -309,7 +309,7 @@ def _with_body(signature_fn: Callable[..., str], body: Callable[..., str]) -> Ca
             import inspect as _inspect
 
             names = list(_inspect.signature(signature_fn).parameters)
-            kwargs.update(zip(names, args))
+            kwargs.update(zip(names, args, strict=False))
         return body(**kwargs)
 
     return tool

@@ -34,7 +34,7 @@ import msgspec
 from . import ledger, overlay, secrets, store
 from . import config
 from .errors import CkptError, RemoteError, UsageError
-from .gitcore import RefConflict, Repo, fault
+from .gitcore import Repo, fault
 from .restore import RestoreResult, restore
 from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
 

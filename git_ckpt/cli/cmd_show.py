@@ -24,7 +24,7 @@ def command(ckpt: str, as_json: bool) -> int:
     cp = store.resolve(repo, ckpt)
     data = inspect.show(repo, cp)
     lines = [r for r in data["results"] if "verifier" in r]
-    for r, own in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp))):
+    for r, own in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp)), strict=True):
         r["local"] = own
 
     def human() -> None:

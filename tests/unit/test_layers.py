@@ -66,7 +66,8 @@ def import_graph() -> dict[str, dict[str, int]]:
                     return
                 self.generic_visit(node)
 
-            def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
+            def visit_Import(self, node: ast.Import | ast.ImportFrom, module: str = module,
+                             edges: dict[str, int] = edges) -> None:
                 for target in _targets(module, node):
                     if target != module:
                         edges.setdefault(target, node.lineno)
