@@ -99,7 +99,15 @@ def _ref_for_spec(repo: Repo, spec: str, task: str) -> tuple[str, str, str | Non
 
 def check_all(repo: Repo, items: list[tuple[str, str, str | None]]) -> list[CheckResult]:
     """Run :func:`check_one` on each ``(id, ref, commit)``."""
-    return [check_one(repo, cid, ref, oid) for cid, ref, oid in items]
+    from . import progress
+
+    shown = progress.meter("check: checkpoints", len(items))
+    out = []
+    for cid, ref, oid in items:
+        out.append(check_one(repo, cid, ref, oid))
+        shown.advance()
+    shown.done()
+    return out
 
 
 def check_one(repo: Repo, cid: str, ref: str, commit: str | None) -> CheckResult:

@@ -105,7 +105,9 @@ def shown_states(lines: list[dict], local: list[bool]) -> tuple[dict[str, str], 
     for i, ln in sorted(enumerate(lines), key=lambda il: (str(il[1].get("started_at") or ""), il[0])):
         name = ln.get("verifier")
         if isinstance(name, str):
-            (own if local[i] else other)[name] = str(ln.get("status", "?"))
+            from .words import result_word
+
+            (own if local[i] else other)[name] = result_word(ln.get("status", "?"), ln.get("exit_code"))
     fetched = sorted(set(other) - set(own))
     return {**{n: other[n] for n in fetched}, **own}, fetched
 

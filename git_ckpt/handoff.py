@@ -242,6 +242,8 @@ def _counts(row: dict) -> str:
 
 def markdown(r: dict) -> str:
     """The receipt rendered as Markdown (what ``handoff`` prints and what an agent reads)."""
+    from .words import result_word
+
     out: list[str] = [f"# Handoff: {r['task']}" + (" (done)" if r["done"] else ""), ""]
     out.append(f"Goal: {r['goal'] or '(none recorded)'}")
     for c in r["constraints"]:
@@ -265,7 +267,7 @@ def markdown(r: dict) -> str:
             [f"- {t['status']} {t['path']:<{width}}  {_counts(t)}" for t in r["touched"]])
     section("Next", ([r["next"]] if r["next"] else []) + ([f"Hypothesis: {r['hypothesis']}"] if r["hypothesis"] else []))
     section("Last verifier results", [
-        f"- {v['verifier']}: {v['status']} on {v['checkpoint']}"
+        f"- {v['verifier']}: {result_word(v['status'], v['exit_code'])} on {v['checkpoint']}"
         + (f" (exit {v['exit_code']}" if v["exit_code"] is not None else " (")
         + (f", {float(v['duration']):.1f} s" if isinstance(v["duration"], (int, float)) else "") + ")"
         + ("" if v["on_current"] else " [not the current content]")

@@ -37,13 +37,16 @@ def age(created_at: str, now: float | None = None) -> str:
 
 
 def verifier_state(results: list[dict]) -> dict[str, str]:
-    """Latest status per verifier name from a note's result lines (later lines win)."""
+    """Latest status per verifier name from a note's result lines (later lines win), in the words
+    of :func:`git_ckpt.words.result_word` (``could not run``, not ``error``)."""
+    from .words import result_word
+
     state: dict[str, str] = {}
     ordered = [r for _i, r in sorted(enumerate(results), key=lambda ir: (str(ir[1].get("started_at") or ""), ir[0]))]
     for r in ordered:
         name = r.get("verifier")
         if isinstance(name, str):
-            state[name] = str(r.get("status", "?"))
+            state[name] = result_word(r.get("status", "?"), r.get("exit_code"))
     return state
 
 
@@ -58,12 +61,30 @@ class Row:
     message: str
     promoted: bool
     verifiers: dict[str, str] = field(default_factory=dict)
+    agent: str | None = None
+    agent_session: str | None = None
 
     def to_json(self) -> dict:
         return {
             "id": self.id, "commit": self.commit, "kind": self.kind, "created_at": self.created_at,
             "message": self.message, "promoted": self.promoted, "verifiers": self.verifiers,
+            "agent": self.agent, "agent_session": self.agent_session,
         }
+
+    def made_by(self) -> str:
+        """``codex 0199a2b3`` (the agent and the start of its session id), or ""."""
+        return agent_label(self.agent, self.agent_session)
+
+
+def agent_label(agent: str | None, session: str | None) -> str:
+    """How list and show name the agent session that saved a checkpoint (stored text: control
+    characters escaped)."""
+    if not agent:
+        return ""
+    from .model import path_display
+
+    text = f"{agent} {session[:8]}" if session else agent
+    return path_display(text.encode("utf-8", "surrogateescape"))
 
 
 def rows(repo: Repo, task: str, prefix: str = store.PREFIX, shown: str = "") -> list[Row]:
@@ -91,7 +112,8 @@ def rows(repo: Repo, task: str, prefix: str = store.PREFIX, shown: str = "") -> 
                 results = notes.parse_lines(repo.read_blob(blob), oid) if blob else []
         except CkptError:
             results = [{"verifier": "?", "status": "corrupt-note"}]
-        out.append(Row(cp.id, oid, m.kind, m.created_at, m.message, oid == promoted, verifier_state(results)))
+        out.append(Row(cp.id, oid, m.kind, m.created_at, m.message, oid == promoted, verifier_state(results),
+                       m.agent if isinstance(m.agent, str) else None, m.agent_session if isinstance(m.agent_session, str) else None))
     return out
 
 

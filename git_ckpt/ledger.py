@@ -294,7 +294,9 @@ def describe(ev: Event) -> str:
     if t == "undo":
         return f"undo: restored {d.get('target')} (previous state {d.get('from')})"
     if t == "verify":
-        return f"verifier: {d.get('verifier')} ...... {d.get('status')} on {d.get('id')}"
+        from .words import result_word
+
+        return f"verifier: {d.get('verifier')} ...... {result_word(d.get('status'), d.get('exit_code'))} on {d.get('id')}"
     if t == "promote":
         return f"promoted {d.get('id')}" + (" (forced)" if d.get("forced") else "")
     if t == "gate-refused":

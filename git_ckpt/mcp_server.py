@@ -23,7 +23,15 @@ from typing import Any, Callable
 from .errors import CkptError, UsageError
 from .gitcore import Repo
 
-INSTALL_HINT = "pip install 'git-ckpt[mcp]'"
+def install_hint() -> str:
+    """How to add the MCP SDK to the Python that runs git ckpt: the ``[mcp]`` extra is the one
+    requirement ``mcp>=1.0`` (git-ckpt is not on a package index: from a checkout it is
+    ``pip install '.[mcp]'``)."""
+    import shlex
+    import sys
+
+    return f"{shlex.quote(sys.executable)} -m pip install 'mcp>=1.0' (or, in a git-ckpt checkout: pip install '.[mcp]')"
+
 
 INSTRUCTIONS = """\
 git ckpt checkpoints this repository's working tree (files, index, HEAD, an overlay of chosen
@@ -47,7 +55,7 @@ def _load_sdk() -> tuple[Any, type[Exception]]:
             from mcp.server.fastmcp import FastMCP as Server  # mcp 1.x
             from mcp.server.fastmcp.exceptions import ToolError
         except ImportError:
-            raise UsageError("git ckpt mcp needs the MCP Python SDK, which is not installed", INSTALL_HINT) from None
+            raise UsageError("git ckpt mcp needs the MCP Python SDK, which is not installed", install_hint()) from None
     return Server, ToolError
 
 

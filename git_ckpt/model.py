@@ -114,6 +114,8 @@ class Manifest(msgspec.Struct, kw_only=True):
     next: str | None = None
     hypothesis: str | None = None
     ledger_head: str | None = None
+    agent: str | None = None  # the coding agent whose hook saved it (claude-code, codex, ...)
+    agent_session: str | None = None  # that agent's session id, from the hook's input
 
 
 class Evidence(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -409,9 +409,14 @@ def _send(repo: Repo, remote: str, sends: list[RefUpdate]):
     leases = [f"--force-with-lease={u.ref}:{u.old or ''}" for u in sends]
     specs = [f"{u.new}:{u.ref}" for u in sends]
     base = ["push", "--porcelain", "--recurse-submodules=no"]
+    from . import progress
+
+    shown = progress.meter(f"push: refs to {remote}", len(sends))  # a line when it took over a second
     proc = repo.git(*base, "--atomic", *leases, remote, *specs, check=False)
     if proc.returncode != 0 and b"does not support --atomic" in proc.stderr:
         proc = repo.git(*base, *leases, remote, *specs, check=False)
+    if proc.returncode == 0:
+        shown.done()
     return proc
 
 

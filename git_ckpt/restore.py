@@ -253,8 +253,63 @@ def _check_paths_exist(repo: Repo, target: Checkpoint, now: Snapshot, paths: lis
                             "paths are literal and relative to the current directory; git ckpt show lists what a checkpoint holds")
 
 
+MERGE_MARK = "MERGE_RESTORED"  # in $GIT_DIR/ckpt: the MERGE_HEAD a restore wrote
+
+
+def _read(path) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def merge_restored(repo: Repo) -> bool:
+    """Whether the merge in progress is one a restore brought back (``MERGE_HEAD`` is exactly
+    what restore wrote): its state is in the checkpoint it came from, so restoring or undoing
+    again loses nothing, unlike a merge the user is in the middle of."""
+    mark = _read(repo.git_dir / "ckpt" / MERGE_MARK)
+    return mark is not None and mark == _read(repo.git_dir / "MERGE_HEAD")
+
+
+def set_merge_state(repo: Repo, target: Checkpoint) -> list[str]:
+    """After a whole restore: bring back the ``MERGE_HEAD`` of a checkpoint saved mid-merge (its
+    conflict stages are already in the index), or remove one an earlier restore wrote.  Only
+    when HEAD is the checkpoint's base (a merge state is relative to it) and the merged commits
+    exist; otherwise a warning says why not.  ``MERGE_MSG`` is written when absent, as git
+    would ("Merge commit 'X'").  Returns warnings."""
+    import re
+
+    git_dir = repo.git_dir
+    heads = [h for h in target.manifest.merge_heads if isinstance(h, str) and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", h)]
+    mark = git_dir / "ckpt" / MERGE_MARK
+    if not heads:
+        if merge_restored(repo):
+            for name in ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE"):
+                with contextlib.suppress(FileNotFoundError):
+                    (git_dir / name).unlink()
+            mark.unlink()
+        return []
+    if repo.in_progress() and not merge_restored(repo):
+        return []
+    head, _branch = repo.head()
+    if head != target.manifest.base:
+        return [f"{target.id} was saved during a merge; MERGE_HEAD was not brought back because HEAD moved since "
+                f"(git ckpt restore {target.id} --reset-head brings HEAD back too)"]
+    if not all(repo.object_exists(h) for h in heads):
+        return [f"{target.id} was saved during a merge of a commit this repository does not have; MERGE_HEAD was not brought back"]
+    data = "".join(h + "\n" for h in heads).encode()
+    store.atomic_write(git_dir / "MERGE_HEAD", data)
+    if not (git_dir / "MERGE_MSG").exists():
+        store.atomic_write(git_dir / "MERGE_MSG", ("Merge " + ", ".join(f"commit '{h}'" for h in heads) + "\n").encode())
+    store.atomic_write(mark, data)
+    return []
+
+
 def _check_ready(repo: Repo) -> None:
     what = repo.in_progress()
+    if what == "a merge" and merge_restored(repo):
+        what = None  # the merge a restore brought back: its checkpoint holds it
     if what:
         raise BusyError(f"{what} is in progress; restoring now could lose its state", "finish it or abort it first (e.g. git merge --abort), then restore")
     repo.check_index_unlocked()
@@ -356,7 +411,16 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
                 repo.git("update-index", "-z", "--index-info", input=info, index_file=idx)
             else:
                 repo.git("read-tree", target.tree, index_file=idx)
-            repo.git("checkout-index", "-f", "-q", "-z", "--stdin", input=b"\0".join(order) + b"\0", index_file=idx)
+            from . import progress
+
+            # one checkout-index; on a terminal, batches, so the files written can be shown
+            step = 2000 if progress.active() and len(order) > 2000 else len(order)
+            shown = progress.meter("restore: writing files", len(order))
+            for i in range(0, len(order), step):
+                batch = order[i:i + step]
+                repo.git("checkout-index", "-f", "-q", "-z", "--stdin", input=b"\0".join(batch) + b"\0", index_file=idx)
+                shown.advance(len(batch))
+            shown.done()
     fault("restore.after-write")
     if plan.raw_write:
         raw = _raw_map(repo, target)
@@ -526,6 +590,8 @@ def restore(
         fault("restore.after-journal")
         apply(repo, cfg, target, now, paths, plan)
         warns = _finish(repo, j, target, now)
+        if not paths:
+            warns += set_merge_state(repo, target)
         return RestoreResult(target.id, prev_id, saved, plan, type=type, warnings=warns)
 
 
@@ -561,6 +627,8 @@ def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
                  snap=now, allow_empty=True, in_restore=True)
         apply(repo, cfg, target, now, paths, plan)
         warns = _finish(repo, j, target, now)
+        if not paths:
+            warns += set_merge_state(repo, target)
         return RestoreResult(target.id, j.from_id, None, plan, type=j.type, warnings=warns, continued=True)
 
 

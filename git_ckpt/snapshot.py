@@ -28,7 +28,7 @@ from . import ledger, overlay, store
 from .config import Config
 from .errors import BusyError, CkptError
 from .gitcore import EMPTY_BLOB, RefConflict, Repo, fault, git_failure
-from .model import Manifest, digest, encode, path_display, path_to_str
+from .model import Manifest, digest, encode, path_display, path_from_str, path_to_str
 
 
 @dataclass
@@ -340,21 +340,47 @@ class SaveResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def warnings_for(snap: Snapshot) -> list[str]:
-    """Human warnings for what the snapshot left out."""
+def warnings_for(snap: Snapshot, already: frozenset[bytes] = frozenset()) -> list[str]:
+    """Human warnings for what the snapshot left out, leaving out paths in ``already`` (those the
+    task's latest checkpoint left out too: each path is warned about once per task, not on every
+    save of an agent's every turn; :func:`left_out` of that checkpoint)."""
     out = []
     sel = snap.selection
-    if sel.secrets:
-        out.append("overlay: left out likely-secret files: " + ", ".join(path_display(p) for p in sel.secrets)
+
+    def new(paths: list[bytes]) -> list[bytes]:
+        return [p for p in paths if p not in already]
+
+    if new(sel.secrets):
+        out.append("overlay: left out likely-secret files: " + ", ".join(path_display(p) for p in new(sel.secrets))
                    + " (set overlay.allow_secrets = true to keep them)")
-    if sel.too_large or snap.too_large:
-        out.append("skipped files over the size limit: " + ", ".join(path_display(p) for p in sel.too_large + snap.too_large)
+    if new(sel.too_large + snap.too_large):
+        out.append("skipped files over the size limit: " + ", ".join(path_display(p) for p in new(sel.too_large + snap.too_large))
                    + " (raise overlay.max_file_size to keep them)")
-    if snap.embedded:
-        out.append("left out nested repositories with no commit (git cannot record them): " + ", ".join(path_display(p) for p in snap.embedded))
-    if sel.unsafe_links:
-        out.append("overlay: left out symlinks pointing outside the worktree: " + ", ".join(path_display(p) for p in sel.unsafe_links))
+    if new(snap.embedded):
+        out.append("left out nested repositories with no commit (git cannot record them): " + ", ".join(path_display(p) for p in new(snap.embedded)))
+    if new(sel.unsafe_links):
+        out.append("overlay: left out symlinks pointing outside the worktree: " + ", ".join(path_display(p) for p in new(sel.unsafe_links)))
     return out
+
+
+def left_out(cp: store.Checkpoint | None) -> frozenset[bytes]:
+    """The paths checkpoint ``cp`` recorded as left out (its manifest's ``skipped`` and the
+    overlay's ``skipped``): the warnings its save already gave."""
+    if cp is None:
+        return frozenset()
+    m = cp.manifest
+    return frozenset(path_from_str(p) for p in [*m.skipped, *m.overlay.skipped] if isinstance(p, str))
+
+
+def change_summary(repo: Repo, snap: Snapshot, since: store.Checkpoint | None) -> str:
+    """The default message of a checkpoint saved without one: what changed since the task's
+    latest checkpoint (or since HEAD for the first), e.g. ``M calc.py, A test_calc.py``."""
+    from .gitcore import EMPTY_TREE, change_status
+    from .words import change_summary as summary
+
+    old = since.tree if since is not None else (snap.base or EMPTY_TREE)  # diff-tree peels a commit
+    changes = [(change_status(a, b), path_display((b or a).path)) for a, b in repo.diff_trees(old, snap.tree)]
+    return summary(changes)
 
 
 def write_checkpoint(
@@ -366,6 +392,8 @@ def write_checkpoint(
     message: str,
     next: str | None = None,
     hypothesis: str | None = None,
+    agent: str | None = None,
+    agent_session: str | None = None,
 ) -> tuple[str, str]:
     """Write the meta, index and checkpoint commits and create ``refs/ckpt/T/N`` with the next free
     N (compare-and-swap from absent; a number taken concurrently moves on to the next one).
@@ -416,6 +444,8 @@ def write_checkpoint(
             next=next,
             hypothesis=hypothesis,
             ledger_head=repo.read_ref(store.log_ref(task)),
+            agent=agent,
+            agent_session=agent_session,
         )
         man_blob = repo.blob(encode(manifest))
         meta_tree = repo.mktree([(0o100644, man_blob, b"manifest.json"), *sub_entries])
@@ -478,18 +508,23 @@ def save(
     allow_empty: bool = False,
     snap: Snapshot | None = None,
     in_restore: bool = False,
+    agent: str | None = None,
+    agent_session: str | None = None,
 ) -> SaveResult:
     """Save the worktree of ``repo`` as the next checkpoint of ``task`` and log it in the ledger.
 
     When the state equals the latest checkpoint of the task and ``allow_empty`` is False,
     nothing is written and ``created`` is False.  Raises :class:`BusyError` during an
     interrupted restore (unless ``in_restore``: the pre-restore save of an undo that rescues it) or while ``index.lock`` is held.
+    Warnings name only paths the task's latest checkpoint did not already leave out; an empty
+    ``message`` of a manual or auto save becomes a summary of the changes since that checkpoint.
+    ``agent``/``agent_session`` (from an agent hook's input) go into the manifest.
     """
     store.check_task_name(task)
     if not in_restore and (repo.git_dir / "ckpt" / "RESTORE").exists():
         raise BusyError("a restore was interrupted in this worktree", "run git ckpt restore --continue, or git ckpt undo")
     snap = snap or capture(repo, cfg)
-    warns = warnings_for(snap)
+
     def card_update(card):
         if next is not None:
             card.next = next
@@ -500,16 +535,20 @@ def save(
     # Under the task's save lock, a checkpoint ref and its save event appear together to other
     # savers (a process killed in between leaves the lock free and the next save logs it).
     with _task_lock(repo, task):
+        try:
+            last = store.latest(repo, task)
+        except CkptError:
+            last = None  # a damaged latest checkpoint must not stop new ones being saved
+        warns = warnings_for(snap, left_out(last))
+        if not message and kind in ("manual", "auto"):
+            message = change_summary(repo, snap, last)
         if not allow_empty:
-            try:
-                last = store.latest(repo, task)
-            except CkptError:
-                last = None  # a damaged latest checkpoint must not stop new ones being saved
             if last is not None and last.manifest.state == snap.state():
                 with contextlib.suppress(CkptError):
                     _log_if_missing(repo, last)
                 return SaveResult(last.id, last.commit, False, last.manifest.kind, task, warns)
-        cid, commit = write_checkpoint(repo, snap, task=task, kind=kind, message=message, next=next, hypothesis=hypothesis)
+        cid, commit = write_checkpoint(repo, snap, task=task, kind=kind, message=message, next=next, hypothesis=hypothesis,
+                                       agent=agent, agent_session=agent_session)
 
         problem = ledger.append_or_warn(
             repo,

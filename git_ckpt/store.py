@@ -292,7 +292,7 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
     if ":" in spec and not spec.startswith(":"):
         remote, _, body = spec.partition(":")
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", remote):
-            raise NotFoundError(f"invalid remote name in {spec!r}")
+            raise NotFoundError(f"invalid remote name in {spec!r}", "git remote lists the remotes; write REMOTE:T/N, e.g. origin:fix-auth/3")
         prefix = f"{REMOTE_PREFIX}{remote}/"
         shown_prefix = f"{remote}:"
     t, sep, rest = body.rpartition("/")
@@ -318,9 +318,12 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
             back = int(m.group(1) or 0)
             nums = numbered(repo, t, prefix)
             if not nums:
-                raise NotFoundError(f"task {t} has no checkpoints", "git ckpt save makes one")
+                raise NotFoundError(f"task {shown_prefix}{t} has no checkpoints",
+                                    f"git ckpt fetch {shown_prefix[:-1]} brings them" if shown_prefix else "git ckpt save makes one")
             if back >= len(nums):
-                raise NotFoundError(f"{spec}: task {t} has only {len(nums)} checkpoints")
+                listing = f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t}"
+                raise NotFoundError(f"{spec}: task {shown_prefix}{t} has only {len(nums)} checkpoint(s)",
+                                    f"@ is the latest, @~{len(nums) - 1} the oldest; {listing} shows them")
             n, oid = nums[-1 - back]
             return load(repo, oid, id=f"{shown_prefix}{t}/{n}", ref=f"{prefix}{t}/{n}")
     if shown_prefix:

@@ -530,5 +530,7 @@ def describe(o: Outcome) -> str:
         detail = f"reused from {o.reused_from}, " + detail
     if not o.required:
         detail += ", not required"
-    words = {"error": o.message or "error"}.get(o.status, o.status)
+    from .words import result_word
+
+    words = result_word(o.status, o.exit_code)
     return f"verifier: {o.name} ...... {words} ({detail})"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from . import emit, json_option, open_repo, say
+from . import DURATION, SIZE, emit, json_option, open_repo, say
 
 
 @click.command("gc")
 @click.option("--keep", type=int, default=None, help="Keep the newest N checkpoints of each task.")
-@click.option("--older-than", default=None, help="Prune only checkpoints older than this (30d, 12h, 90m).")
-@click.option("--max-bytes", default=None, help="Then prune the oldest until checkpoint objects fit in SIZE (500MiB).")
+@click.option("--older-than", type=DURATION, default=None, help="Prune only checkpoints older than this (30d, 12h, 90m).")
+@click.option("--max-bytes", type=SIZE, default=None, help="Then prune the oldest until checkpoint objects fit in SIZE (500MiB).")
 @click.option("--dry-run", "-n", is_flag=True, help="Print what would be pruned; change nothing.")
 @click.option("--task", default=None, help="Prune this task (default: the current task).")
 @click.option("--all", "all_", is_flag=True, help="Prune every task.")
