@@ -180,6 +180,7 @@ class Repo:
         self._git_env: dict[str, str] | None = None
         # told once when a command has to wait for another one's lock (the CLI prints it)
         self.on_wait: Callable[[str], None] | None = None
+        self._worktree_lock: str | None = None  # "shared"/"exclusive" while this Repo holds it
 
     # ---------------------------------------------------------------- opening
 
@@ -367,12 +368,23 @@ class Repo:
         """Hold ``$GIT_DIR/ckpt/lock`` (flock): exclusive for restore/undo, shared for save.
 
         Waits up to ``timeout`` seconds (``$GIT_CKPT_LOCK_TIMEOUT`` overrides it, e.g. 0 for an
-        agent that would rather be told at once), then raises :class:`BusyError` (exit 5)."""
+        agent that would rather be told at once), then raises :class:`BusyError` (exit 5).
+        Re-entrant on one :class:`Repo`: taken again while held (restore's pre-restore save), it
+        is already held and nothing waits; a shared hold cannot become exclusive."""
+        if self._worktree_lock is not None:
+            if exclusive and self._worktree_lock == "shared":
+                raise RuntimeError("the worktree lock is held shared; it cannot be taken exclusive inside")
+            yield
+            return
         with contextlib.suppress(ValueError):
             timeout = float(os.environ.get("GIT_CKPT_LOCK_TIMEOUT", timeout))
         with self.flock(self.ckpt_dir() / "lock", exclusive=exclusive, timeout=timeout,
                         holder="another git ckpt restore or save is running in this worktree"):
-            yield
+            self._worktree_lock = "exclusive" if exclusive else "shared"
+            try:
+                yield
+            finally:
+                self._worktree_lock = None
 
     @contextlib.contextmanager
     def flock(self, path: Path, *, exclusive: bool, timeout: float, holder: str) -> Iterator[None]:

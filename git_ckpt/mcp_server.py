@@ -87,20 +87,19 @@ class Tools:
         repo = self.repo()
         cfg = config.load(repo)
         t = self._task(repo, task)
-        with repo.worktree_lock(exclusive=False):
-            res = save(repo, cfg, task=t, message=message, kind=kind, next=next, hypothesis=hypothesis)
+        res = save(repo, cfg, task=t, message=message, kind=kind, next=next, hypothesis=hypothesis)
         return {"id": res.id, "commit": res.commit, "created": res.created, "kind": res.kind, "task": res.task,
                 "warnings": res.warnings,
                 "text": f"checkpoint saved: {res.id}" if res.created else f"no changes since {res.id}; nothing saved"}
 
     def list(self, task: str | None = None) -> dict:
-        from . import inspect
+        from . import views
 
         from .evidence import fetched_states
 
         repo = self.repo()
         t = self._task(repo, task)
-        rows = inspect.rows(repo, t)
+        rows = views.rows(repo, t)
         states = fetched_states(repo, rows, [t])  # as `git ckpt list`: fetched results marked
         out = []
         for r in rows:
@@ -110,13 +109,13 @@ class Tools:
         return {"task": t, "checkpoints": out}
 
     def show(self, checkpoint: str = "@") -> dict:
-        from . import inspect, store
+        from . import store, views
 
         from .evidence import evidence_tasks, mark_local
 
         repo = self.repo()
         cp = store.resolve(repo, checkpoint, store.current_task(repo))
-        data = inspect.show(repo, cp)
+        data = views.show(repo, cp)
         lines = [r for r in data["results"] if "verifier" in r]
         for r, own in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp)), strict=True):
             r["local"] = own  # as `git ckpt show`: False for a fetched result (never evidence)

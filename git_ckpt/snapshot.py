@@ -511,7 +511,39 @@ def save(
     agent: str | None = None,
     agent_session: str | None = None,
 ) -> SaveResult:
-    """Save the worktree of ``repo`` as the next checkpoint of ``task`` and log it in the ledger.
+    """Save the worktree of ``repo`` as the next checkpoint of ``task`` and log it in the ledger,
+    holding the worktree lock shared (:meth:`Repo.worktree_lock`: a restore in this worktree
+    waits, other saves do not; inside a restore, which holds it, nothing waits).
+
+    When the state equals the latest checkpoint of the task and ``allow_empty`` is False,
+    nothing is written and ``created`` is False.  Raises :class:`BusyError` during an
+    interrupted restore (unless ``in_restore``: the pre-restore save of an undo that rescues it),
+    while ``index.lock`` is held, or when the lock is not free in time.
+    Warnings name only paths the task's latest checkpoint did not already leave out; an empty
+    ``message`` of a manual or auto save becomes a summary of the changes since that checkpoint.
+    ``agent``/``agent_session`` (from an agent hook's input) go into the manifest.
+    """
+    with repo.worktree_lock(exclusive=False):
+        return _save(repo, cfg, task=task, message=message, kind=kind, next=next, hypothesis=hypothesis,
+                     allow_empty=allow_empty, snap=snap, in_restore=in_restore, agent=agent, agent_session=agent_session)
+
+
+def _save(
+    repo: Repo,
+    cfg: Config,
+    *,
+    task: str,
+    message: str = "",
+    kind: str = "manual",
+    next: str | None = None,
+    hypothesis: str | None = None,
+    allow_empty: bool = False,
+    snap: Snapshot | None = None,
+    in_restore: bool = False,
+    agent: str | None = None,
+    agent_session: str | None = None,
+) -> SaveResult:
+    """:func:`save` under the worktree lock.
 
     When the state equals the latest checkpoint of the task and ``allow_empty`` is False,
     nothing is written and ``created`` is False.  Raises :class:`BusyError` during an

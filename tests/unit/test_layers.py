@@ -192,3 +192,12 @@ def test_only_gitcore_touches_pygit2():
             elif isinstance(node, ast.Attribute) and node.attr in ("pg", "_pg"):
                 handles.append(f"{module}:{node.lineno}")
     assert (imports, handles) == ([], [])
+
+
+def test_no_module_shadows_the_standard_library():
+    """``git_ckpt/inspect.py`` once shadowed ``inspect`` (and ``secrets.py`` ``secrets``) for any
+    code run from inside the package directory; no module may take a standard-library name."""
+    import sys
+
+    names = {m.rpartition(".")[2] for m in MODULES if m != "git_ckpt"}
+    assert sorted(names & set(sys.stdlib_module_names)) == []

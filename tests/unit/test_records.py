@@ -200,3 +200,36 @@ def test_a_manifest_round_trips(kinds):
     except (msgspec.DecodeError, msgspec.ValidationError):
         pytest.skip("the manifest needs more fields than this sketch")
     assert decode_manifest(encode(decoded)) == decoded
+
+
+# ------------------------------------------------------------------------------ save's own lock
+
+
+def test_save_takes_the_worktree_lock_itself(core, repo, monkeypatch):
+    """Every caller of save (CLI, MCP, agent hooks, attempt) gets the lock without taking it:
+    a restore holding it in another process makes save wait (here: refuse at once)."""
+    import fcntl
+    import os
+
+    from git_ckpt.errors import BusyError
+
+    monkeypatch.setenv("GIT_CKPT_LOCK_TIMEOUT", "0")
+    fd = os.open(core.ckpt_dir() / "lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another open file: as another process's restore
+        with pytest.raises(BusyError, match="another git ckpt restore or save"):
+            snapshot.save(core, config.load(core), task="t")
+    finally:
+        os.close(fd)
+    assert core.read_ref("refs/ckpt/t/1") is None
+    assert snapshot.save(core, config.load(core), task="t").id == "t/1"
+
+
+def test_inside_a_restore_holding_the_lock_save_does_not_wait(core, repo, monkeypatch):
+    monkeypatch.setenv("GIT_CKPT_LOCK_TIMEOUT", "0")
+    with core.worktree_lock(exclusive=True):
+        res = snapshot.save(core, config.load(core), task="t", kind="pre-restore", allow_empty=True)
+    assert res.created and res.id == "t/1"
+    with core.worktree_lock(exclusive=False), pytest.raises(RuntimeError):
+        with core.worktree_lock(exclusive=True):
+            pass
