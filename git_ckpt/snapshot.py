@@ -401,13 +401,6 @@ def write_checkpoint(
     Returns ``(id "T/N", checkpoint commit id)``.
     """
     tar_blob = repo.blob(overlay.build_tar(snap.selection.items)) if snap.selection.items else None
-    sub_entries: list[tuple[int, str, bytes]] = []
-    if tar_blob:
-        sub_entries.append((0o100644, tar_blob, b"overlay.tar"))
-    for mode, oid, stg, path in snap.stages:
-        sub_entries.append((mode, oid, b"stages/%d/" % stg + path))
-    for path, mode, oid in snap.raw:
-        sub_entries.append((mode, oid, b"raw/" + path))
     index_commit = repo.commit(snap.index_tree, [snap.base] if snap.base else [], f"ckpt index of {task}\n")
     sig = repo.signature()
     nums = store.numbered(repo, task)
@@ -447,8 +440,8 @@ def write_checkpoint(
             agent=agent,
             agent_session=agent_session,
         )
-        man_blob = repo.blob(encode(manifest))
-        meta_tree = repo.mktree([(0o100644, man_blob, b"manifest.json"), *sub_entries])
+        meta_tree = store.write_meta_tree(repo, manifest=repo.blob(encode(manifest)), overlay_tar=tar_blob,
+                                          stages=snap.stages, raw=snap.raw)
         meta_commit = repo.commit(meta_tree, [], f"ckpt meta {cid}\n")
         parents = ([snap.base] if snap.base else []) + [index_commit, meta_commit]
         subject = message.splitlines()[0] if message else ("pre-restore state" if kind == "pre-restore" else "checkpoint")

@@ -122,6 +122,20 @@ def tasks(repo: Repo) -> list[str]:
 # ---------------------------------------------------------------------------- checkpoints
 
 
+def write_meta_tree(repo: Repo, *, manifest: str, overlay_tar: str | None,
+                    stages: list[tuple[int, str, int, bytes]], raw: list[tuple[bytes, int, str]]) -> str:
+    """Write a checkpoint's meta tree, the layout :class:`Checkpoint` reads back: the blob
+    ``manifest.json``; ``overlay.tar`` when the overlay is not empty; ``stages/S/PATH`` for each
+    conflict stage ``(mode, blob, S, path)``; ``raw/PATH`` for each ``(path, mode, blob)`` whose
+    bytes git's filters would not give back.  Returns the tree id."""
+    entries: list[tuple[int, str, bytes]] = [(0o100644, manifest, b"manifest.json")]
+    if overlay_tar:
+        entries.append((0o100644, overlay_tar, b"overlay.tar"))
+    entries += [(mode, oid, b"stages/%d/" % stage + path) for mode, oid, stage, path in stages]
+    entries += [(mode, oid, b"raw/" + path) for path, mode, oid in raw]
+    return repo.mktree(entries)
+
+
 @dataclass
 class Checkpoint:
     """A checkpoint read from the object store.
