@@ -23,7 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import Callable, Iterator, TypeVar, cast
 
 import pygit2
 
@@ -771,9 +771,10 @@ class Repo:
         obj = self._object(oid)
         if obj is None:
             raise CorruptError(f"object {oid} is missing from the object store")
-        if not isinstance(obj, pygit2.Commit):
+        if obj.type_str != "commit":
             raise CorruptError(f"object {oid} is a {obj.type_str}, not a commit")
-        return CommitInfo(Oid(obj.id), Oid(obj.tree_id), tuple(Oid(p) for p in obj.parent_ids))
+        c = cast(pygit2.Commit, obj)
+        return CommitInfo(Oid(c.id), Oid(c.tree_id), tuple(Oid(p) for p in c.parent_ids))
 
     def _tree(self, tree_ish: str) -> pygit2.Tree:
         obj = self._object(tree_ish)
@@ -803,7 +804,7 @@ class Repo:
     def tree_list(self, tree_ish: str) -> list[TreeEntry]:
         """The entries of one tree level (``git ls-tree TREE``), names as bytes, in tree order;
         :class:`CorruptError` for a missing or non-tree object."""
-        return [TreeEntry(e.raw_name, e.filemode, Oid(e.id)) for e in self._tree(tree_ish)]
+        return [TreeEntry(e.raw_name or b"", e.filemode, Oid(e.id)) for e in self._tree(tree_ish)]
 
     def tree_with(self, tree_ish: str | None, path: str, mode: int, oid: str) -> Oid:
         """A new tree: ``tree_ish``'s tree (None: empty) with the entry at ``path``

@@ -24,7 +24,7 @@ from functools import cached_property
 import msgspec
 
 from .errors import CkptError, CorruptError, NotFoundError, UsageError
-from .gitcore import Repo
+from .gitcore import Repo, TreeEntry
 from .model import Manifest, decode_manifest, path_display
 
 PREFIX = "refs/ckpt/"
@@ -187,7 +187,7 @@ class Checkpoint:
         entry = self.repo.tree_entry(self.meta_tree, name)
         return entry.oid if entry is not None and entry.is_tree else None
 
-    def raw_entries(self) -> dict:
+    def raw_entries(self) -> dict[bytes, TreeEntry]:
         """``raw/`` of the meta tree, path (bytes) → TreeEntry, validated for a checkpoint that may
         be foreign: each a safe relative path (no ``..``, absolute path or ``.git``) of a regular
         file the checkpoint's tree holds.  Raises :class:`CorruptError` otherwise."""
@@ -236,7 +236,7 @@ def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = No
     if kind != "commit":
         raise CorruptError(f"{id or commit} does not point at a commit")
     info = repo.read_commit(commit)
-    parents = list(info.parents)
+    parents: list[str] = list(info.parents)
     if len(parents) not in (2, 3):
         raise NotFoundError(f"{id or commit} is not a checkpoint commit", "git ckpt list shows the checkpoints")
     try:
@@ -267,7 +267,7 @@ def is_local(repo: Repo, cp: Checkpoint) -> bool:
 
 def numbered(repo: Repo, task: str, prefix: str = PREFIX) -> list[tuple[int, str]]:
     """``(N, commit id)`` of every numbered checkpoint of ``task``, ascending by N."""
-    out = []
+    out: list[tuple[int, str]] = []
     base = f"{prefix}{task}/"
     for name, oid in repo.refs_under(base).items():
         last = name[len(base):]
@@ -338,8 +338,8 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
                 listing = f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t}"
                 raise NotFoundError(f"{spec}: task {shown_prefix}{t} has only {len(nums)} checkpoint(s)",
                                     f"@ is the latest, @~{len(nums) - 1} the oldest; {listing} shows them")
-            n, oid = nums[-1 - back]
-            return load(repo, oid, id=f"{shown_prefix}{t}/{n}", ref=f"{prefix}{t}/{n}")
+            n, found = nums[-1 - back]
+            return load(repo, found, id=f"{shown_prefix}{t}/{n}", ref=f"{prefix}{t}/{n}")
     if shown_prefix:
         raise NotFoundError(f"no checkpoint {spec}", "use REMOTE:T/N, e.g. origin:fix-auth/3")
     commit = repo.resolve_commit(spec)
