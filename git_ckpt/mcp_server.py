@@ -88,9 +88,7 @@ class Tools:
         cfg = config.load(repo)
         t = self._task(repo, task)
         res = save(repo, cfg, task=t, message=message, kind=kind, next=next, hypothesis=hypothesis)
-        return {"id": res.id, "commit": res.commit, "created": res.created, "kind": res.kind, "task": res.task,
-                "warnings": res.warnings,
-                "text": f"checkpoint saved: {res.id}" if res.created else f"no changes since {res.id}; nothing saved"}
+        return {**res.to_json(), "text": res.text()}
 
     def list(self, task: str | None = None) -> dict:
         from . import views
@@ -155,9 +153,7 @@ class Tools:
                 "restore needs the plan_id of a current plan: " + ("none given" if not plan_id else "the worktree changed since that plan"),
                 "call ckpt_restore without apply, review the plan, then apply with its plan_id")
         res = restore(repo, cfg, cp, task=task, paths=rel or None)
-        return {"applied": True, "target": res.target, "saved": res.saved, "previous": res.previous,
-                "plan": res.plan.to_json(),
-                "text": (f"saved current state as {res.saved} (pre-restore); " if res.saved else "") + f"restored {res.target}"}
+        return {"applied": True, **res.to_json(), "text": "\n".join(res.lines())}
 
     def undo(self) -> dict:
         from . import config, store
@@ -165,7 +161,7 @@ class Tools:
 
         repo = self.repo()
         res = undo(repo, config.load(repo), task=store.current_task(repo))
-        return {"target": res.target, "saved": res.saved, "previous": res.previous, "text": f"undo: restored {res.target}"}
+        return {**res.to_json(), "text": "\n".join(res.lines())}
 
     def verify(self, checkpoint: str = "@", only: list[str] | None = None, isolated: bool = False) -> dict:
         from . import config, store

@@ -24,6 +24,7 @@ import contextlib
 import os
 import stat
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
@@ -100,6 +101,26 @@ class RestoreResult:
     type: str = "restore"
     warnings: list[str] = field(default_factory=list)
     continued: bool = False  # finished an interrupted restore (``previous`` is its way back)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` result (and the MCP tool's data)."""
+        return {"target": self.target, "previous": self.previous, "saved": self.saved,
+                "dry_run": self.dry_run, "plan": self.plan.to_json()}
+
+    def lines(self) -> list[str]:
+        """What happened, one line each, for the terminal and the MCP tool alike (a dry run's
+        plan is printed by the CLI from :attr:`plan`)."""
+        if self.dry_run:
+            return [f"would restore {self.target}:"]
+        out = []
+        if self.continued:
+            out.append(f"finishing the interrupted restore (the state before it is {self.previous})")
+        elif self.saved:
+            out.append(f"saved current state as {self.saved} (pre-restore)")
+        elif self.previous:
+            out.append(f"current state matches {self.previous}; not saved again")
+        out.append(f"restored {self.target}" if self.type == "restore" else f"undo: restored {self.target}")
+        return out
 
 
 def _under(path: bytes, paths: list[bytes] | None) -> bool:

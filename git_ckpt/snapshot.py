@@ -22,7 +22,7 @@ import re
 import stat
 import tempfile
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Iterator
 
 from . import ledger, overlay, store
 from .config import Config
@@ -338,6 +338,17 @@ class SaveResult:
     kind: str
     task: str
     warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` result (and the MCP tool's data)."""
+        return {"id": self.id, "commit": self.commit, "created": self.created, "kind": self.kind,
+                "task": self.task, "warnings": self.warnings}
+
+    def text(self) -> str:
+        """The one line saying what happened, for the terminal and the MCP tool alike."""
+        if self.created:
+            return f"checkpoint saved: {self.id}"
+        return f"no changes since {self.id}; nothing saved (use --allow-empty to save anyway)"
 
 
 def warnings_for(snap: Snapshot, already: frozenset[bytes] = frozenset()) -> list[str]:

@@ -78,7 +78,7 @@ def command(task: str | None, verify_: bool, graph: bool, since: str | None, as_
         for r in recs:
             say(f"#{r.event.seq:<4} {r.event.at}  {ledger.describe(r.event)}")
 
-    import msgspec
+    from ..model import to_builtins
 
-    emit("log", [msgspec.to_builtins(r.event) for r in recs], as_json, human)
+    emit("log", [to_builtins(r.event) for r in recs], as_json, human)
     return 0

@@ -201,3 +201,17 @@ def test_no_module_shadows_the_standard_library():
 
     names = {m.rpartition(".")[2] for m in MODULES if m != "git_ckpt"}
     assert sorted(names & set(sys.stdlib_module_names)) == []
+
+
+@pytest.mark.parametrize("attr", ["to_builtins", "encode"])
+def test_only_model_serialises_with_msgspec(attr):
+    """Object ids are :class:`git_ckpt.gitcore.Oid` (a ``str`` subclass msgspec refuses without
+    a hook): JSON goes through model.py's encoder and ``to_builtins``, which have it."""
+    found = []
+    for module, path in MODULES.items():
+        if module == "git_ckpt.model":
+            continue
+        for node in ast.walk(_parse(path)):
+            if isinstance(node, ast.Attribute) and node.attr == attr and "msgspec" in ast.unparse(node.value):
+                found.append(f"{module}:{node.lineno}")
+    assert found == []
