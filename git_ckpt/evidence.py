@@ -65,24 +65,28 @@ def evidence_tasks(repo: Repo, cp: Checkpoint) -> list[str]:
     return [cp.manifest.task] if store.is_local(repo, cp) else store.tasks(repo)
 
 
-def local_lines(repo: Repo, lines: list[dict[str, Any]], tasks: list[str], tree: str, overlay: str) -> list[dict[str, Any]]:
+def local_lines(repo: Repo, lines: list[dict[str, Any]], tasks: list[str], tree: str, overlay: str, *,
+                isolated: bool = False) -> list[dict[str, Any]]:
     """The lines of ``lines`` about content ``(tree, overlay)`` that this repository's own
     ``verify`` recorded: a ``verify`` event in the ledger of one of ``tasks`` names their
-    :func:`result_id`.  Lines merged in from a teammate's notes (``fetch``) are left out."""
+    :func:`result_id`.  Lines merged in from a teammate's notes (``fetch``) are left out, and
+    with ``isolated`` so are lines of runs in place (``[gate] isolated = true``)."""
     about = [ln for ln in lines if ln.get("tree") == tree and (ln.get("overlay") or "") == overlay]
     if not about:
         return []
     ids = [result_id(ln) for ln in about]
-    known = ledger.result_ids(repo, tasks, set(ids))
+    known = ledger.result_ids(repo, tasks, set(ids), isolated=isolated)
     return [ln for ln, rid in zip(about, ids, strict=True) if rid in known]
 
 
-def evidence(repo: Repo, cp: Checkpoint, lines: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """:func:`local_lines` of ``cp``'s note (read when ``lines`` is None) about its own content.
-    Raises :class:`CorruptError` for a corrupt note."""
+def evidence(repo: Repo, cp: Checkpoint, lines: list[dict[str, Any]] | None = None, *,
+             isolated: bool = False) -> list[dict[str, Any]]:
+    """:func:`local_lines` of ``cp``'s note (read when ``lines`` is None) about its own content
+    (with ``isolated``: of ``verify --isolated`` runs only).  Raises :class:`CorruptError` for a
+    corrupt note."""
     if lines is None:
         lines = notes.read_lines(repo, cp.commit)
-    return local_lines(repo, lines, evidence_tasks(repo, cp), cp.tree, overlay_digest(cp))
+    return local_lines(repo, lines, evidence_tasks(repo, cp), cp.tree, overlay_digest(cp), isolated=isolated)
 
 
 def mark_local(repo: Repo, lines: list[dict[str, Any]], tasks: list[str], known: set[str] | None = None) -> list[bool]:
@@ -145,6 +149,8 @@ class Requirement:
     passed: dict[str, dict[str, Any]] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
     foreign: list[str] = field(default_factory=list)
+    #: missing ones that passed only in place while ``[gate] isolated = true`` asks for isolated runs
+    in_place: list[str] = field(default_factory=list)
 
     @property
     def satisfied(self) -> bool:
@@ -157,12 +163,15 @@ def requirement(repo: Repo, cfg: Config, cp: Checkpoint) -> Requirement:
     counts when this repository's own ``verify`` recorded it (:func:`evidence`),
     it is about ``cp``'s tree and overlay digest and the verifier's current definition, and the
     newest such line says ``passed``.  ``cfg`` is taken as given: callers check it is trusted
-    (:func:`git_ckpt.trust.check`).  Raises :class:`CorruptError` for a corrupt note."""
+    (:func:`git_ckpt.trust.check`).  With ``[gate] isolated = true`` only lines of ``verify
+    --isolated`` runs count (in place, ignored files no checkpoint holds can decide a verdict).
+    Raises :class:`CorruptError` for a corrupt note."""
     req = Requirement([v.name for v in cfg.verifier if v.required])
     if not req.required:
         return req
     lines = notes.read_lines(repo, cp.commit)
-    latest = latest_results(evidence(repo, cp, lines), cp.tree, overlay_digest(cp))
+    latest = latest_results(evidence(repo, cp, lines, isolated=cfg.gate.isolated), cp.tree, overlay_digest(cp))
+    anywhere = latest_results(evidence(repo, cp, lines), cp.tree, overlay_digest(cp)) if cfg.gate.isolated else latest
     every = None
     for v in cfg.verifier:
         if not v.required:
@@ -172,6 +181,10 @@ def requirement(repo: Repo, cfg: Config, cp: Checkpoint) -> Requirement:
             req.passed[v.name] = line
         else:
             req.missing[v.name] = str(line.get("status")) if line else "no result"
+            here = anywhere.get((v.name, definition_hash(v)))
+            if here is not None and here is not line and here.get("status") == "passed":
+                req.in_place.append(v.name)
+                continue
             if every is None:
                 every = latest_results(lines, cp.tree, overlay_digest(cp))
             other = every.get((v.name, definition_hash(v)))
@@ -187,7 +200,13 @@ def missing_text(req: Requirement) -> tuple[str, str]:
     text = "no passing result" if status == "no result" else "status " + status
     if name in req.foreign:
         text += " (only a result recorded elsewhere says passed: fetched results are not evidence here)"
+    elif name in req.in_place:
+        text += IN_PLACE
     return name, text
+
+
+#: Why a result that passed in place is not counted.
+IN_PLACE = " (only a run in place passed: [gate] isolated = true counts git ckpt verify --isolated only)"
 
 
 def was_forced(repo: Repo, task: str, commit: str) -> bool:

@@ -8,11 +8,11 @@ event is caught by :func:`verify`.  Appends are compare-and-swap on the ref, ret
 
 from __future__ import annotations
 
-import getpass
+import os
 import socket
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import msgspec
 
@@ -29,7 +29,12 @@ def now_iso() -> str:
 
 def user_name() -> str:
     """The login name, or ``unknown``."""
+    for var in ("LOGNAME", "USER", "LNAME", "USERNAME"):  # getpass.getuser()'s order, without its import
+        if os.environ.get(var):
+            return os.environ[var]
     try:
+        import getpass
+
         return getpass.getuser()
     except Exception:  # noqa: BLE001 - no passwd entry in containers
         return "unknown"
@@ -139,6 +144,18 @@ def records(repo: Repo, task: str) -> list[Record]:
     return out
 
 
+def iter_records(repo: Repo, task: str, newest: int | None = None) -> Iterator[Record]:
+    """The ledger entries of ``task`` oldest first, decoded one at a time as the caller reads
+    (``git ckpt log | head`` decodes only what it prints); with ``newest`` only the newest
+    that many (``log -n``), which reads only those.  Raises :class:`CorruptError` at an
+    unreadable entry."""
+    oid = repo.read_ref(store.log_ref(task))
+    if not oid:
+        return
+    for commit in reversed(repo.first_parent_chain(oid, newest)):
+        yield _read(repo, commit, task)
+
+
 def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int = 500) -> Record | None:
     """The newest event of ``task`` for which ``match`` is true, looking back ``limit`` events."""
     oid = repo.read_ref(store.log_ref(task))
@@ -152,10 +169,11 @@ def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int 
     return None
 
 
-def result_ids(repo: Repo, tasks: list[str], want: set[str] | None) -> set[str]:
+def result_ids(repo: Repo, tasks: list[str], want: set[str] | None, *, isolated: bool = False) -> set[str]:
     """Which of the result ids in ``want`` (:func:`git_ckpt.evidence.result_id` of a note line) a
     ``verify`` event in the ledgers of ``tasks`` names (its ``result``); every id named when
-    ``want`` is None.
+    ``want`` is None.  With ``isolated``, only events of ``verify --isolated`` runs count
+    (``[gate] isolated = true``).
 
     This is what makes a note line *evidence*: the ledger is written only by this repository's
     own commands (``fetch`` never writes it), while notes merge every teammate's lines.  Walks
@@ -170,7 +188,7 @@ def result_ids(repo: Repo, tasks: list[str], want: set[str] | None) -> set[str]:
                 ev = msgspec.json.decode(_file(repo, c.tree, "event.json"), type=Event)
             except (CorruptError, msgspec.DecodeError, msgspec.ValidationError):
                 break
-            if ev.type == "verify":
+            if ev.type == "verify" and (not isolated or ev.data.get("isolated") is True):
                 rid = ev.data.get("result")
                 if isinstance(rid, str) and (want is None or rid in want):
                     found.add(rid)
@@ -322,6 +340,8 @@ def describe(ev: Event) -> str:
         return f"fetched from {d.get('remote')}"
     if t == "handoff":
         return f"handoff receipt given at {d.get('id')}"
+    if t == "drop":
+        return f"dropped {d.get('id')}" + (" (forced)" if d.get("forced") else "")
     if t == "prune":
         return f"pruned {len(d.get('pruned', []))} checkpoints"
     return t

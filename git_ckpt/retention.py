@@ -113,8 +113,9 @@ def _worktree_git_dirs(repo: Repo) -> list:
     return dirs
 
 
-def protections(repo: Repo) -> dict[str, str]:
-    """Checkpoint ids that must never be pruned → the reason, over every task and worktree.
+def protections(repo: Repo, *, latest: bool = True) -> dict[str, str]:
+    """Checkpoint ids that must never be pruned → the reason, over every task and worktree
+    (the latest of each task only when ``latest``).
 
     Reads every task's ledger (``handoff`` events; the most recent restore/undo per worktree)
     and every worktree's restore journal.  Raises :class:`CorruptError` when a ledger cannot be
@@ -128,7 +129,7 @@ def protections(repo: Repo) -> dict[str, str]:
                 if oid == promoted:
                     out.setdefault(f"{task}/{n}", "promoted")
         nums = store.numbered(repo, task)
-        if nums:
+        if nums and latest:
             out.setdefault(f"{task}/{nums[-1][0]}", "latest")
         seen_worktrees: set[str] = set()
         for rec in reversed(ledger.records(repo, task)):

@@ -58,6 +58,7 @@ class Snapshot:
 
     def state(self) -> str:
         """A digest of everything restore would reproduce (not who or when)."""
+        extra = [[path_to_str(p) for p in self.assume_unchanged]] if self.assume_unchanged else []
         return digest(
             [
                 self.tree,
@@ -70,6 +71,7 @@ class Snapshot:
                 self.overlay_info.digest if self.overlay_info else "",
                 [path_to_str(p) for p in self.skip_absent],
                 self.merge_heads,
+                *extra,
             ]
         )
 
@@ -283,7 +285,8 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
         present = [p for p in skips if os.path.lexists(os.path.join(root, p))]
         if present:
             repo.git("update-index", "-z", "--no-skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in present), index_file=idx_w)
-        embedded = _add_all(repo, idx_w, too_large, sparse=bool(present))
+        # --sparse: a sparse checkout's untracked files outside the cone are saved (as git stash -u does)
+        embedded = _add_all(repo, idx_w, too_large, sparse=bool(present) or repo.sparse_checkout() is not None)
         w_tree = repo.git("write-tree", index_file=idx_w).stdout.decode().strip()
         if stages:
             conflicted = sorted({p for *_x, p in stages})
@@ -293,10 +296,10 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
     ita: list[bytes] = []
     if empties and flags_possible:
         if len(empties) <= 64:
-            present = repo.paths_in_tree(i_tree, empties)
+            staged = repo.paths_in_tree(i_tree, empties)
         else:  # one git ls-tree beats thousands of in-process lookups through big trees
-            present = {e.path for e in repo.ls_tree(i_tree, *empties)}
-        ita = [p for p in empties if p not in present]
+            staged = {e.path for e in repo.ls_tree(i_tree, *empties)}
+        ita = [p for p in empties if p not in staged]
     raw = _raw_check(repo, w_tree, base) if _filters_may_apply(repo, listing, untracked) else []
     sel = overlay.select(repo.workdir, cfg, repo.is_ignored)
     candidates = [i.path for i in sel.items] + sel.secrets + sel.too_large + sel.unsafe_links
@@ -414,8 +417,7 @@ def write_checkpoint(
     tar_blob = repo.blob(overlay.build_tar(snap.selection.items)) if snap.selection.items else None
     index_commit = repo.commit(snap.index_tree, [snap.base] if snap.base else [], f"ckpt index of {task}\n")
     sig = repo.signature()
-    nums = store.numbered(repo, task)
-    number = nums[-1][0] + 1 if nums else 1
+    number = next_number(repo, task)
 
     def build(old: str | None) -> tuple[str, tuple[str, str]]:
         nonlocal number
@@ -442,6 +444,8 @@ def write_checkpoint(
             raw=[path_to_str(p) for p, _m, _o in snap.raw],
             skipped=[path_to_str(p) for p in snap.too_large + snap.embedded],
             skip_worktree_absent=[path_to_str(p) for p in snap.skip_absent],
+            assume_unchanged=[path_to_str(p) for p in snap.assume_unchanged],
+            worktree=str(repo.workdir),
             merge_heads=snap.merge_heads,
             overlay=snap.overlay_info,
             state=snap.state(),
@@ -464,6 +468,22 @@ def write_checkpoint(
                             reason=lambda ref: f"ckpt: save {ref.removeprefix(store.PREFIX)}", step="save.before-ref")
     fault("save.after-ref")
     return cid, commit
+
+
+def next_number(repo: Repo, task: str) -> int:
+    """The number the next checkpoint of ``task`` gets: one above the highest of its refs and of
+    the newest ``save`` event of its ledger, so a number whose ref was deleted (``drop``, ``gc``,
+    ``git update-ref -d``) is never given to a different checkpoint.  A damaged ledger counts
+    as having no saves (the refs still decide)."""
+    nums = store.numbered(repo, task)
+    high = nums[-1][0] if nums else 0
+    with contextlib.suppress(CkptError, KeyError, ValueError):
+        rec = ledger.find_last(repo, task, lambda ev: ev.type == "save")
+        if rec is not None:
+            cid = rec.event.data.get("id")
+            if isinstance(cid, str) and cid.startswith(task + "/") and cid[len(task) + 1:].isdigit():
+                high = max(high, min(int(cid[len(task) + 1:]), 2**31))
+    return high + 1
 
 
 @contextlib.contextmanager
@@ -596,4 +616,7 @@ def _save(
         )
         if problem:
             warns.append(problem)
+    # numbered() just counted the task's loose refs: pack them as git gc would, so reading
+    # the refs of a long task stays one file read, not one per checkpoint
+    repo.pack_refs_if_many(repo.loose_refs_seen)
     return SaveResult(cid, commit, True, kind, task, warns)

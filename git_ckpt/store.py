@@ -20,12 +20,13 @@ import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Callable
 
 import msgspec
 
 from .errors import CkptError, CorruptError, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry
-from .model import Manifest, decode_manifest, path_display
+from .model import Event, Manifest, decode_manifest, path_display
 
 PREFIX = "refs/ckpt/"
 REMOTE_PREFIX = "refs/ckpt-remotes/"
@@ -289,6 +290,53 @@ def latest(repo: Repo, task: str) -> Checkpoint | None:
 _AT = re.compile(r"@(?:~(\d+))?")
 
 
+def _newest_event(repo: Repo, task: str, match: Callable[[Event], bool], limit: int = 500) -> Event | None:
+    """The newest event of ``task``'s ledger (``refs/ckpt/T/log``: a first-parent chain of
+    commits whose trees hold ``event.json``) that ``match`` accepts, within ``limit`` events;
+    read here, below :mod:`git_ckpt.ledger` (which writes and verifies the chain), so that
+    resolving a name does not depend on the ledger module."""
+    oid: str | None = repo.read_ref(log_ref(task))
+    while oid and limit > 0:
+        c = repo.read_commit(oid)
+        entry = repo.tree_entry(c.tree, "event.json")
+        if entry is None:
+            raise CorruptError(f"ledger of task {task} is corrupt at {oid[:12]}: no event.json")
+        ev = msgspec.json.decode(repo.read_blob(entry.oid), type=Event)
+        if match(ev):
+            return ev
+        oid = c.parents[0] if c.parents else None
+        limit -= 1
+    return None
+
+
+def restored_here(repo: Repo, task: str) -> int | None:
+    """The number of the checkpoint this worktree was last restored to, when that restore (or
+    undo, whole) is newer than every save of ``task``: then the worktree matches it and ``@``
+    names it.  None when a save came after, or the ledger cannot say.
+
+    Walks the ledger back to the newest ``save`` event or whole restore/undo of this worktree
+    (at most 500 events); the event is attacker-writable, so its target is trusted only when
+    ``refs/ckpt/T/N`` still points at the commit it names."""
+    here = str(repo.git_dir)
+
+    def relevant(ev) -> bool:
+        return ev.type == "save" or (ev.type in ("restore", "undo") and ev.data.get("worktree") == here and not ev.data.get("paths"))
+
+    try:
+        ev = _newest_event(repo, task, relevant)
+    except (CorruptError, KeyError, ValueError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if ev is None or ev.type == "save":
+        return None
+    target, commit = ev.data.get("target"), ev.data.get("target_commit")
+    if not isinstance(target, str) or not isinstance(commit, str) or not target.startswith(task + "/"):
+        return None
+    num = target[len(task) + 1:]
+    if not num.isdigit() or num.startswith("0") or len(num) > 9:
+        return None
+    return int(num) if repo.read_ref(ckpt_ref(task, int(num))) == commit else None
+
+
 def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
     """Resolve a checkpoint name (DESIGN.md "Commands"): ``T/N``, ``N``, ``@``, ``@~K``,
     ``promoted``, ``T/@``, ``T/promoted``, ``REMOTE:T/N``, or any revision naming a checkpoint
@@ -334,11 +382,16 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
             if not nums:
                 raise NotFoundError(f"task {shown_prefix}{t} has no checkpoints",
                                     f"git ckpt fetch {shown_prefix[:-1]} brings them" if shown_prefix else "git ckpt save makes one")
-            if back >= len(nums):
+            top = len(nums) - 1
+            if prefix == PREFIX:  # after a whole restore, @ is the checkpoint this worktree matches
+                at = restored_here(repo, t)
+                if at is not None and (at, repo.read_ref(ckpt_ref(t, at))) in nums:
+                    top = nums.index((at, repo.read_ref(ckpt_ref(t, at))))
+            if back > top:
                 listing = f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t}"
-                raise NotFoundError(f"{spec}: task {shown_prefix}{t} has only {len(nums)} checkpoint(s)",
-                                    f"@ is the latest, @~{len(nums) - 1} the oldest; {listing} shows them")
-            n, found = nums[-1 - back]
+                raise NotFoundError(f"{spec}: task {shown_prefix}{t} has only {top + 1} checkpoint(s) up to {t}/{nums[top][0]}",
+                                    f"@ is {t}/{nums[top][0]}, @~{top} the oldest; {listing} shows them")
+            n, found = nums[top - back]
             return load(repo, found, id=f"{shown_prefix}{t}/{n}", ref=f"{prefix}{t}/{n}")
     if shown_prefix:
         raise NotFoundError(f"no checkpoint {spec}", "use REMOTE:T/N, e.g. origin:fix-auth/3")

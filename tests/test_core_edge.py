@@ -236,9 +236,10 @@ def test_assume_unchanged_edits_are_captured_and_never_lost(repo):
     assert git(repo, "show", "refs/ckpt/default/2:f") == b"PRECIOUS\n"
     ckpt(repo, "restore", "1")
     assert (repo / "f").read_text() == "a\n"
-    assert git(repo, "ls-files", "-v", "f") == b"h f\n"  # the user's flag is kept
+    assert git(repo, "ls-files", "-v", "f") == b"H f\n"  # the flag follows the checkpoint (issue 12)
     ckpt(repo, "undo")
     assert (repo / "f").read_text() == "PRECIOUS\n"
+    assert git(repo, "ls-files", "-v", "f") == b"h f\n"
 
 
 def test_verify_after_restore_targets_the_restored_checkpoint(repo):

@@ -12,7 +12,6 @@ import errno
 import importlib
 import os
 import sys
-import traceback
 from typing import Any, Callable
 
 import click
@@ -227,9 +226,15 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def open_repo():
     """Open the repository of the current directory (``$GIT_DIR`` honoured)."""
+    from ..errors import RepoError
     from ..gitcore import Repo
 
-    repo = Repo.discover(os.getcwd(), os.environ.get("GIT_DIR"), os.environ.get("GIT_WORK_TREE"))
+    try:
+        cwd = os.getcwd()
+    except FileNotFoundError:  # the shell sits in a directory something removed
+        raise RepoError("the current directory no longer exists (something removed it)",
+                        "cd to the worktree again (e.g. cd \"$PWD\" or its root) and run the command again; nothing was changed") from None
+    repo = Repo.discover(cwd, os.environ.get("GIT_DIR"), os.environ.get("GIT_WORK_TREE"))
     repo.on_wait = lambda holder: warn(f"waiting: {holder}")
     return repo
 
@@ -368,6 +373,8 @@ def command_path(args: list[str]) -> str:
 
 
 def _internal(exc: BaseException, as_json: bool, command: str) -> int:
+    import traceback
+
     path = _crash_log("".join(traceback.format_exception(exc)))
     err = CkptError(f"internal error: {type(exc).__name__}: {exc}", f"this is a bug in git-ckpt; please report it with {path}")
     err.exit_code = EXIT_INTERNAL
