@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import gc, ledger, store
+from . import ledger, retention, store
 from .errors import BusyError, UsageError
 from .gitcore import Repo, fault
 from .store import Checkpoint
@@ -42,17 +42,13 @@ def drop(repo: Repo, cp: Checkpoint, *, force: bool = False) -> DropResult:
         raise UsageError(f"{cp.id} is not a checkpoint of this repository (refs/ckpt/T/N)", "git ckpt list shows the checkpoints you can drop")
     m = cp.manifest
     # gc keeps the latest so a task always has one; drop may take it (numbers are never reused)
-    why = gc.protections(repo, latest=False).get(cp.id)
+    why = retention.protections(repo, latest=False).get(cp.id)
     if why and not force:
         raise UsageError(f"{cp.id} is protected ({why}); not dropped",
                          f"git ckpt drop --force {cp.id} drops it anyway (the ledger records that)")
     ledger.append(repo, m.task, "drop", {"id": cp.id, "commit": cp.commit, "forced": bool(why and force), "reason": why})
     fault("drop.after-event")
-
-    def delete(current: str | None) -> tuple[None, None]:
-        if current != cp.commit:  # moved or deleted by another process: not ours to delete
-            raise BusyError(f"{cp.id} changed while it was being dropped; left alone", "run git ckpt drop again")
-        return None, None
-
-    repo.swap(cp.ref, delete, reason=f"ckpt: drop {cp.id}")
+    # deleted only while it still names the commit judged (a changed ref is never rebuilt on)
+    if not repo.swap(cp.ref, lambda old: (None, True) if old == cp.commit else (old, False), reason=f"ckpt: drop {cp.id}"):
+        raise BusyError(f"{cp.id} changed while it was being dropped; left alone", "run git ckpt drop again")
     return DropResult(cp.id, cp.commit, bool(why and force), why)

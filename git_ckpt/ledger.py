@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator
@@ -159,9 +158,14 @@ def iter_records(repo: Repo, task: str, newest: int | None = None) -> Iterator[R
 
 def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int = 500) -> Record | None:
     """The newest event of ``task`` for which ``match`` is true, looking back ``limit`` events."""
-    for commit, ev in store.ledger_events(repo, task, limit):
-        if match(ev):
-            return _read(repo, commit, task)
+    oid = repo.read_ref(store.log_ref(task))
+    while oid and limit > 0:
+        rec = _read(repo, oid, task)
+        if match(rec.event):
+            return rec
+        parents = repo.read_commit(oid).parents
+        oid = parents[0] if parents else None
+        limit -= 1
     return None
 
 
