@@ -23,7 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import Callable, Iterator, TypeVar, cast
 
 import pygit2
 
@@ -32,6 +32,7 @@ from .errors import BusyError, CkptError, ConfigError, CorruptError, IOFailure, 
 ZERO_OID = "0" * 40
 EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_HEX_OID = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 
 # Variables git sets for hooks and subcommands that would point our own git calls at another
 # index or repository; we pass the locations explicitly instead.
@@ -178,8 +179,12 @@ class Repo:
         else:
             self.common_dir = self.git_dir
         self._git_env: dict[str, str] | None = None
+        self._backend: str | None = None
+        # loose refs the last refs_under() read (for pack_refs_if_many)
+        self.loose_refs_seen = 0
         # told once when a command has to wait for another one's lock (the CLI prints it)
         self.on_wait: Callable[[str], None] | None = None
+        self._worktree_lock: str | None = None  # "shared"/"exclusive" while this Repo holds it
 
     # ---------------------------------------------------------------- opening
 
@@ -444,12 +449,23 @@ class Repo:
         """Hold ``$GIT_DIR/ckpt/lock`` (flock): exclusive for restore/undo, shared for save.
 
         Waits up to ``timeout`` seconds (``$GIT_CKPT_LOCK_TIMEOUT`` overrides it, e.g. 0 for an
-        agent that would rather be told at once), then raises :class:`BusyError` (exit 5)."""
+        agent that would rather be told at once), then raises :class:`BusyError` (exit 5).
+        Re-entrant on one :class:`Repo`: taken again while held (restore's pre-restore save), it
+        is already held and nothing waits; a shared hold cannot become exclusive."""
+        if self._worktree_lock is not None:
+            if exclusive and self._worktree_lock == "shared":
+                raise RuntimeError("the worktree lock is held shared; it cannot be taken exclusive inside")
+            yield
+            return
         with contextlib.suppress(ValueError):
             timeout = float(os.environ.get("GIT_CKPT_LOCK_TIMEOUT", timeout))
         with self.flock(self.ckpt_dir() / "lock", exclusive=exclusive, timeout=timeout,
                         holder="another git ckpt restore or save is running in this worktree"):
-            yield
+            self._worktree_lock = "exclusive" if exclusive else "shared"
+            try:
+                yield
+            finally:
+                self._worktree_lock = None
 
     @contextlib.contextmanager
     def flock(self, path: Path, *, exclusive: bool, timeout: float, holder: str) -> Iterator[None]:
@@ -541,16 +557,124 @@ class Repo:
             return None
 
     def refs_under(self, prefix: str) -> dict[RefName, Oid]:
-        """All refs whose name starts with ``prefix`` (e.g. ``refs/ckpt/T/``), name → object id."""
+        """All direct refs whose name starts with ``prefix`` (e.g. ``refs/ckpt/T/``), name →
+        object id; like ``git for-each-ref PREFIX``, reading only refs under ``prefix``.
+
+        With git's ``files`` ref backend and a ``prefix`` ending in ``/`` the loose refs are read
+        from that directory alone and ``packed-refs`` is searched for the prefix (in C), so the
+        cost follows the refs under the prefix, not every ref of the repository (pygit2 offers
+        no prefix-limited iteration).  Loose refs are read before ``packed-refs``, the order in
+        which a concurrent ``git pack-refs`` (which writes ``packed-refs`` and then deletes the
+        loose files) can hide nothing; a loose ref wins over its packed copy, as in git.  Other
+        backends (reftable) and other prefixes ask ``git for-each-ref``.  Symbolic refs are
+        left out.
+        """
+        if not prefix.endswith("/") or not prefix.startswith("refs/") or self._ref_backend() != "files":
+            return self._for_each_ref(prefix)
         out: dict[RefName, Oid] = {}
-        for ref in self._pg.references.iterator():
-            name = ref.name
-            if name.startswith(prefix):
-                try:
-                    out[RefName(name)] = Oid(ref.target)
-                except (pygit2.GitError, ValueError):
-                    continue  # a symbolic ref (its target is a name), or a name git would refuse
+        loose_root = self.common_dir / prefix
+        loose: dict[RefName, Oid] = {}
+        self._read_loose(loose_root, prefix, loose)
+        self.loose_refs_seen = len(loose)
+        try:
+            with open(self.common_dir / "packed-refs", "rb") as fh:
+                packed = fh.read()
+        except FileNotFoundError:
+            packed = b""
+        except OSError as exc:
+            raise io_or_corrupt(exc, "cannot read packed-refs") from None
+        needle = b" " + os.fsencode(prefix)
+        i = packed.find(needle)
+        while i != -1:
+            start = packed.rfind(b"\n", 0, i) + 1
+            end = packed.find(b"\n", i)
+            end = len(packed) if end == -1 else end
+            oid = packed[start:i]
+            if not oid.startswith((b"#", b"^")) and _HEX_OID.fullmatch(oid):
+                with contextlib.suppress(ValueError):  # a name git would refuse
+                    out[RefName(packed[i + 1:end].decode("utf-8", "surrogateescape"))] = Oid(oid.decode())
+            i = packed.find(needle, end)
+        out.update(loose)
         return out
+
+    def _read_loose(self, directory: Path, prefix: str, out: dict[RefName, Oid]) -> None:
+        """Loose refs under ``directory`` (the ref name ``prefix``), recursively, into ``out``."""
+        try:
+            entries = list(os.scandir(directory))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            raise io_or_corrupt(exc, f"cannot read {directory}") from None
+        for entry in entries:
+            name = entry.name
+            if name.endswith(".lock"):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    self._read_loose(Path(entry.path), f"{prefix}{name}/", out)
+                    continue
+                with open(entry.path, "rb") as fh:
+                    data = fh.read(200).strip()
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # deleted or packed meanwhile: packed-refs, read after this, has it
+            except OSError as exc:
+                raise io_or_corrupt(exc, f"cannot read ref {prefix}{name}") from None
+            if _HEX_OID.fullmatch(data):
+                with contextlib.suppress(ValueError):  # a name git would refuse
+                    out[RefName(prefix + name)] = Oid(data.decode())
+
+    def _ref_backend(self) -> str:
+        """``files`` or ``reftable`` (``extensions.refStorage``), read once."""
+        if self._backend is None:
+            fmt = "files"
+            if (self.common_dir / "reftable").is_dir():
+                fmt = "reftable"
+            else:
+                with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
+                    fmt = str(self._pg.config["extensions.refstorage"]).lower() or "files"
+            self._backend = fmt
+        return self._backend
+
+    def _for_each_ref(self, prefix: str) -> dict[RefName, Oid]:
+        """``git for-each-ref`` of the refs starting with ``prefix`` (any ref backend)."""
+        pattern = prefix if prefix.endswith("/") else prefix + "*"
+        out = self.git("for-each-ref", "--format=%(objectname) %(objecttype) %(refname)", pattern).stdout
+        refs: dict[RefName, Oid] = {}
+        for line in out.split(b"\n"):
+            oid, _, rest = line.partition(b" ")
+            _kind, _, name = rest.partition(b" ")
+            text = name.decode("utf-8", "surrogateescape")
+            if oid and text.startswith(prefix):
+                with contextlib.suppress(ValueError):
+                    refs[RefName(text)] = Oid(oid.decode())
+        return refs
+
+    def pack_refs_if_many(self, loose: int, threshold: int = 256) -> bool:
+        """Pack loose refs (``git pack-refs --all``, as ``git gc`` does) when ``loose`` (the count
+        of loose refs a caller just saw, e.g. :attr:`loose_refs_seen`) reaches ``threshold``.
+
+        git ckpt writes a ref per checkpoint and never triggers git's own housekeeping, so
+        without this every ref read would open thousands of files.  Best effort: a failure
+        (a lock held by a concurrent git) is ignored and tried again next time.  Returns
+        whether it packed."""
+        if loose < threshold or self._ref_backend() != "files":
+            return False
+        return self.git("pack-refs", "--all", check=False).returncode == 0
+
+    def update_refs(self, updates: list[tuple[str, str | None, str | None]], *, reason: str) -> None:
+        """Apply many ``(name, new or None to delete, expected old or None for absent)`` updates
+        in one transaction (``git update-ref --stdin -z``: every ref compared and locked, then all
+        written, or none), for the thousands of refs a push or fetch may touch; the same
+        compare-and-swap as :meth:`update_ref`.  Raises :class:`CkptError` with git's message."""
+        if not updates:
+            return
+        recs = []
+        for name, new, old in updates:
+            if new is None:
+                recs.append(b"delete %s\0%s\0" % (name.encode(), (old or "").encode()))
+            else:
+                recs.append(b"update %s\0%s\0%s\0" % (name.encode(), new.encode(), (old or ZERO_OID).encode()))
+        self.git("update-ref", "-m", reason, "--stdin", "-z", input=b"".join(recs))
 
     def update_ref(
         self,
@@ -801,7 +925,11 @@ class Repo:
         return b"".join(out)
 
     def ls_tree(self, tree: str, *paths: bytes) -> list[TreeEntry]:
-        """Recursive listing of ``tree`` (``git ls-tree -r -z``), optionally limited to ``paths``."""
+        """Recursive listing of ``tree`` (``git ls-tree -r -z``), optionally limited to ``paths``
+        (literal: a file, or a directory and all below it).  So many paths that they would not
+        fit a command line are applied to the whole listing here instead."""
+        if _too_many(paths):
+            return [e for e in self.ls_tree(tree) if _under(e.path, set(paths))]
         out = self.git("ls-tree", "-r", "-z", "--full-tree", tree, "--", *paths).stdout
         entries = []
         for rec in out.split(b"\0"):
@@ -812,11 +940,45 @@ class Repo:
             entries.append(TreeEntry(path, int(mode, 8), oid.decode()))
         return entries
 
+    def tree_entries_once(self, tree: str, seen: set[str], prefix: bytes = b"") -> Iterator[TreeEntry]:
+        """The non-tree entries of ``tree`` (recursively, paths under ``prefix``), skipping every
+        subtree whose id is in ``seen`` and adding the ones walked to it; read in-process.
+
+        Walking many checkpoints with one ``seen`` visits each distinct tree once (like
+        ``git rev-list --objects`` does), where one ``git ls-tree -r`` per checkpoint would
+        re-list every shared directory.  Names are bytes as stored."""
+        if tree in seen:
+            return
+        seen.add(tree)
+        try:
+            obj = self._pg[tree]
+        except (KeyError, ValueError, pygit2.GitError):
+            return
+        stack = [(prefix, obj)]
+        while stack:
+            base, t = stack.pop()
+            for e in t:
+                name = base + e.raw_name
+                if e.filemode == 0o040000:
+                    sub = str(e.id)
+                    if sub in seen:
+                        continue
+                    seen.add(sub)
+                    try:
+                        stack.append((name + b"/", self._pg[sub]))
+                    except (KeyError, ValueError, pygit2.GitError):
+                        continue
+                else:
+                    yield TreeEntry(name, e.filemode, str(e.id))
+
     def diff_trees(self, old: str, new: str, paths: list[bytes] | None = None) -> list[tuple[TreeEntry | None, TreeEntry | None]]:
         """Changed paths between two trees (``git diff-tree -r -z --no-renames``).
 
         Returns ``(old entry or None, new entry or None)`` pairs in git's path order.
         """
+        if paths and _too_many(paths):
+            wanted = {p.encode("utf-8", "surrogateescape") if isinstance(p, str) else p for p in paths}
+            return [(a, b) for a, b in self.diff_trees(old, new) if _under((a or b).path, wanted)]  # type: ignore[union-attr]
         args = ["diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", old, new]
         if paths:
             args += ["--", *[p.decode("utf-8", "surrogateescape") if isinstance(p, bytes) else p for p in paths]]
@@ -836,6 +998,24 @@ class Repo:
             b = None if int(m2, 8) == 0 else TreeEntry(path, int(m2, 8), o2.decode())
             result.append((a, b))
         return result
+
+    def first_parent_chain(self, commit: str, limit: int | None = None) -> list[str]:
+        """``commit`` and its first-parent ancestors, newest first, at most ``limit`` of them
+        (``git rev-list --first-parent [-n LIMIT] COMMIT``); reads commits only, never their
+        trees.  A short walk is done in-process, a whole one by git."""
+        if limit is not None and limit <= 64:
+            out: list[str] = []
+            oid: str | None = commit
+            while oid and len(out) < limit:
+                out.append(oid)
+                try:
+                    parents = self._pg[oid].parent_ids
+                except (KeyError, ValueError, pygit2.GitError):
+                    break
+                oid = str(parents[0]) if parents else None
+            return out
+        args = ["rev-list", "--first-parent"] + ([f"--max-count={limit}"] if limit is not None else []) + [commit, "--"]
+        return self.git(*args).stdout.decode().split()
 
     def commit_tree_id(self, oid: str) -> str | None:
         """The tree id of commit ``oid`` (``git rev-parse OID^{tree}``), or None when ``oid``
@@ -870,9 +1050,10 @@ class Repo:
         obj = self._object(oid)
         if obj is None:
             raise CorruptError(f"object {oid} is missing from the object store")
-        if not isinstance(obj, pygit2.Commit):
+        if obj.type_str != "commit":
             raise CorruptError(f"object {oid} is a {obj.type_str}, not a commit")
-        return CommitInfo(Oid(obj.id), Oid(obj.tree_id), tuple(Oid(p) for p in obj.parent_ids))
+        c = cast(pygit2.Commit, obj)
+        return CommitInfo(Oid(c.id), Oid(c.tree_id), tuple(Oid(p) for p in c.parent_ids))
 
     def _tree(self, tree_ish: str) -> pygit2.Tree:
         obj = self._object(tree_ish)
@@ -902,7 +1083,7 @@ class Repo:
     def tree_list(self, tree_ish: str) -> list[TreeEntry]:
         """The entries of one tree level (``git ls-tree TREE``), names as bytes, in tree order;
         :class:`CorruptError` for a missing or non-tree object."""
-        return [TreeEntry(e.raw_name, e.filemode, Oid(e.id)) for e in self._tree(tree_ish)]
+        return [TreeEntry(e.raw_name or b"", e.filemode, Oid(e.id)) for e in self._tree(tree_ish)]
 
     def tree_with(self, tree_ish: str | None, path: str, mode: int, oid: str) -> Oid:
         """A new tree: ``tree_ish``'s tree (None: empty) with the entry at ``path``
@@ -942,6 +1123,27 @@ class Repo:
             return bool(self._pg.descendant_of(commit, ancestor))
         except (KeyError, ValueError, pygit2.GitError):
             return False
+
+
+# Pathspec bytes beyond which a listing is filtered in Python instead: command lines (with the
+# environment) are limited to 2 MiB on Linux and each argument to 128 KiB.
+_ARG_BUDGET = 256 * 1024
+
+
+def _too_many(paths) -> bool:
+    """Whether ``paths`` would not fit comfortably on a command line."""
+    return sum(len(p) + 1 for p in paths) > _ARG_BUDGET
+
+
+def _under(path: bytes, wanted: set) -> bool:
+    """Whether ``path`` is in ``wanted`` or below a directory in it (a literal pathspec match)."""
+    while True:
+        if path in wanted:
+            return True
+        cut = path.rfind(b"/")
+        if cut < 0:
+            return False
+        path = path[:cut]
 
 
 def _remove_stale(directory: Path, pattern: str, age: float = 3600.0) -> None:

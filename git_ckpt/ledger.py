@@ -8,12 +8,11 @@ event is caught by :func:`verify`.  Appends are compare-and-swap on the ref, ret
 
 from __future__ import annotations
 
-import getpass
+import os
 import socket
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import msgspec
 
@@ -30,7 +29,12 @@ def now_iso() -> str:
 
 def user_name() -> str:
     """The login name, or ``unknown``."""
+    for var in ("LOGNAME", "USER", "LNAME", "USERNAME"):  # getpass.getuser()'s order, without its import
+        if os.environ.get(var):
+            return os.environ[var]
     try:
+        import getpass
+
         return getpass.getuser()
     except Exception:  # noqa: BLE001 - no passwd entry in containers
         return "unknown"
@@ -138,6 +142,18 @@ def records(repo: Repo, task: str) -> list[Record]:
         oid = parents[0] if parents else None
     out.reverse()
     return out
+
+
+def iter_records(repo: Repo, task: str, newest: int | None = None) -> Iterator[Record]:
+    """The ledger entries of ``task`` oldest first, decoded one at a time as the caller reads
+    (``git ckpt log | head`` decodes only what it prints); with ``newest`` only the newest
+    that many (``log -n``), which reads only those.  Raises :class:`CorruptError` at an
+    unreadable entry."""
+    oid = repo.read_ref(store.log_ref(task))
+    if not oid:
+        return
+    for commit in reversed(repo.first_parent_chain(oid, newest)):
+        yield _read(repo, commit, task)
 
 
 def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int = 500) -> Record | None:

@@ -312,7 +312,7 @@ def test_a_trailer_the_gate_did_not_approve_is_removed(tmp_path, how):
     elif how == "amend -C":
         proc = run(repo, "commit", "--amend", "--no-verify", "-C", "HEAD")
     elif how == "amend -c":
-        proc = run(repo, "commit", "--amend", "--no-verify", "-c", "HEAD")
+        proc = run(repo, "commit", "--amend", "--no-verify", "-c", "HEAD", env={"GIT_EDITOR": "true"})  # editor keeps it
     elif how == "cherry-pick":
         git(repo, "stash", "-q")
         git(repo, "checkout", "-q", "feat")
@@ -523,7 +523,7 @@ def test_pre_push_on_a_new_remote_counts_and_exempts_history_before_the_gate(tmp
     stream = ["reset refs/heads/main", f"from {rev(repo, 'HEAD')}"]
     for i in range(300):
         data = f"{i}\n"
-        stream += [f"commit refs/heads/main", f"committer T <t@e> {1700000000 + i} +0000", "data 2", "c" + str(i % 10),
+        stream += ["commit refs/heads/main", f"committer T <t@e> {1700000000 + i} +0000", "data 2", "c" + str(i % 10),
                    f"M 100644 inline n{i}", f"data {len(data)}", data.rstrip("\n")]
     git(repo, "fast-import", "--quiet", input=("\n".join(stream) + "\n").encode())
     git(repo, "reset", "-q", "--hard", "main")
@@ -793,3 +793,33 @@ def test_ignored_files_decide_an_in_place_verify_unless_isolated(tmp_path):
     proc = run(repo, "commit", "-m", "fixed")
     assert proc.returncode == 0, proc
     assert trailers(repo) == [cid]
+
+
+def test_readme_ci_recipe(tmp_path):
+    """The README's CI recipe, run in a fresh clone: every verified tree passes, a failing one
+    is named, exit 1."""
+    repo, remote = gated(tmp_path)
+    (repo / "ok.txt").write_text("ok\n")
+    git(repo, "add", "ok.txt")
+    git(repo, "commit", "-q", "--no-verify", "-m", "fine")
+    (repo / "bad.txt").write_text("bad\n")
+    git(repo, "add", "bad.txt")
+    git(repo, "commit", "-q", "--no-verify", "-m", "breaks the tests")
+    git(repo, "push", "-q", "--no-verify", "origin", "main:refs/heads/topic")
+    ci = tmp_path / "ci"
+    git(tmp_path, "clone", "-q", "-b", "topic", str(remote), str(ci))
+    (ci / ".ckpt.toml").write_text(verifier("tests", ["sh", "-c", "test ! -e bad.txt"]))
+    git(ci, "commit", "-q", "-am", "the real tests")
+    git(ci, "push", "-q", "origin", "HEAD:refs/heads/topic")  # (hooks are not installed in CI)
+    script = (Path(__file__).parent.parent / "README.md").read_text()
+    script = script[script.index("git ckpt trust                                    # CI"):]
+    script = script[:script.index("```")]
+    proc = subprocess.run(["sh", "-c", script], cwd=ci, capture_output=True, text=True)
+    assert proc.returncode == 1, proc
+    lines = [ln for ln in proc.stdout.splitlines() if "verified" in ln]
+    assert lines == [
+        f"{rev(ci, 'HEAD')[:12]}: not verified: checkpoint default/3 has this tree, but required verifier tests has status failed",
+        f"{rev(ci, 'HEAD~1')[:12]}: not verified: checkpoint default/2 has this tree, but required verifier tests has status failed",
+        f"{rev(ci, 'HEAD~2')[:12]}: verified: tree of checkpoint default/1 (promoted)",
+        "1 of 3 commit(s) verified",
+    ]

@@ -121,8 +121,10 @@ def test_passing_result_is_reused_unless_rerun(repo, tmp_path):
     assert counter.read_text() == "run\n"
     ckpt(repo, "verify", "--rerun")
     assert counter.read_text() == "run\nrun\n"
-    # a changed definition (here a local git config override) is not reused
-    git(repo, "config", "ckpt.verifier.count.command", f"echo other >> {counter}")
+    # a changed definition (a trusted .ckpt.toml edit; a git config one is ignored) is not reused
+    (repo / ".ckpt.toml").write_text(verifier("count", ["sh", "-c", f"echo other >> {counter}"]))
+    ckpt(repo, "trust")
+    ckpt(repo, "save", "-m", "new definition")
     res = ckpt(repo, "verify")
     assert "reused" not in res.out and counter.read_text() == "run\nrun\nother\n"
 

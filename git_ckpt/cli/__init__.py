@@ -12,7 +12,6 @@ import errno
 import importlib
 import os
 import sys
-import traceback
 from typing import Any, Callable
 
 import click
@@ -374,6 +373,8 @@ def command_path(args: list[str]) -> str:
 
 
 def _internal(exc: BaseException, as_json: bool, command: str) -> int:
+    import traceback
+
     path = _crash_log("".join(traceback.format_exception(exc)))
     err = CkptError(f"internal error: {type(exc).__name__}: {exc}", f"this is a bug in git-ckpt; please report it with {path}")
     err.exit_code = EXIT_INTERNAL

@@ -169,12 +169,14 @@ def scan_push(repo: Repo, *, tips: list[str], known: list[str], checkpoints: lis
         return []
     labels: dict[str, tuple[bytes, str]] = {}
     tars: dict[str, str] = {}
+    seen: set[str] = set()  # each distinct tree is walked once, whatever shares it
+    seen_meta: set[str] = set()  # (meta trees apart: their paths mean overlay.tar, raw/, stages/)
     for cp in checkpoints:
         for tree, where in ((cp.tree, f"worktree of {cp.id}"), (cp.index_tree, f"index of {cp.id}")):
-            for e in repo.ls_tree(tree):
+            for e in repo.tree_entries_once(tree, seen):
                 if e.oid in fresh and e.mode != 0o160000:
                     labels.setdefault(e.oid, (e.path, where))
-        for e in repo.ls_tree(cp.meta_tree):
+        for e in repo.tree_entries_once(cp.meta_tree, seen_meta):
             if e.oid not in fresh:
                 continue
             if e.path == b"overlay.tar":
