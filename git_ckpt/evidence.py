@@ -180,7 +180,9 @@ def requirement(repo: Repo, cfg: Config, cp: Checkpoint) -> Requirement:
         if line is not None and line.get("status") == "passed":
             req.passed[v.name] = line
         else:
-            req.missing[v.name] = str(line.get("status")) if line else "no result"
+            from .words import result_word
+
+            req.missing[v.name] = result_word(line.get("status"), line.get("exit_code")) if line else "no result"
             here = anywhere.get((v.name, definition_hash(v)))
             if here is not None and here is not line and here.get("status") == "passed":
                 req.in_place.append(v.name)

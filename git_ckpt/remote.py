@@ -328,7 +328,11 @@ def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
     if NOTES_REF in adv:
         specs.append(f"+{NOTES_REF}:{tracking_notes(remote)}")
     if specs:
+        from . import progress
+
+        shown = progress.meter(f"fetch: refs from {remote}", len(specs))  # a line when it took over a second
         _fetch_refs(repo, remote, specs)
+        shown.done()
     fault("fetch.after-fetch")
     after = repo.refs_under(prefix)
     updates = []

@@ -312,7 +312,7 @@ def test_a_trailer_the_gate_did_not_approve_is_removed(tmp_path, how):
     elif how == "amend -C":
         proc = run(repo, "commit", "--amend", "--no-verify", "-C", "HEAD")
     elif how == "amend -c":
-        proc = run(repo, "commit", "--amend", "--no-verify", "-c", "HEAD")
+        proc = run(repo, "commit", "--amend", "--no-verify", "-c", "HEAD", env={"GIT_EDITOR": "true"})  # editor keeps it
     elif how == "cherry-pick":
         git(repo, "stash", "-q")
         git(repo, "checkout", "-q", "feat")

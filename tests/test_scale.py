@@ -191,3 +191,42 @@ def test_refs_under_reads_loose_and_packed_refs_alike(many):
     # saving numbers on from the highest, packed or loose
     (repo / "README").write_text("again\n")
     assert ckpt(repo, "save", fsck=False).out == "checkpoint saved: big/20001\n"
+
+
+def test_save_packs_a_long_task_refs_and_reads_them_alike(repo):
+    """After 300 loose checkpoint refs a save packs them (as ``git gc`` would); every command
+    then sees the same checkpoints, and later saves number on."""
+    ckpt(repo, "save", "-m", "one", fsck=False)
+    first = git(repo, "rev-parse", "refs/ckpt/default/1").decode().strip()
+    _bulk_checkpoints(repo, "default", 2, 300, first)
+    listed = ckpt(repo, "list", "--json", fsck=False).json()["result"]
+    loose = repo / ".git" / "refs" / "ckpt" / "default"
+    assert len(os.listdir(loose)) == 301
+    (repo / "README").write_text("changed\n")
+    assert ckpt(repo, "save", fsck=False).out == "checkpoint saved: default/301\n"
+    assert not loose.exists() or os.listdir(loose) == []
+    assert b"refs/ckpt/default/300\n" in (repo / ".git" / "packed-refs").read_bytes()
+    after = ckpt(repo, "list", "--json", fsck=False).json()["result"]
+    assert after[:-1] == listed and after[-1]["id"] == "default/301"
+    (repo / "README").write_text("again\n")
+    assert ckpt(repo, "save").out == "checkpoint saved: default/302\n"
+    assert ckpt(repo, "show", "300", "--json", fsck=False).json()["result"]["commit"] == first
+
+
+def test_log_newest_n_and_a_reader_that_leaves_early(repo):
+    """``log -n N`` prints exactly the last N lines of the whole log; ``log | head`` prints its
+    first lines and exits 0 with nothing on stderr, however long the ledger."""
+    for i in range(150):
+        (repo / "README").write_text(f"v{i}\n")
+        ckpt(repo, "save", "-m", f"s{i}", fsck=False)
+    whole = ckpt(repo, "log", fsck=False).out.splitlines()
+    assert len(whole) == 150
+    for n in (0, 1, 20, 64, 65, 150, 500):
+        assert ckpt(repo, "log", "-n", str(n), fsck=False).out.splitlines() == whole[len(whole) - min(n, 150):]
+    assert ckpt(repo, "log", "-n", "5", "--json", fsck=False).json()["result"] == ckpt(repo, "log", "--json", fsck=False).json()["result"][-5:]
+    ckpt(repo, "log", "-n", "-1", rc=2, fsck=False)
+    import subprocess
+
+    proc = subprocess.run("git ckpt log | head -3", shell=True, cwd=repo, capture_output=True)
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert proc.stdout.decode().splitlines() == whole[:3]
