@@ -57,7 +57,7 @@ from .evidence import (  # the evidence queries, re-exported for callers of this
     shown_states as shown_states,
 )
 from .errors import CkptError, NotFoundError, UsageError
-from .gitcore import _LOCATION_VARS, Repo, change_status, fault
+from .gitcore import _LOCATION_VARS, Repo, fault
 from .model import encode, path_display
 from .snapshot import capture
 from .store import Checkpoint
@@ -344,9 +344,8 @@ def worktree_mismatch(repo: Repo, cfg: Config, cp: Checkpoint) -> list[str]:
     snap = capture(repo, cfg)
     out = []
     if snap.tree != cp.tree:
-        for a, b in repo.diff_trees(cp.tree, snap.tree):
-            letter = change_status(a, b)
-            out.append(f"{letter} {path_display((b or a).path)}")
+        for c in repo.diff_trees(cp.tree, snap.tree):
+            out.append(f"{c.status} {path_display(c.path)}")
     now_ovl = snap.overlay_info.digest if snap.overlay_info else ""
     if now_ovl != overlay_digest(cp):
         out.append("overlay files differ")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from . import notes, store
 from .errors import CkptError
-from .gitcore import EMPTY_TREE, Repo, change_status
+from .gitcore import EMPTY_TREE, Repo
 from .model import path_display, path_from_str
 from .store import Checkpoint
 
@@ -121,9 +121,8 @@ def changed_files(repo: Repo, cp: Checkpoint) -> list[tuple[str, str]]:
     """``(status letter, path)`` of files the checkpoint's worktree changes relative to its base."""
     base_tree = repo.tree_of(cp.base) if cp.base else EMPTY_TREE
     out = []
-    for a, b in repo.diff_trees(base_tree, cp.tree):
-        status = change_status(a, b)
-        out.append((status, path_display((b or a).path)))
+    for c in repo.diff_trees(base_tree, cp.tree):
+        out.append((c.status, path_display(c.path)))
     return out
 
 
