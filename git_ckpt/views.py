@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import calendar
 import time
 from dataclasses import dataclass, field
@@ -36,7 +38,7 @@ def age(created_at: str, now: float | None = None) -> str:
     return f"{secs}s"
 
 
-def verifier_state(results: list[dict]) -> dict[str, str]:
+def verifier_state(results: list[dict[str, Any]]) -> dict[str, str]:
     """Latest status per verifier name from a note's result lines (later lines win), in the words
     of :func:`git_ckpt.words.result_word` (``could not run``, not ``error``)."""
     from .words import result_word
@@ -64,7 +66,7 @@ class Row:
     agent: str | None = None
     agent_session: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id, "commit": self.commit, "kind": self.kind, "created_at": self.created_at,
             "message": self.message, "promoted": self.promoted, "verifiers": self.verifiers,
@@ -126,7 +128,7 @@ def changed_files(repo: Repo, cp: Checkpoint) -> list[tuple[str, str]]:
     return out
 
 
-def show(repo: Repo, cp: Checkpoint) -> dict:
+def show(repo: Repo, cp: Checkpoint) -> dict[str, Any]:
     """Everything ``git ckpt show`` prints, as JSON-ready data."""
     from .model import to_builtins
 
