@@ -349,7 +349,7 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
                 ws_ok = True
                 checks.append({"check": "worktree", "ok": True, "detail": f"matches {cur_id}"})
             else:
-                changed = [path_to_str((b or a).path) for a, b in repo.diff_trees(cur.tree, snap.tree)]
+                changed = [path_to_str(c.path) for c in repo.diff_trees(cur.tree, snap.tree)]
                 what = ("changed: " + ", ".join(changed[:20]) + (" …" if len(changed) > 20 else "")) if changed else "index, HEAD or overlay differ"
                 checks.append({"check": "worktree", "ok": False, "detail": what, "changed": changed})
                 drift.append(f"worktree differs from {cur_id}: {what}")
