@@ -231,3 +231,21 @@ def test_log_newest_n_and_a_reader_that_leaves_early(repo):
     proc = subprocess.run("git ckpt log | head -3", shell=True, cwd=repo, capture_output=True)
     assert proc.returncode == 0 and proc.stderr == b""
     assert proc.stdout.decode().splitlines() == whole[:3]
+
+
+def test_handoff_of_a_long_task_reads_results_like_a_short_one(repo):
+    """Past 64 checkpoints the handoff reads the notes tree once instead of one lookup per
+    checkpoint: the newest result per verifier and where it ran are the same."""
+    from test_verify import verifier, write_config
+
+    write_config(repo, verifier("ok", ["true"]))
+    (repo / "README").write_text("v1\n")
+    ckpt(repo, "save", "-m", "one", fsck=False)
+    ckpt(repo, "verify", fsck=False)
+    short = ckpt(repo, "handoff", "--format", "json", fsck=False).json()["result"]["results"]
+    assert [(r["verifier"], r["checkpoint"], r["status"]) for r in short] == [("ok", "default/1", "passed")]
+    first = git(repo, "rev-parse", "refs/ckpt/default/1").decode().strip()
+    _bulk_checkpoints(repo, "default", 2, 70, first)  # the same commit: its note counts for each
+    long = ckpt(repo, "handoff", "--format", "json", fsck=False).json()["result"]["results"]
+    assert [(r["verifier"], r["checkpoint"], r["status"], r["commit"]) for r in long] == [("ok", "default/70", "passed", first)]
+    assert {k: v for k, v in long[0].items() if k not in ("checkpoint", "current")} == {k: v for k, v in short[0].items() if k not in ("checkpoint", "current")}
