@@ -249,3 +249,27 @@ def test_handoff_of_a_long_task_reads_results_like_a_short_one(repo):
     long = ckpt(repo, "handoff", "--format", "json", fsck=False).json()["result"]["results"]
     assert [(r["verifier"], r["checkpoint"], r["status"], r["commit"]) for r in long] == [("ok", "default/70", "passed", first)]
     assert {k: v for k, v in long[0].items() if k not in ("checkpoint", "current")} == {k: v for k, v in short[0].items() if k not in ("checkpoint", "current")}
+
+
+@pytest.mark.parametrize("layout", ["loose", "packed", "mixed"])
+def test_latest_checkpoint_is_the_highest_number_however_refs_are_stored(repo, layout):
+    """``save`` numbers on from, and ``status``/``show @`` name, the highest N of the task,
+    read from loose refs, ``packed-refs`` or both, never confused by other tasks (``long`` vs
+    ``long2``), leading zeros, non-numbered refs or a higher number in another prefix."""
+    ckpt(repo, "task", "start", "long", fsck=False)
+    ckpt(repo, "save", "-m", "one", fsck=False)
+    first = git(repo, "rev-parse", "refs/ckpt/long/1").decode().strip()
+    _bulk_checkpoints(repo, "long", 2, 40, first)
+    _bulk_checkpoints(repo, "long2", 1, 900, first)
+    git(repo, "update-ref", "refs/ckpt/long/0900", first)
+    git(repo, "update-ref", "refs/ckpt-remotes/origin/long/5000", first)
+    if layout == "packed":
+        git(repo, "pack-refs", "--all")
+    elif layout == "mixed":
+        git(repo, "pack-refs", "--all")
+        _bulk_checkpoints(repo, "long", 41, 45, first)
+    top = 40 if layout != "mixed" else 45
+    assert ckpt(repo, "show", "@", "--json", fsck=False).json()["result"]["id"] == f"long/{top}"
+    (repo / "README").write_text("changed\n")
+    assert ckpt(repo, "save", fsck=False).out == f"checkpoint saved: long/{top + 1}\n"
+    assert ckpt(repo, "status", "--json", fsck=False).json()["result"]["latest"] == f"long/{top + 1}"
