@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from bench_inputs import BIN, FIXTURE_DIR, BenchError, Tree, run, timed
+from bench_inputs import BIN, BenchError, Tree, run, timed
 
 
 @dataclass

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import gc, ledger, store
+from . import ledger, retention, store
 from .errors import BusyError, UsageError
-from .gitcore import RefConflict, Repo, fault
+from .gitcore import Repo, fault
 from .store import Checkpoint
 
 
@@ -42,14 +42,13 @@ def drop(repo: Repo, cp: Checkpoint, *, force: bool = False) -> DropResult:
         raise UsageError(f"{cp.id} is not a checkpoint of this repository (refs/ckpt/T/N)", "git ckpt list shows the checkpoints you can drop")
     m = cp.manifest
     # gc keeps the latest so a task always has one; drop may take it (numbers are never reused)
-    why = gc.protections(repo, latest=False).get(cp.id)
+    why = retention.protections(repo, latest=False).get(cp.id)
     if why and not force:
         raise UsageError(f"{cp.id} is protected ({why}); not dropped",
                          f"git ckpt drop --force {cp.id} drops it anyway (the ledger records that)")
     ledger.append(repo, m.task, "drop", {"id": cp.id, "commit": cp.commit, "forced": bool(why and force), "reason": why})
     fault("drop.after-event")
-    try:
-        repo.update_ref(cp.ref, None, expected_old=cp.commit, reason=f"ckpt: drop {cp.id}")
-    except RefConflict:
-        raise BusyError(f"{cp.id} changed while it was being dropped; left alone", "run git ckpt drop again") from None
+    # deleted only while it still names the commit judged (a changed ref is never rebuilt on)
+    if not repo.swap(cp.ref, lambda old: (None, True) if old == cp.commit else (old, False), reason=f"ckpt: drop {cp.id}"):
+        raise BusyError(f"{cp.id} changed while it was being dropped; left alone", "run git ckpt drop again")
     return DropResult(cp.id, cp.commit, bool(why and force), why)

@@ -23,7 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import Callable, Iterator, TypeVar, cast
 
 import pygit2
 
@@ -184,6 +184,7 @@ class Repo:
         self.loose_refs_seen = 0
         # told once when a command has to wait for another one's lock (the CLI prints it)
         self.on_wait: Callable[[str], None] | None = None
+        self._worktree_lock: str | None = None  # "shared"/"exclusive" while this Repo holds it
 
     # ---------------------------------------------------------------- opening
 
@@ -448,12 +449,23 @@ class Repo:
         """Hold ``$GIT_DIR/ckpt/lock`` (flock): exclusive for restore/undo, shared for save.
 
         Waits up to ``timeout`` seconds (``$GIT_CKPT_LOCK_TIMEOUT`` overrides it, e.g. 0 for an
-        agent that would rather be told at once), then raises :class:`BusyError` (exit 5)."""
+        agent that would rather be told at once), then raises :class:`BusyError` (exit 5).
+        Re-entrant on one :class:`Repo`: taken again while held (restore's pre-restore save), it
+        is already held and nothing waits; a shared hold cannot become exclusive."""
+        if self._worktree_lock is not None:
+            if exclusive and self._worktree_lock == "shared":
+                raise RuntimeError("the worktree lock is held shared; it cannot be taken exclusive inside")
+            yield
+            return
         with contextlib.suppress(ValueError):
             timeout = float(os.environ.get("GIT_CKPT_LOCK_TIMEOUT", timeout))
         with self.flock(self.ckpt_dir() / "lock", exclusive=exclusive, timeout=timeout,
                         holder="another git ckpt restore or save is running in this worktree"):
-            yield
+            self._worktree_lock = "exclusive" if exclusive else "shared"
+            try:
+                yield
+            finally:
+                self._worktree_lock = None
 
     @contextlib.contextmanager
     def flock(self, path: Path, *, exclusive: bool, timeout: float, holder: str) -> Iterator[None]:
@@ -1075,9 +1087,10 @@ class Repo:
         obj = self._object(oid)
         if obj is None:
             raise CorruptError(f"object {oid} is missing from the object store")
-        if not isinstance(obj, pygit2.Commit):
+        if obj.type_str != "commit":
             raise CorruptError(f"object {oid} is a {obj.type_str}, not a commit")
-        return CommitInfo(Oid(obj.id), Oid(obj.tree_id), tuple(Oid(p) for p in obj.parent_ids))
+        c = cast(pygit2.Commit, obj)
+        return CommitInfo(Oid(c.id), Oid(c.tree_id), tuple(Oid(p) for p in c.parent_ids))
 
     def _tree(self, tree_ish: str) -> pygit2.Tree:
         obj = self._object(tree_ish)
@@ -1107,7 +1120,7 @@ class Repo:
     def tree_list(self, tree_ish: str) -> list[TreeEntry]:
         """The entries of one tree level (``git ls-tree TREE``), names as bytes, in tree order;
         :class:`CorruptError` for a missing or non-tree object."""
-        return [TreeEntry(e.raw_name, e.filemode, Oid(e.id)) for e in self._tree(tree_ish)]
+        return [TreeEntry(e.raw_name or b"", e.filemode, Oid(e.id)) for e in self._tree(tree_ish)]
 
     def tree_with(self, tree_ish: str | None, path: str, mode: int, oid: str) -> Oid:
         """A new tree: ``tree_ish``'s tree (None: empty) with the entry at ``path``

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 
-import msgspec
 
 from . import ledger, notes, store
 from . import trust
@@ -25,7 +24,7 @@ from .config import Config
 from .evidence import evidence, mark_local
 from .errors import CkptError
 from .gitcore import EMPTY_TREE, Repo
-from .model import path_to_str
+from .model import path_to_str, to_builtins
 from .snapshot import capture
 from .store import Checkpoint
 
@@ -164,7 +163,7 @@ def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict]:
 
 def _items(items) -> list[dict]:
     return [{"n": i, "text": it.text, "status": it.status, "reason": it.reason, "at": it.at,
-             "evidence": [msgspec.to_builtins(e) for e in it.evidence],
+             "evidence": [to_builtins(e) for e in it.evidence],
              "evidence_text": [evidence_display(e) for e in it.evidence]} for i, it in enumerate(items, start=1)]
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator

@@ -31,6 +31,12 @@ def encode_json(obj: Any) -> bytes:
     return _encoder.encode(obj)
 
 
+def to_builtins(obj: Any) -> Any:
+    """``msgspec.to_builtins`` that takes our ``str`` subclasses (``Oid``, ``RefName``): the
+    Structs as plain dicts and lists, for JSON output."""
+    return msgspec.to_builtins(obj, enc_hook=_plain)
+
+
 def encode(obj: Any) -> bytes:
     """Deterministic JSON bytes of ``obj`` (sorted keys), newline-terminated."""
     return _encoder.encode(obj) + b"\n"

@@ -9,6 +9,8 @@ reads fan-out layouts too, so ``git log --notes=ckpt`` and ``git notes merge`` w
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from .errors import CorruptError
@@ -33,7 +35,7 @@ def _note_blob(repo: Repo, notes_commit: str | None, target: str) -> bytes:
     return _locate(repo, notes_commit, target)[1]
 
 
-def read_lines(repo: Repo, target: str, ref: str = NOTES_REF) -> list[dict]:
+def read_lines(repo: Repo, target: str, ref: str = NOTES_REF) -> list[dict[str, Any]]:
     """The JSON result lines of the note on commit ``target`` (oldest first); [] when none.
 
     A line that is not a JSON object raises :class:`CorruptError`.
@@ -41,7 +43,7 @@ def read_lines(repo: Repo, target: str, ref: str = NOTES_REF) -> list[dict]:
     return parse_lines(_note_blob(repo, repo.read_ref(ref), target), target, ref)
 
 
-def parse_lines(data: bytes, target: str, ref: str = NOTES_REF) -> list[dict]:
+def parse_lines(data: bytes, target: str, ref: str = NOTES_REF) -> list[dict[str, Any]]:
     """:func:`read_lines` of note bytes ``data`` already read (the note on ``target`` in ``ref``)."""
     out = []
     for n, line in enumerate(data.splitlines(), start=1):

@@ -31,10 +31,10 @@ from pathlib import Path
 
 import msgspec
 
-from . import ledger, overlay, secrets, store
+from . import ledger, overlay, secretscan, store
 from . import config
 from .errors import CkptError, RemoteError, UsageError
-from .gitcore import RefConflict, Repo, fault
+from .gitcore import Repo, fault
 from .restore import RestoreResult, restore
 from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
 
@@ -106,7 +106,7 @@ class PushResult:
     updates: list[RefUpdate] = field(default_factory=list)
     notes: NotesMerge = field(default_factory=NotesMerge)
     sent: bool = False
-    allowed_secrets: list[secrets.Finding] = field(default_factory=list)
+    allowed_secrets: list[secretscan.Finding] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """JSON-ready form."""
@@ -157,7 +157,7 @@ class PushRefused(RemoteError):
 class SecretsFound(RemoteError):
     """Possible secrets in what the push would send (``findings``)."""
 
-    def __init__(self, remote: str, findings: list[secrets.Finding]) -> None:
+    def __init__(self, remote: str, findings: list[secretscan.Finding]) -> None:
         shown = "; ".join(f.describe() for f in findings[:3]) + ("; ..." if len(findings) > 3 else "")
         super().__init__(
             f"refusing to push to {remote}: {len(findings)} possible secret(s) in what {remote} does not have yet: {shown}; nothing was sent",
@@ -328,7 +328,11 @@ def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
     if NOTES_REF in adv:
         specs.append(f"+{NOTES_REF}:{tracking_notes(remote)}")
     if specs:
+        from . import progress
+
+        shown = progress.meter(f"fetch: refs from {remote}", len(specs))  # a line when it took over a second
         _fetch_refs(repo, remote, specs)
+        shown.done()
     fault("fetch.after-fetch")
     after = repo.refs_under(prefix)
     updates = []
@@ -586,7 +590,7 @@ def _push_once(repo: Repo, remote: str, tasks: list[str], allow_secrets: bool, l
         if n.isdigit():
             cps.append(store.load(repo, u.new, id=f"{task}/{n}", ref=u.ref))
     tips = [u.new for u in sends] + ([notes_up.new] if notes_up else [])
-    findings = secrets.scan_push(repo, tips=tips, known=known, checkpoints=cps)
+    findings = secretscan.scan_push(repo, tips=tips, known=known, checkpoints=cps)
     if findings and not allow_secrets:
         raise SecretsFound(remote, findings)
     result.allowed_secrets = findings

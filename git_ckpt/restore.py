@@ -28,6 +28,7 @@ import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
@@ -116,6 +117,26 @@ class RestoreResult:
     type: str = "restore"
     warnings: list[str] = field(default_factory=list)
     continued: bool = False  # finished an interrupted restore (``previous`` is its way back)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` result (and the MCP tool's data)."""
+        return {"target": self.target, "previous": self.previous, "saved": self.saved,
+                "dry_run": self.dry_run, "plan": self.plan.to_json()}
+
+    def lines(self) -> list[str]:
+        """What happened, one line each, for the terminal and the MCP tool alike (a dry run's
+        plan is printed by the CLI from :attr:`plan`)."""
+        out = [f"note: {note}" for note in self.plan.provenance]
+        if self.dry_run:
+            return [*out, f"would restore {self.target}:"]
+        if self.continued:
+            out.append(f"finishing the interrupted restore (the state before it is {self.previous})")
+        elif self.saved:
+            out.append(f"saved current state as {self.saved} (pre-restore)")
+        elif self.previous:
+            out.append(f"current state matches {self.previous}; not saved again")
+        out.append(f"restored {self.target}" if self.type == "restore" else f"undo: restored {self.target}")
+        return out
 
 
 def _under(path: bytes, paths: list[bytes] | None) -> bool:
@@ -629,7 +650,6 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
     With ``prints``, each file is moved aside and checked against the capture right before it
     is deleted or replaced (:meth:`Fingerprints.take_away`); new files are written beside the
     worktree first and linked into place only where nothing appeared meanwhile."""
-    root = os.fsencode(repo.workdir)
     entries = _overlay_entries(target, cfg, plan)
     # worktree: deletions first (a file may become a directory), then writes.
     aside_dir = tempfile.mkdtemp(prefix="ckpt-aside-", dir=repo.git_dir)

@@ -22,7 +22,7 @@ import re
 import stat
 import tempfile
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Iterator
 
 from . import ledger, overlay, store
 from .config import Config
@@ -342,6 +342,17 @@ class SaveResult:
     task: str
     warnings: list[str] = field(default_factory=list)
 
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` result (and the MCP tool's data)."""
+        return {"id": self.id, "commit": self.commit, "created": self.created, "kind": self.kind,
+                "task": self.task, "warnings": self.warnings}
+
+    def text(self) -> str:
+        """The one line saying what happened, for the terminal and the MCP tool alike."""
+        if self.created:
+            return f"checkpoint saved: {self.id}"
+        return f"no changes since {self.id}; nothing saved (use --allow-empty to save anyway)"
+
 
 def warnings_for(snap: Snapshot, already: frozenset[bytes] = frozenset()) -> list[str]:
     """Human warnings for what the snapshot left out, leaving out paths in ``already`` (those the
@@ -404,13 +415,6 @@ def write_checkpoint(
     Returns ``(id "T/N", checkpoint commit id)``.
     """
     tar_blob = repo.blob(overlay.build_tar(snap.selection.items)) if snap.selection.items else None
-    sub_entries: list[tuple[int, str, bytes]] = []
-    if tar_blob:
-        sub_entries.append((0o100644, tar_blob, b"overlay.tar"))
-    for mode, oid, stg, path in snap.stages:
-        sub_entries.append((mode, oid, b"stages/%d/" % stg + path))
-    for path, mode, oid in snap.raw:
-        sub_entries.append((mode, oid, b"raw/" + path))
     index_commit = repo.commit(snap.index_tree, [snap.base] if snap.base else [], f"ckpt index of {task}\n")
     sig = repo.signature()
     number = next_number(repo, task)
@@ -451,8 +455,8 @@ def write_checkpoint(
             agent=agent,
             agent_session=agent_session,
         )
-        man_blob = repo.blob(encode(manifest))
-        meta_tree = repo.mktree([(0o100644, man_blob, b"manifest.json"), *sub_entries])
+        meta_tree = store.write_meta_tree(repo, manifest=repo.blob(encode(manifest)), overlay_tar=tar_blob,
+                                          stages=snap.stages, raw=snap.raw)
         meta_commit = repo.commit(meta_tree, [], f"ckpt meta {cid}\n")
         parents = ([snap.base] if snap.base else []) + [index_commit, meta_commit]
         subject = message.splitlines()[0] if message else ("pre-restore state" if kind == "pre-restore" else "checkpoint")
@@ -531,7 +535,39 @@ def save(
     agent: str | None = None,
     agent_session: str | None = None,
 ) -> SaveResult:
-    """Save the worktree of ``repo`` as the next checkpoint of ``task`` and log it in the ledger.
+    """Save the worktree of ``repo`` as the next checkpoint of ``task`` and log it in the ledger,
+    holding the worktree lock shared (:meth:`Repo.worktree_lock`: a restore in this worktree
+    waits, other saves do not; inside a restore, which holds it, nothing waits).
+
+    When the state equals the latest checkpoint of the task and ``allow_empty`` is False,
+    nothing is written and ``created`` is False.  Raises :class:`BusyError` during an
+    interrupted restore (unless ``in_restore``: the pre-restore save of an undo that rescues it),
+    while ``index.lock`` is held, or when the lock is not free in time.
+    Warnings name only paths the task's latest checkpoint did not already leave out; an empty
+    ``message`` of a manual or auto save becomes a summary of the changes since that checkpoint.
+    ``agent``/``agent_session`` (from an agent hook's input) go into the manifest.
+    """
+    with repo.worktree_lock(exclusive=False):
+        return _save(repo, cfg, task=task, message=message, kind=kind, next=next, hypothesis=hypothesis,
+                     allow_empty=allow_empty, snap=snap, in_restore=in_restore, agent=agent, agent_session=agent_session)
+
+
+def _save(
+    repo: Repo,
+    cfg: Config,
+    *,
+    task: str,
+    message: str = "",
+    kind: str = "manual",
+    next: str | None = None,
+    hypothesis: str | None = None,
+    allow_empty: bool = False,
+    snap: Snapshot | None = None,
+    in_restore: bool = False,
+    agent: str | None = None,
+    agent_session: str | None = None,
+) -> SaveResult:
+    """:func:`save` under the worktree lock.
 
     When the state equals the latest checkpoint of the task and ``allow_empty`` is False,
     nothing is written and ``created`` is False.  Raises :class:`BusyError` during an

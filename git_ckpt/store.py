@@ -20,12 +20,13 @@ import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Callable
 
 import msgspec
 
 from .errors import CkptError, CorruptError, NotFoundError, UsageError
-from .gitcore import Repo
-from .model import Manifest, decode_manifest, path_display
+from .gitcore import Repo, TreeEntry
+from .model import Event, Manifest, decode_manifest, path_display
 
 PREFIX = "refs/ckpt/"
 REMOTE_PREFIX = "refs/ckpt-remotes/"
@@ -122,6 +123,20 @@ def tasks(repo: Repo) -> list[str]:
 # ---------------------------------------------------------------------------- checkpoints
 
 
+def write_meta_tree(repo: Repo, *, manifest: str, overlay_tar: str | None,
+                    stages: list[tuple[int, str, int, bytes]], raw: list[tuple[bytes, int, str]]) -> str:
+    """Write a checkpoint's meta tree, the layout :class:`Checkpoint` reads back: the blob
+    ``manifest.json``; ``overlay.tar`` when the overlay is not empty; ``stages/S/PATH`` for each
+    conflict stage ``(mode, blob, S, path)``; ``raw/PATH`` for each ``(path, mode, blob)`` whose
+    bytes git's filters would not give back.  Returns the tree id."""
+    entries: list[tuple[int, str, bytes]] = [(0o100644, manifest, b"manifest.json")]
+    if overlay_tar:
+        entries.append((0o100644, overlay_tar, b"overlay.tar"))
+    entries += [(mode, oid, b"stages/%d/" % stage + path) for mode, oid, stage, path in stages]
+    entries += [(mode, oid, b"raw/" + path) for path, mode, oid in raw]
+    return repo.mktree(entries)
+
+
 @dataclass
 class Checkpoint:
     """A checkpoint read from the object store.
@@ -173,7 +188,7 @@ class Checkpoint:
         entry = self.repo.tree_entry(self.meta_tree, name)
         return entry.oid if entry is not None and entry.is_tree else None
 
-    def raw_entries(self) -> dict:
+    def raw_entries(self) -> dict[bytes, TreeEntry]:
         """``raw/`` of the meta tree, path (bytes) → TreeEntry, validated for a checkpoint that may
         be foreign: each a safe relative path (no ``..``, absolute path or ``.git``) of a regular
         file the checkpoint's tree holds.  Raises :class:`CorruptError` otherwise."""
@@ -222,7 +237,7 @@ def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = No
     if kind != "commit":
         raise CorruptError(f"{id or commit} does not point at a commit")
     info = repo.read_commit(commit)
-    parents = list(info.parents)
+    parents: list[str] = list(info.parents)
     if len(parents) not in (2, 3):
         raise NotFoundError(f"{id or commit} is not a checkpoint commit", "git ckpt list shows the checkpoints")
     try:
@@ -253,7 +268,7 @@ def is_local(repo: Repo, cp: Checkpoint) -> bool:
 
 def numbered(repo: Repo, task: str, prefix: str = PREFIX) -> list[tuple[int, str]]:
     """``(N, commit id)`` of every numbered checkpoint of ``task``, ascending by N."""
-    out = []
+    out: list[tuple[int, str]] = []
     base = f"{prefix}{task}/"
     for name, oid in repo.refs_under(base).items():
         last = name[len(base):]
@@ -289,6 +304,25 @@ def latest(repo: Repo, task: str) -> Checkpoint | None:
 _AT = re.compile(r"@(?:~(\d+))?")
 
 
+def _newest_event(repo: Repo, task: str, match: Callable[[Event], bool], limit: int = 500) -> Event | None:
+    """The newest event of ``task``'s ledger (``refs/ckpt/T/log``: a first-parent chain of
+    commits whose trees hold ``event.json``) that ``match`` accepts, within ``limit`` events;
+    read here, below :mod:`git_ckpt.ledger` (which writes and verifies the chain), so that
+    resolving a name does not depend on the ledger module."""
+    oid: str | None = repo.read_ref(log_ref(task))
+    while oid and limit > 0:
+        c = repo.read_commit(oid)
+        entry = repo.tree_entry(c.tree, "event.json")
+        if entry is None:
+            raise CorruptError(f"ledger of task {task} is corrupt at {oid[:12]}: no event.json")
+        ev = msgspec.json.decode(repo.read_blob(entry.oid), type=Event)
+        if match(ev):
+            return ev
+        oid = c.parents[0] if c.parents else None
+        limit -= 1
+    return None
+
+
 def restored_here(repo: Repo, task: str) -> int | None:
     """The number of the checkpoint this worktree was last restored to, when that restore (or
     undo, whole) is newer than every save of ``task``: then the worktree matches it and ``@``
@@ -297,20 +331,18 @@ def restored_here(repo: Repo, task: str) -> int | None:
     Walks the ledger back to the newest ``save`` event or whole restore/undo of this worktree
     (at most 500 events); the event is attacker-writable, so its target is trusted only when
     ``refs/ckpt/T/N`` still points at the commit it names."""
-    from . import ledger
-
     here = str(repo.git_dir)
 
     def relevant(ev) -> bool:
         return ev.type == "save" or (ev.type in ("restore", "undo") and ev.data.get("worktree") == here and not ev.data.get("paths"))
 
     try:
-        rec = ledger.find_last(repo, task, relevant)
-    except (CorruptError, KeyError, ValueError):
+        ev = _newest_event(repo, task, relevant)
+    except (CorruptError, KeyError, ValueError, msgspec.DecodeError, msgspec.ValidationError):
         return None
-    if rec is None or rec.event.type == "save":
+    if ev is None or ev.type == "save":
         return None
-    target, commit = rec.event.data.get("target"), rec.event.data.get("target_commit")
+    target, commit = ev.data.get("target"), ev.data.get("target_commit")
     if not isinstance(target, str) or not isinstance(commit, str) or not target.startswith(task + "/"):
         return None
     num = target[len(task) + 1:]
@@ -373,8 +405,8 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
                 listing = f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t}"
                 raise NotFoundError(f"{spec}: task {shown_prefix}{t} has only {top + 1} checkpoint(s) up to {t}/{nums[top][0]}",
                                     f"@ is {t}/{nums[top][0]}, @~{top} the oldest; {listing} shows them")
-            n, oid = nums[top - back]
-            return load(repo, oid, id=f"{shown_prefix}{t}/{n}", ref=f"{prefix}{t}/{n}")
+            n, found = nums[top - back]
+            return load(repo, found, id=f"{shown_prefix}{t}/{n}", ref=f"{prefix}{t}/{n}")
     if shown_prefix:
         raise NotFoundError(f"no checkpoint {spec}", "use REMOTE:T/N, e.g. origin:fix-auth/3")
     commit = repo.resolve_commit(spec)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import msgspec
 
 from . import ledger, store
 from .gitcore import Repo
-from .model import Card
+from .model import Card, to_builtins
 
 
 def start(repo: Repo, task: str, *, goal: str | None = None, constraints: list[str] = (), acceptance: list[str] = ()) -> Card:
@@ -85,4 +84,4 @@ def listing(repo: Repo) -> list[dict]:
 
 def card_json(card: Card) -> dict:
     """The card as JSON-ready data."""
-    return msgspec.to_builtins(card)
+    return to_builtins(card)

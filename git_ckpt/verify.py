@@ -58,7 +58,7 @@ from .evidence import (  # the evidence queries, re-exported for callers of this
 )
 from .errors import CkptError, NotFoundError, UsageError
 from .gitcore import _LOCATION_VARS, Repo, change_status, fault
-from .model import digest, encode, path_display
+from .model import encode, path_display
 from .snapshot import capture
 from .store import Checkpoint
 

@@ -171,6 +171,14 @@ def repo(tmp_path) -> Path:
     return init_repo(tmp_path / "repo")
 
 
+@pytest.fixture
+def core(repo):
+    """The :class:`git_ckpt.gitcore.Repo` of ``repo``, for the in-process tier (``tests/unit``)."""
+    from git_ckpt.gitcore import Repo
+
+    return Repo.discover(repo)
+
+
 def worktree_state(root: Path, skip=(".git",)) -> dict:
     """Every path under ``root`` (bytes) → (kind, mode bits, content or link target), ``.git`` excluded."""
     out = {}

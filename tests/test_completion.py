@@ -97,8 +97,13 @@ def test_zsh_and_fish_scripts(repo, shell):
     if exe is None:
         pytest.skip(f"no {shell} on this machine")
     if shell == "fish":
-        proc = subprocess.run([exe, "-c", f"{script}\ncomplete -C 'git-ckpt sa'"], cwd=repo, capture_output=True, text=True)
-        assert proc.returncode == 0 and proc.stdout.split()[0] == "save", proc
+        (repo / "f").write_text("f\n")
+        ckpt(repo, "save", "-m", "one")
+        proc = subprocess.run([exe, "-c", f"{script}\ncomplete -C 'git-ckpt sa'; echo ---; complete -C 'git ckpt sa'; "
+                               "echo ---; complete -C 'git ckpt show def'; echo ---; complete -C 'git ckpt task s'"],
+                              cwd=repo, capture_output=True, text=True)
+        got = [[ln.split("\t")[0] for ln in part.splitlines() if ln] for part in proc.stdout.split("---\n")]
+        assert proc.returncode == 0 and got == [["save"], ["save"], ["default/1"], ["show", "start"]], proc
     else:
         proc = subprocess.run([exe, "-f", "-c", f"autoload -U compinit; compinit -u; {script}\nwhence -w _git-ckpt"],
                               cwd=repo, capture_output=True, text=True)

@@ -312,7 +312,7 @@ def test_a_trailer_the_gate_did_not_approve_is_removed(tmp_path, how):
     elif how == "amend -C":
         proc = run(repo, "commit", "--amend", "--no-verify", "-C", "HEAD")
     elif how == "amend -c":
-        proc = run(repo, "commit", "--amend", "--no-verify", "-c", "HEAD")
+        proc = run(repo, "commit", "--amend", "--no-verify", "-c", "HEAD", env={"GIT_EDITOR": "true"})  # editor keeps it
     elif how == "cherry-pick":
         git(repo, "stash", "-q")
         git(repo, "checkout", "-q", "feat")
@@ -523,7 +523,7 @@ def test_pre_push_on_a_new_remote_counts_and_exempts_history_before_the_gate(tmp
     stream = ["reset refs/heads/main", f"from {rev(repo, 'HEAD')}"]
     for i in range(300):
         data = f"{i}\n"
-        stream += [f"commit refs/heads/main", f"committer T <t@e> {1700000000 + i} +0000", "data 2", "c" + str(i % 10),
+        stream += ["commit refs/heads/main", f"committer T <t@e> {1700000000 + i} +0000", "data 2", "c" + str(i % 10),
                    f"M 100644 inline n{i}", f"data {len(data)}", data.rstrip("\n")]
     git(repo, "fast-import", "--quiet", input=("\n".join(stream) + "\n").encode())
     git(repo, "reset", "-q", "--hard", "main")

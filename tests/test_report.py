@@ -4,7 +4,6 @@ the page checked in a real headless Chromium (rendered, every timeline node visi
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import struct
@@ -13,7 +12,7 @@ import zlib
 
 import pytest
 
-from conftest import ckpt, git
+from conftest import ckpt
 from test_verify import verifier, write_config
 
 

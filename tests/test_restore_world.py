@@ -4,11 +4,9 @@ numbers and the meaning of ``@``.  Real repositories, the real ``git ckpt`` and 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -129,9 +129,8 @@ def hook_cmd(agent: str, action: str) -> int:
         else:
             from ..snapshot import save
 
-            with repo.worktree_lock(exclusive=False):
-                res = save(repo, cfg, task=task, message=agent_mod.MESSAGES[action], kind="auto",
-                           agent=agent, agent_session=info.get("session"))
+            res = save(repo, cfg, task=task, message=agent_mod.MESSAGES[action], kind="auto",
+                       agent=agent, agent_session=info.get("session"))
             for w in res.warnings:
                 warn(w)
     except Exception as exc:  # noqa: BLE001 - a hook must never fail the agent

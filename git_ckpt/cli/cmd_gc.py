@@ -23,16 +23,16 @@ def command(keep: int | None, older_than: str | None, max_bytes: str | None, dry
     promoted, handoff points and both sides of the last restore/undo are never pruned.  A prune
     event in the ledger lists every id and commit pruned.
     """
-    from .. import config, gc, store
+    from .. import config, retention, store
     from ..errors import UsageError
 
     if task and all_:
         raise UsageError("give --task or --all, not both")
     repo = open_repo()
     cfg = config.load(repo)
-    pol = gc.policy(cfg, keep=keep, older_than=older_than, max_bytes=max_bytes)
+    pol = retention.policy(cfg, keep=keep, older_than=older_than, max_bytes=max_bytes)
     tasks = store.tasks(repo) if all_ else [store.check_task_name(task) if task else store.current_task(repo)]
-    res = gc.gc(repo, cfg, tasks=tasks, pol=pol, dry_run=dry_run)
+    res = retention.gc(repo, cfg, tasks=tasks, pol=pol, dry_run=dry_run)
 
     def human() -> None:
         verb = "would prune" if dry_run else "pruned"

@@ -20,7 +20,7 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
     "(fetched)": such a result is never evidence here.  With --remote R, every task fetched from R
     is listed (a teammate's task names are not yours) unless --task names one.
     """
-    from .. import inspect, store
+    from .. import store, views
 
     repo = open_repo()
     prefix, shown = store.PREFIX, ""
@@ -31,7 +31,7 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
         names = sorted({r[len(prefix):].split("/", 1)[0] for r in repo.refs_under(prefix) if "/" in r[len(prefix):]})
     else:
         names = [store.check_task_name(task) if task else store.current_task(repo)]
-    rows = [row for name in names for row in inspect.rows(repo, name, prefix, shown)]
+    rows = [row for name in names for row in views.rows(repo, name, prefix, shown)]
     states: dict = {}
     if any(r.verifiers for r in rows):
         from ..evidence import fetched_states
@@ -62,7 +62,7 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
             mark = "*" if r.promoted else " "
             msg = r.message.splitlines()[0] if r.message else ""
             by = r.made_by()
-            lines.append(f"{mark} {r.id:<20} {inspect.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  ({by})" if by else "")
+            lines.append(f"{mark} {r.id:<20} {views.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  ({by})" if by else "")
                          + (f"  [{ver}]" if ver else ""))
         say("\n".join(lines))  # one write, not one per row
 

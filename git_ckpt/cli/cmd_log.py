@@ -87,7 +87,7 @@ def command(task: str | None, verify_: bool, graph: bool, max_count: int | None,
         if not shown and max_count != 0:
             say(f"no events in task {task}")
 
-    import msgspec
+    from ..model import to_builtins
 
-    emit("log", [msgspec.to_builtins(r.event) for r in recs] if as_json else None, as_json, human)
+    emit("log", [to_builtins(r.event) for r in recs] if as_json else None, as_json, human)
     return 0

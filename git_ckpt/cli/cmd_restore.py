@@ -47,21 +47,12 @@ def report(res, as_json: bool, command: str) -> None:
         warn(w)
 
     def human() -> None:
-        for note in res.plan.provenance:
-            say(f"note: {note}")
+        for line in res.lines():
+            say(line)
         if res.dry_run:
-            say(f"would restore {res.target}:")
             print_plan(res.plan)
-            return
-        if res.continued:
-            say(f"finishing the interrupted restore (the state before it is {res.previous})")
-        elif res.saved:
-            say(f"saved current state as {res.saved} (pre-restore)")
-        elif res.previous:
-            say(f"current state matches {res.previous}; not saved again")
-        say(f"restored {res.target}" if res.type == "restore" else f"undo: restored {res.target}")
 
-    emit(command, {"target": res.target, "previous": res.previous, "saved": res.saved, "dry_run": res.dry_run, "plan": res.plan.to_json()}, as_json, human)
+    emit(command, res.to_json(), as_json, human)
 
 
 @click.command("restore")

@@ -17,14 +17,14 @@ def command(ckpt: str, as_json: bool) -> int:
     marked "fetched: not evidence here" (JSON: "local": false): it is never reused, never
     promotes and never satisfies the gate.
     """
-    from .. import inspect, store
+    from .. import store, views
     from ..evidence import evidence_tasks, mark_local
 
     repo = open_repo()
     cp = store.resolve(repo, ckpt)
-    data = inspect.show(repo, cp)
+    data = views.show(repo, cp)
     lines = [r for r in data["results"] if "verifier" in r]
-    for r, own in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp))):
+    for r, own in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp)), strict=True):
         r["local"] = own
 
     def human() -> None:
@@ -39,7 +39,7 @@ def command(ckpt: str, as_json: bool) -> int:
         if m.agent:
             from ..model import path_display
 
-            say(f"agent:    {inspect.agent_label(m.agent, None)}"
+            say(f"agent:    {views.agent_label(m.agent, None)}"
                 + (f" (session {path_display(m.agent_session.encode('utf-8', 'surrogateescape'))})" if m.agent_session else ""))
         if m.next:
             say(f"next:     {m.next}")

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from conftest import git
 from git_ckpt.errors import BusyError, ConfigError, CorruptError
-from git_ckpt.gitcore import Oid, RefConflict, RefName, Repo, TreeEntry
-from unit_helpers import repo, rev, root  # noqa: F401 (fixtures)
+from git_ckpt.gitcore import Oid, RefConflict, RefName, TreeEntry
+from unit_helpers import rev
 
 HEX = "0123456789abcdef"
 fixture_ok = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -59,49 +59,49 @@ def test_head_is_a_ref_name_and_a_branch_name_alone_is_not():
 # ------------------------------------------------------------------------------ swap
 
 
-def test_swap_creates_moves_and_deletes_with_a_reflog_reason(repo, root):
-    one = rev(root, "HEAD")
-    assert repo.swap("refs/ckpt/t/1", lambda old: (one, old), reason="ckpt: test create", reflog=True) is None
-    assert rev(root, "refs/ckpt/t/1") == one
-    two = git(root, "commit-tree", rev(root, "HEAD^{tree}"), "-p", one, "-m", "two").decode().strip()
-    assert repo.swap("refs/ckpt/t/1", lambda old: (two, old), reason="ckpt: test move", reflog=True) == one
-    assert git(root, "reflog", "show", "--format=%gs", "refs/ckpt/t/1").decode().split("\n")[:2] == ["ckpt: test move", "ckpt: test create"]
-    assert repo.swap("refs/ckpt/t/1", lambda old: (None, old), reason="ckpt: test delete") == two
-    assert repo.read_ref("refs/ckpt/t/1") is None
+def test_swap_creates_moves_and_deletes_with_a_reflog_reason(core, repo):
+    one = rev(repo, "HEAD")
+    assert core.swap("refs/ckpt/t/1", lambda old: (one, old), reason="ckpt: test create", reflog=True) is None
+    assert rev(repo, "refs/ckpt/t/1") == one
+    two = git(repo, "commit-tree", rev(repo, "HEAD^{tree}"), "-p", one, "-m", "two").decode().strip()
+    assert core.swap("refs/ckpt/t/1", lambda old: (two, old), reason="ckpt: test move", reflog=True) == one
+    assert git(repo, "reflog", "show", "--format=%gs", "refs/ckpt/t/1").decode().split("\n")[:2] == ["ckpt: test move", "ckpt: test create"]
+    assert core.swap("refs/ckpt/t/1", lambda old: (None, old), reason="ckpt: test delete") == two
+    assert core.read_ref("refs/ckpt/t/1") is None
 
 
-def test_swap_with_nothing_to_change_writes_nothing(repo, root):
-    one = rev(root, "HEAD")
+def test_swap_with_nothing_to_change_writes_nothing(core, repo):
+    one = rev(repo, "HEAD")
     calls = []
-    assert repo.swap("refs/ckpt/t/1", lambda old: (old, "same"), reason="x", before_write=lambda o, n: calls.append(o)) == "same"
-    assert repo.read_ref("refs/ckpt/t/1") is None and calls == []
-    repo.swap("refs/ckpt/t/1", lambda old: (one, None), reason="x")
-    assert repo.swap("refs/ckpt/t/1", lambda old: (one, "kept"), reason="x") == "kept"
+    assert core.swap("refs/ckpt/t/1", lambda old: (old, "same"), reason="x", before_write=lambda o, n: calls.append(o)) == "same"
+    assert core.read_ref("refs/ckpt/t/1") is None and calls == []
+    core.swap("refs/ckpt/t/1", lambda old: (one, None), reason="x")
+    assert core.swap("refs/ckpt/t/1", lambda old: (one, "kept"), reason="x") == "kept"
 
 
-def test_a_lost_race_rebuilds_on_the_new_value_and_runs_before_write_once(repo, root):
+def test_a_lost_race_rebuilds_on_the_new_value_and_runs_before_write_once(core, repo):
     """Another writer moves the ref between swap's read and its write (done here by the build
     itself, the first time): the build runs again on the new value; the once-only side effect
     ran once, before the first write."""
-    one = rev(root, "HEAD")
-    other = git(root, "commit-tree", rev(root, "HEAD^{tree}"), "-m", "other").decode().strip()
+    one = rev(repo, "HEAD")
+    other = git(repo, "commit-tree", rev(repo, "HEAD^{tree}"), "-m", "other").decode().strip()
     seen, effects = [], []
 
     def build(old):
         seen.append(old)
         if len(seen) == 1:
-            git(root, "update-ref", "refs/ckpt/t/promoted", other)  # the concurrent writer
+            git(repo, "update-ref", "refs/ckpt/t/promoted", other)  # the concurrent writer
         return one, old
 
-    previous = repo.swap("refs/ckpt/t/promoted", build, reason="x", before_write=lambda o, n: effects.append((o, n)))
+    previous = core.swap("refs/ckpt/t/promoted", build, reason="x", before_write=lambda o, n: effects.append((o, n)))
     assert seen == [None, other] and previous == other
     assert effects == [(None, one)]
-    assert rev(root, "refs/ckpt/t/promoted") == one
+    assert rev(repo, "refs/ckpt/t/promoted") == one
 
 
-def test_a_build_that_refuses_a_value_gets_another_attempt_on_the_next_name(repo, root):
-    one = rev(root, "HEAD")
-    git(root, "update-ref", "refs/ckpt/t/1", one)
+def test_a_build_that_refuses_a_value_gets_another_attempt_on_the_next_name(core, repo):
+    one = rev(repo, "HEAD")
+    git(repo, "update-ref", "refs/ckpt/t/1", one)
     number = 1
 
     def build(old):
@@ -111,31 +111,31 @@ def test_a_build_that_refuses_a_value_gets_another_attempt_on_the_next_name(repo
             raise RefConflict(f"refs/ckpt/t/{number - 1}", None, old)
         return one, number
 
-    assert repo.swap(lambda: f"refs/ckpt/t/{number}", build, reason=lambda ref: f"save {ref}") == 2
-    assert git(root, "reflog", "show", "--format=%gs", "refs/ckpt/t/2").decode().strip() in ("", "save refs/ckpt/t/2")
+    assert core.swap(lambda: f"refs/ckpt/t/{number}", build, reason=lambda ref: f"save {ref}") == 2
+    assert git(repo, "reflog", "show", "--format=%gs", "refs/ckpt/t/2").decode().strip() in ("", "save refs/ckpt/t/2")
 
 
-def test_a_ref_that_keeps_changing_gives_up_with_busy(repo, root):
-    one = rev(root, "HEAD")
-    other = git(root, "commit-tree", rev(root, "HEAD^{tree}"), "-m", "other").decode().strip()
-    mine = git(root, "commit-tree", rev(root, "HEAD^{tree}"), "-m", "mine").decode().strip()
+def test_a_ref_that_keeps_changing_gives_up_with_busy(core, repo):
+    one = rev(repo, "HEAD")
+    other = git(repo, "commit-tree", rev(repo, "HEAD^{tree}"), "-m", "other").decode().strip()
+    mine = git(repo, "commit-tree", rev(repo, "HEAD^{tree}"), "-m", "mine").decode().strip()
     flip = [one, other]
 
     def build(old):  # a racer that always writes first
-        repo.update_ref("refs/ckpt/t/x", flip[0], expected_old=old, reason="racer")
+        core.update_ref("refs/ckpt/t/x", flip[0], expected_old=old, reason="racer")
         flip.reverse()
         return mine, None
 
     with pytest.raises(BusyError, match="kept changing"):
-        repo.swap("refs/ckpt/t/x", build, reason="x", attempts=3)
+        core.swap("refs/ckpt/t/x", build, reason="x", attempts=3)
 
 
-def test_update_ref_refuses_an_unexpected_old_value(repo, root):
-    one = rev(root, "HEAD")
+def test_update_ref_refuses_an_unexpected_old_value(core, repo):
+    one = rev(repo, "HEAD")
     with pytest.raises(RefConflict) as info:
-        repo.update_ref("refs/ckpt/t/1", one, expected_old=one, reason="x")
+        core.update_ref("refs/ckpt/t/1", one, expected_old=one, reason="x")
     assert (info.value.expected, info.value.actual) == (one, None)
-    assert repo.read_ref("refs/ckpt/t/1") is None
+    assert core.read_ref("refs/ckpt/t/1") is None
 
 
 # ------------------------------------------------------------------------------ trees and commits
@@ -149,77 +149,77 @@ PATHS = st.lists(st.lists(PART, min_size=1, max_size=3).map("/".join), min_size=
 
 @fixture_ok
 @given(paths=PATHS)
-def test_tree_with_builds_what_git_lists(repo, root, paths):
+def test_tree_with_builds_what_git_lists(core, repo, paths):
     tree = None
     want = {}
     for i, p in enumerate(paths):
-        oid = repo.blob(f"{i}\n".encode())
+        oid = core.blob(f"{i}\n".encode())
         mode = 0o100755 if i % 2 else 0o100644
-        tree = repo.tree_with(tree, p, mode, oid)
+        tree = core.tree_with(tree, p, mode, oid)
         want[p.encode()] = (mode, oid)
-    listed = {e.path: (e.mode, e.oid) for e in repo.ls_tree(tree)}
+    listed = {e.path: (e.mode, e.oid) for e in core.ls_tree(tree)}
     assert listed == want
     for p, (mode, oid) in want.items():
-        assert repo.tree_entry(tree, p.decode()) == TreeEntry(p, mode, oid)
+        assert core.tree_entry(tree, p.decode()) == TreeEntry(p, mode, oid)
 
 
 @fixture_ok
 @given(names=st.lists(PART, min_size=1, max_size=8, unique=True))
-def test_mktree_in_process_equals_git_mktree(repo, root, names):
-    entries = [(0o100644, repo.blob(n.encode()), n.encode()) for n in names]
+def test_mktree_in_process_equals_git_mktree(core, repo, names):
+    entries = [(0o100644, core.blob(n.encode()), n.encode()) for n in names]
     text = b"".join(b"100644 blob %s\t%s\0" % (oid.encode(), name) for _m, oid, name in entries)
-    assert repo.mktree(entries) == git(root, "mktree", "-z", input=text).decode().strip()
-    assert sorted(e.path for e in repo.tree_list(repo.mktree(entries))) == sorted(n.encode() for n in names)
+    assert core.mktree(entries) == git(repo, "mktree", "-z", input=text).decode().strip()
+    assert sorted(e.path for e in core.tree_list(core.mktree(entries))) == sorted(n.encode() for n in names)
 
 
-def test_read_commit_and_tree_of(repo, root):
-    head = rev(root, "HEAD")
-    c = repo.read_commit(head)
-    assert (c.id, c.tree, c.parents) == (head, rev(root, "HEAD^{tree}"), ())
-    assert repo.tree_of(head) == repo.tree_of(c.tree) == c.tree
-    assert repo.object_type(head) == "commit" and repo.object_type(c.tree) == "tree"
+def test_read_commit_and_tree_of(core, repo):
+    head = rev(repo, "HEAD")
+    c = core.read_commit(head)
+    assert (c.id, c.tree, c.parents) == (head, rev(repo, "HEAD^{tree}"), ())
+    assert core.tree_of(head) == core.tree_of(c.tree) == c.tree
+    assert core.object_type(head) == "commit" and core.object_type(c.tree) == "tree"
     missing = "0" * 39 + "1"
-    assert repo.object_type(missing) is None and repo.object_type("nonsense") is None
+    assert core.object_type(missing) is None and core.object_type("nonsense") is None
     with pytest.raises(CorruptError, match="missing"):
-        repo.read_commit(missing)
+        core.read_commit(missing)
     with pytest.raises(CorruptError, match="not a commit"):
-        repo.read_commit(c.tree)
-    readme = repo.tree_entry(c.tree, "README")
+        core.read_commit(c.tree)
+    readme = core.tree_entry(c.tree, "README")
     with pytest.raises(CorruptError, match="not a tree"):
-        repo.tree_of(readme.oid)
+        core.tree_of(readme.oid)
 
 
-def test_resolve_commit_and_descends(repo, root):
-    head = rev(root, "HEAD")
-    (root / "f").write_text("f\n")
-    git(root, "add", "f")
-    git(root, "commit", "-q", "-m", "second")
-    second = rev(root, "HEAD")
-    assert repo.resolve_commit("HEAD") == second and repo.resolve_commit("HEAD~1") == head
-    assert repo.resolve_commit("HEAD^{tree}") is None and repo.resolve_commit("no-such") is None
-    assert repo.descends(second, head) and not repo.descends(head, second) and not repo.descends(head, "0" * 40)
+def test_resolve_commit_and_descends(core, repo):
+    head = rev(repo, "HEAD")
+    (repo / "f").write_text("f\n")
+    git(repo, "add", "f")
+    git(repo, "commit", "-q", "-m", "second")
+    second = rev(repo, "HEAD")
+    assert core.resolve_commit("HEAD") == second and core.resolve_commit("HEAD~1") == head
+    assert core.resolve_commit("HEAD^{tree}") is None and core.resolve_commit("no-such") is None
+    assert core.descends(second, head) and not core.descends(head, second) and not core.descends(head, "0" * 40)
 
 
 # ------------------------------------------------------------------------------ config
 
 
-def test_config_entries_reads_files_and_git_c_alike(repo, root, monkeypatch):
-    git(root, "config", "--add", "ckpt.overlay.include", "a/")
-    git(root, "config", "--add", "ckpt.overlay.include", "b/")
-    git(root, "config", "ckpt.verifier.Lint.command", "ruff check")
-    from_files = repo.config_entries("ckpt.")
+def test_config_entries_reads_files_and_git_c_alike(core, repo, monkeypatch):
+    git(repo, "config", "--add", "ckpt.overlay.include", "a/")
+    git(repo, "config", "--add", "ckpt.overlay.include", "b/")
+    git(repo, "config", "ckpt.verifier.Lint.command", "ruff check")
+    from_files = core.config_entries("ckpt.")
     assert from_files == [("ckpt.overlay.include", "a/"), ("ckpt.overlay.include", "b/"), ("ckpt.verifier.Lint.command", "ruff check")]
     monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
     monkeypatch.setenv("GIT_CONFIG_KEY_0", "ckpt.overlay.include")
     monkeypatch.setenv("GIT_CONFIG_VALUE_0", "c/")
-    assert repo.config_entries("ckpt.") == from_files[:2] + [from_files[2], ("ckpt.overlay.include", "c/")]
-    assert repo.config_get("ckpt.overlay.include") == "c/"
-    assert repo.config_entries("nothing.") == []
+    assert core.config_entries("ckpt.") == from_files[:2] + [from_files[2], ("ckpt.overlay.include", "c/")]
+    assert core.config_get("ckpt.overlay.include") == "c/"
+    assert core.config_entries("nothing.") == []
 
 
-def test_a_broken_config_file_is_a_config_error(repo, root, monkeypatch):
-    with open(root / ".git" / "config", "a") as fh:
+def test_a_broken_config_file_is_a_config_error(core, repo, monkeypatch):
+    with open(repo / ".git" / "config", "a") as fh:
         fh.write("[ckpt\n")
     monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'ckpt.x=1'")
     with pytest.raises(ConfigError, match="cannot read git config"):
-        repo.config_entries("ckpt.")
+        core.config_entries("ckpt.")

@@ -66,7 +66,8 @@ def import_graph() -> dict[str, dict[str, int]]:
                     return
                 self.generic_visit(node)
 
-            def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
+            def visit_Import(self, node: ast.Import | ast.ImportFrom, module: str = module,
+                             edges: dict[str, int] = edges) -> None:
                 for target in _targets(module, node):
                     if target != module:
                         edges.setdefault(target, node.lineno)
@@ -191,3 +192,26 @@ def test_only_gitcore_touches_pygit2():
             elif isinstance(node, ast.Attribute) and node.attr in ("pg", "_pg"):
                 handles.append(f"{module}:{node.lineno}")
     assert (imports, handles) == ([], [])
+
+
+def test_no_module_shadows_the_standard_library():
+    """``git_ckpt/inspect.py`` once shadowed ``inspect`` (and ``secrets.py`` ``secrets``) for any
+    code run from inside the package directory; no module may take a standard-library name."""
+    import sys
+
+    names = {m.rpartition(".")[2] for m in MODULES if m != "git_ckpt"}
+    assert sorted(names & set(sys.stdlib_module_names)) == []
+
+
+@pytest.mark.parametrize("attr", ["to_builtins", "encode"])
+def test_only_model_serialises_with_msgspec(attr):
+    """Object ids are :class:`git_ckpt.gitcore.Oid` (a ``str`` subclass msgspec refuses without
+    a hook): JSON goes through model.py's encoder and ``to_builtins``, which have it."""
+    found = []
+    for module, path in MODULES.items():
+        if module == "git_ckpt.model":
+            continue
+        for node in ast.walk(_parse(path)):
+            if isinstance(node, ast.Attribute) and node.attr == attr and "msgspec" in ast.unparse(node.value):
+                found.append(f"{module}:{node.lineno}")
+    assert found == []

@@ -187,10 +187,14 @@ def gc(
     result = GcResult(pol, dry_run)
     doomed: list[Candidate] = []
     survivors: list[Candidate] = []
-    for task in tasks:
-        nums = store.numbered(repo, task)
+    from . import progress
+
+    numbered = [(task, store.numbered(repo, task)) for task in tasks]
+    shown = progress.meter("gc: checkpoints scanned", sum(len(nums) for _t, nums in numbered))
+    for task, nums in numbered:
         cands: list[Candidate] = []
         for n, oid in nums:
+            shown.advance()
             cid = f"{task}/{n}"
             try:
                 cp = store.load(repo, oid, id=cid)
@@ -213,6 +217,7 @@ def gc(
                 doomed.append(c)
             else:
                 survivors.append(c)
+    shown.done()
     if pol.max_bytes is not None:
         movable = sorted((c for c in survivors if not c.protected), key=lambda c: (c.created or 0, c.id))
         while movable:

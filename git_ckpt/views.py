@@ -129,7 +129,7 @@ def changed_files(repo: Repo, cp: Checkpoint) -> list[tuple[str, str]]:
 
 def show(repo: Repo, cp: Checkpoint) -> dict:
     """Everything ``git ckpt show`` prints, as JSON-ready data."""
-    import msgspec
+    from .model import to_builtins
 
     m = cp.manifest
     try:
@@ -140,7 +140,7 @@ def show(repo: Repo, cp: Checkpoint) -> dict:
     return {
         "id": cp.id,
         "commit": cp.commit,
-        "manifest": msgspec.to_builtins(m),
+        "manifest": to_builtins(m),
         "promoted": promoted,
         "changed": [{"status": s, "path": p} for s, p in changed_files(repo, cp)],
         "overlay": [{"path": path_display(path_from_str(f.path)), "kind": f.kind, "size": f.size} for f in m.overlay.files],
