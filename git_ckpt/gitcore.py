@@ -617,6 +617,43 @@ class Repo:
         out.update(loose)
         return out
 
+    def highest_number_under(self, prefix: str) -> int | None:
+        """The highest N of the refs ``PREFIX N`` (decimal, no leading zero), or None when there
+        is none; what ``max(refs_under(prefix))`` would give for numbered refs, without building
+        a record per ref (``save``, ``status`` and ``@`` need only the newest checkpoint).
+        With the ``files`` backend: the names in the loose directory and one regular-expression
+        pass over ``packed-refs``; otherwise :meth:`refs_under`."""
+        if not prefix.endswith("/") or not prefix.startswith("refs/") or self._ref_backend() != "files":
+            nums = [int(n[len(prefix):]) for n in self.refs_under(prefix) if n[len(prefix):].isdigit() and not n[len(prefix):].startswith("0")]
+            return max(nums) if nums else None
+        best: int | None = None
+        loose = 0
+        try:
+            with os.scandir(self.common_dir / prefix) as it:
+                for entry in it:
+                    name = entry.name
+                    if name.isdigit() and name.isascii() and not name.startswith("0") and entry.is_file(follow_symlinks=False):
+                        loose += 1
+                        best = max(best or 0, int(name))
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        except OSError as exc:
+            raise io_or_corrupt(exc, f"cannot read {prefix}") from None
+        self.loose_refs_seen = loose
+        try:
+            with open(self.common_dir / "packed-refs", "rb") as fh:
+                packed = fh.read()
+        except FileNotFoundError:
+            packed = b""
+        except OSError as exc:
+            raise io_or_corrupt(exc, "cannot read packed-refs") from None
+        if packed:
+            pattern = re.compile(rb"^[0-9a-f]{40}(?:[0-9a-f]{24})? " + re.escape(os.fsencode(prefix)) + rb"([1-9][0-9]*)$", re.M)
+            found = [int(m) for m in pattern.findall(packed)]
+            if found:
+                best = max(best or 0, max(found))
+        return best
+
     def _read_loose(self, directory: Path, prefix: str, out: dict[RefName, Oid]) -> None:
         """Loose refs under ``directory`` (the ref name ``prefix``), recursively, into ``out``."""
         try:

@@ -110,9 +110,18 @@ def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> li
     if repo.read_ref(store.NOTES_REF) is None:
         return []
     known: set[str] | None = None
-    for n, oid in store.numbered(repo, task):
+    nums = store.numbered(repo, task)
+    # a long task: one walk of the notes tree, then only the checkpoints that have a note
+    blobs = notes.note_blobs(repo) if len(nums) > 64 else None
+    for n, oid in nums:
         try:
-            lines = notes.read_lines(repo, oid)
+            if blobs is None:
+                lines = notes.read_lines(repo, oid)
+            else:
+                blob = blobs.get(oid)
+                if blob is None:
+                    continue
+                lines = notes.parse_lines(repo.read_blob(blob), oid)
         except CkptError:
             continue
         if lines and known is None:

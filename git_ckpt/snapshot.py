@@ -475,8 +475,8 @@ def next_number(repo: Repo, task: str) -> int:
     the newest ``save`` event of its ledger, so a number whose ref was deleted (``drop``, ``gc``,
     ``git update-ref -d``) is never given to a different checkpoint.  A damaged ledger counts
     as having no saves (the refs still decide)."""
-    nums = store.numbered(repo, task)
-    high = nums[-1][0] if nums else 0
+    top = store.highest(repo, task)
+    high = top[0] if top else 0
     with contextlib.suppress(CkptError, KeyError, ValueError):
         rec = ledger.find_last(repo, task, lambda ev: ev.type == "save")
         if rec is not None:
