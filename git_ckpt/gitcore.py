@@ -87,6 +87,99 @@ def change_status(old: TreeEntry | None, new: TreeEntry | None) -> str:
     return "A" if old is None else "D" if new is None else "M"
 
 
+# Repository extensions (``core.repositoryformatversion = 1``) git ckpt serves, and the values it
+# serves of those that have one: objects through libgit2, refs through libgit2 (files) or the git
+# executable (reftable).  SHA-256 object ids are refused: libgit2 is built without them.
+SERVED_EXTENSIONS: dict[str, tuple[str, ...] | None] = {
+    "noop": None,
+    "preciousobjects": None,
+    "worktreeconfig": None,
+    "relativeworktrees": None,
+    "objectformat": ("sha1",),
+    "refstorage": ("files",),
+}
+
+
+def _served_list() -> str:
+    return ", ".join(f"{k} ({'/'.join(v)})" if v else k for k, v in SERVED_EXTENSIONS.items() if k != "noop")
+
+
+def unsupported_extension(name: str, value: str | None) -> RepoError:
+    """The refusal for a repository using extension ``extensions.NAME`` (= ``value``), naming it and
+    what git ckpt supports instead (exit 3)."""
+    name = name.lower()
+    shown = f"extensions.{name}" + (f" = {value}" if value is not None else "")
+    if name in ("objectformat", "compatobjectformat"):
+        return RepoError(
+            f"this repository uses SHA-256 object ids, which libgit2 {pygit2.LIBGIT2_VERSION} (under git ckpt) "
+            f"cannot open ({shown})",
+            "git ckpt works in SHA-1 repositories (git's default, git init --object-format=sha1), with the "
+            "files or the reftable ref backend; nothing was changed",
+        )
+    return RepoError(
+        f"this repository uses the repository extension {shown}, which git ckpt does not support",
+        f"git ckpt supports the extensions {_served_list()}; nothing was changed",
+    )
+
+
+def git_version() -> tuple[int, int, int] | None:
+    """The version of the ``git`` on PATH as ``(major, minor, patch)``, or None when there is none
+    (``git --version``; asked once per process)."""
+    global _GIT_VERSION
+    if _GIT_VERSION is None:
+        try:
+            out = subprocess.run(["git", "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+        except OSError:
+            return None
+        nums = [int(p) for p in out.decode("ascii", "replace").split()[2].split(".")[:3] if p.isdigit()] if out.count(b" ") >= 2 else []
+        _GIT_VERSION = tuple((nums + [0, 0, 0])[:3])  # type: ignore[assignment]
+    return _GIT_VERSION
+
+
+_GIT_VERSION: tuple[int, int, int] | None = None
+# The first git release that reads and writes reftable repositories.
+REFTABLE_GIT = (2, 45, 0)
+
+
+def check_repository_format(git_dir: Path) -> None:
+    """Refuse (:class:`RepoError`, exit 3) a repository whose ``config`` declares an extension, or
+    an extension value, git ckpt cannot serve -- before libgit2 opens it, so the message names
+    the extension.  Mirrors git's ``verify_repository_format()``: extensions count only with
+    ``core.repositoryformatversion >= 1``.  ``git_dir`` may be a linked worktree's; the config read
+    is the common directory's.
+    """
+    common = git_dir / "commondir"
+    with contextlib.suppress(OSError):
+        if common.is_file():
+            git_dir = (git_dir / common.read_text().strip()).resolve()
+    path = git_dir / "config"
+    if not path.is_file():
+        return  # libgit2 reports what is missing
+    try:
+        conf = pygit2.Config(str(path))
+        version = int(conf["core.repositoryformatversion"]) if "core.repositoryformatversion" in conf else 0
+        extensions = [(e.name.split(".", 1)[1].lower(), e.value) for e in conf if e.name.lower().startswith("extensions.")]
+    except (pygit2.GitError, ValueError, KeyError):
+        return  # an unreadable config: libgit2 says what is wrong with it
+    if version < 1:
+        return
+    for name, value in extensions:
+        if name not in SERVED_EXTENSIONS:
+            raise unsupported_extension(name, value)
+        allowed = SERVED_EXTENSIONS[name]
+        if allowed is not None and (value or "").lower() not in allowed:
+            raise unsupported_extension(name, value)
+        if name == "refstorage" and (value or "").lower() == "reftable":
+            have = git_version()
+            if have is not None and have < REFTABLE_GIT:
+                raise RepoError(
+                    f"this repository uses the reftable ref backend (extensions.refstorage = reftable), which "
+                    f"the git on PATH ({'.'.join(map(str, have))}) cannot read",
+                    f"put git {'.'.join(map(str, REFTABLE_GIT[:2]))} or newer first on PATH; git ckpt serves reftable "
+                    "repositories through it; nothing was changed",
+                )
+
+
 class Repo:
     """An open, non-bare repository with a worktree.
 
@@ -127,7 +220,7 @@ class Repo:
         """
         try:
             if git_dir:
-                pg = pygit2.Repository(git_dir)
+                found = git_dir
             else:
                 found = pygit2.discover_repository(str(start or os.getcwd()))
                 if found is None:
@@ -135,14 +228,19 @@ class Repo:
                         "not a git repository (or any of the parent directories)",
                         "run git ckpt inside a git worktree, or create one with git init",
                     )
-                pg = pygit2.Repository(found)
+            check_repository_format(Path(found))
+            pg = pygit2.Repository(found)
             if work_tree:  # $GIT_WORK_TREE, as git honours it
                 pg.workdir = os.path.abspath(work_tree)
         except pygit2.GitError as exc:
-            if "object format" in str(exc) or "objectformat" in str(exc).lower():
-                raise RepoError(f"this repository uses SHA-256 object ids, which libgit2 {pygit2.LIBGIT2_VERSION} (under git ckpt) cannot open",
-                                "use git ckpt in a SHA-1 repository; nothing was changed") from None
-            raise RepoError(f"cannot open the repository: {exc}", "check that .git is readable") from None
+            text = str(exc)
+            if "unsupported extension name extensions." in text:
+                name = text.rsplit("extensions.", 1)[1].strip().strip("'\"")
+                raise unsupported_extension(name, None) from None
+            if "object format" in text or "objectformat" in text.lower():
+                raise unsupported_extension("objectformat", "sha256") from None
+            raise RepoError(f"cannot open the repository: {exc}",
+                            "check that .git is readable and that git itself can use it (git status)") from None
         return cls(pg)
 
     # ---------------------------------------------------------------- git binary
