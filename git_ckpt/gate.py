@@ -221,17 +221,15 @@ def verify_commit(repo: Repo, cfg: Config, rev: str) -> CommitVerdict:
     defines them now) all passed, by results this repository's own ``verify`` recorded?  Never
     verified while ``cfg`` is untrusted (the CLI refuses that with exit 9 first).  Raises
     :class:`NotFoundError` for an unknown revision."""
-    import pygit2
 
     from . import trust
     from .promote import requirement
 
-    try:
-        commit = repo.pg.revparse_single(rev).peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-        raise NotFoundError(f"unknown revision {rev!r}", "name a commit, e.g. HEAD or a branch") from None
-    tree = str(commit.tree_id)
-    verdict = CommitVerdict(rev, str(commit.id), tree, False)
+    commit_id = repo.rev_parse_commit(rev)
+    if commit_id is None:
+        raise NotFoundError(f"unknown revision {rev!r}", "name a commit, e.g. HEAD or a branch")
+    tree = str(repo.pg[commit_id].tree_id)
+    verdict = CommitVerdict(rev, commit_id, tree, False)
     st = trust.state(repo, cfg)
     if not st.ok:
         verdict.reason = f"{trust.untrusted_reason(st)}, so its required verifiers cannot be judged"

@@ -1,6 +1,9 @@
 """The git layer: the only module that touches pygit2 or runs the ``git`` executable.
 
-Objects, refs and notes go through pygit2 (libgit2).  The index and the worktree go through the
+Objects, refs and notes go through pygit2 (libgit2); in a repository using the reftable ref
+backend (``extensions.refstorage = reftable``, Git 3.0's default) refs go through the git
+executable instead (``for-each-ref``, ``rev-parse``, and ``update-ref --stdin`` transactions with
+old values), behind the same :class:`Repo` methods.  The index and the worktree go through the
 user's ``git`` executable, because libgit2 does not implement everything real indexes use (split
 index, sparse index, fsmonitor, external filter drivers such as Git LFS) and because ``git add``
 and ``git checkout-index`` are the definition of "content as git stores it" and "bytes as git
@@ -96,8 +99,12 @@ SERVED_EXTENSIONS: dict[str, tuple[str, ...] | None] = {
     "worktreeconfig": None,
     "relativeworktrees": None,
     "objectformat": ("sha1",),
-    "refstorage": ("files",),
+    "refstorage": ("files", "reftable"),
 }
+# libgit2 opens a reftable repository only when told the extension is known; it then serves its
+# objects, config and ignore rules, while every ref goes through the git executable (libgit2 has
+# no reftable backend: it would read no refs and write loose ones git never sees).
+pygit2.option(pygit2.enums.Option.SET_EXTENSIONS, ["refstorage"], 1)
 
 
 def _served_list() -> str:
@@ -203,6 +210,16 @@ class Repo:
         else:
             self.common_dir = self.git_dir
         self._git_env: dict[str, str] | None = None
+        # the ref backend: "files" (libgit2 reads and writes refs) or "reftable" (the git executable does)
+        try:
+            backend = str(pg.config["extensions.refstorage"]).lower()
+        except (KeyError, ValueError, pygit2.GitError):
+            backend = "files"
+        self.ref_backend = "reftable" if backend == "reftable" else "files"
+        # object ids of this repository: SHA-1 (40 hex digits); SHA-256 ones are refused on opening
+        self.zero_oid = ZERO_OID
+        self.empty_tree = EMPTY_TREE
+        self.empty_blob = EMPTY_BLOB
         # told once when a command has to wait for another one's lock (the CLI prints it)
         self.on_wait: Callable[[str], None] | None = None
 
@@ -301,10 +318,12 @@ class Repo:
             ("rebase-merge", "a rebase"),
             ("rebase-apply", "a rebase or am"),
             ("MERGE_HEAD", "a merge"),
-            ("CHERRY_PICK_HEAD", "a cherry-pick"),
-            ("REVERT_HEAD", "a revert"),
         ):
             if (g / name).exists():
+                return what
+        for name, what in (("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert")):
+            # pseudorefs: files in the files backend, entries of the reftable stack otherwise
+            if (self.read_ref(name) is not None) if self.ref_backend == "reftable" else (g / name).exists():
                 return what
         return None
 
@@ -318,6 +337,10 @@ class Repo:
 
     def head(self) -> tuple[str | None, str | None]:
         """Return ``(commit id or None if unborn, branch ref name or None if detached)``."""
+        if self.ref_backend == "reftable":
+            sym = self.git("symbolic-ref", "-q", "HEAD", check=False)
+            branch = sym.stdout.decode("utf-8", "surrogateescape").strip() if sym.returncode == 0 else None
+            return self.read_ref("HEAD"), branch or None
         pg = self.pg
         branch: str | None = None
         try:
@@ -433,7 +456,19 @@ class Repo:
     # ---------------------------------------------------------------- refs
 
     def read_ref(self, name: str) -> str | None:
-        """The object id a direct ref points at, or None when absent."""
+        """The object id ref ``name`` points at (a symbolic ref resolved), or None when absent."""
+        if self.ref_backend == "reftable":
+            if name.startswith("refs/"):
+                # for-each-ref matches a full name exactly (refnames hold no glob characters)
+                out = self.git("for-each-ref", "--format=%(refname) %(objectname)", "--end-of-options", name).stdout
+                for line in out.decode("utf-8", "surrogateescape").splitlines():
+                    ref, _, oid = line.partition(" ")
+                    if ref == name:
+                        return oid
+                return None
+            proc = self.git("rev-parse", "-q", "--verify", "--end-of-options", name, check=False)
+            oid = proc.stdout.decode("ascii", "replace").strip()
+            return oid if proc.returncode == 0 and oid else None
         try:
             ref = self.pg.references.get(name)
         except (pygit2.GitError, ValueError):
@@ -448,6 +483,14 @@ class Repo:
     def refs_under(self, prefix: str) -> dict[str, str]:
         """All refs whose name starts with ``prefix`` (e.g. ``refs/ckpt/T/``), name → object id."""
         out: dict[str, str] = {}
+        if self.ref_backend == "reftable":
+            pattern = prefix[: prefix.rfind("/") + 1] or "refs/"
+            text = self.git("for-each-ref", "--format=%(refname) %(objectname)", "--end-of-options", pattern).stdout
+            for line in text.decode("utf-8", "surrogateescape").splitlines():
+                name, _, oid = line.partition(" ")
+                if name.startswith(prefix):
+                    out[name] = oid
+            return out
         for ref in self.pg.references.iterator():
             name = ref.name
             if name.startswith(prefix):
@@ -456,6 +499,20 @@ class Repo:
                 except pygit2.GitError:
                     continue
         return out
+
+    def rev_parse_commit(self, spec: str) -> str | None:
+        """The id of the commit revision ``spec`` names (``git rev-parse --verify SPEC^{commit}``:
+        refs by git's DWIM rules, ``REF~N``, hex prefixes), or None when it names none."""
+        if self.ref_backend == "reftable":
+            if not spec or "\0" in spec:
+                return None
+            proc = self.git("rev-parse", "-q", "--verify", "--end-of-options", spec + "^{commit}", check=False)
+            oid = proc.stdout.decode("ascii", "replace").strip()
+            return oid if proc.returncode == 0 and oid else None
+        try:
+            return str(self.pg.revparse_single(spec).peel(pygit2.Commit).id)
+        except (KeyError, ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
 
     def update_ref(
         self,
@@ -475,7 +532,12 @@ class Repo:
         ``timeout`` seconds, then :class:`BusyError`); a different current value raises
         :class:`RefConflict` and writes nothing.  ``reflog`` makes sure a reflog is kept for the
         ref (libgit2 only appends to existing logs outside ``refs/heads`` and ``refs/notes``).
+        In a reftable repository the same transaction is ``git update-ref --stdin`` with the old
+        value (see :meth:`_update_ref_git`).
         """
+        if self.ref_backend == "reftable":
+            self._update_ref_git(name, new, expected_old=expected_old, reason=reason, reflog=reflog, timeout=timeout)
+            return
         if reflog:
             log = self.common_dir / "logs" / name
             log.parent.mkdir(parents=True, exist_ok=True)
@@ -504,6 +566,36 @@ class Repo:
                     raise BusyError(f"ref {name} is locked by another process", "try again") from None
                 raise io_or_corrupt(exc, f"cannot update {name}") from None
 
+    def _update_ref_git(self, name: str, new: str | None, *, expected_old: str | None, reason: str,
+                        reflog: bool, timeout: float) -> None:
+        """:meth:`update_ref` through ``git update-ref --no-deref --stdin -z``: one transaction
+        holding the expected old value (the zero id for "absent"), so git compares and swaps
+        under its own lock on any ref backend.  On failure the ref is re-read: another value
+        raises :class:`RefConflict`; a lock held by another writer is waited for up to
+        ``timeout`` seconds, then :class:`BusyError`.
+        """
+        old = expected_old or self.zero_oid
+        if new is None:
+            cmd = b"delete %s\0%s\0" % (name.encode(), old.encode())
+        else:
+            cmd = b"update %s\0%s\0%s\0" % (name.encode(), new.encode(), old.encode())
+        args = ["update-ref", "--no-deref", "-m", reason, *(["--create-reflog"] if reflog else []), "--stdin", "-z"]
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            proc = self.git(*args, input=cmd, check=False)
+            if proc.returncode == 0:
+                return
+            actual = self.read_ref(name)
+            if actual != expected_old:
+                raise RefConflict(name, expected_old, actual)
+            if b"lock" not in proc.stderr.lower():
+                raise git_failure(("update-ref",), proc)
+            if time.monotonic() >= deadline:
+                raise BusyError(f"ref {name} is locked by another process", "try again")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
     def move_head(self, new: str, *, expected_old: str | None, reason: str) -> None:
         """Move HEAD (the branch it names, or HEAD itself when detached) from ``expected_old``
         (None: unborn) to ``new``, like ``git update-ref -m REASON HEAD NEW OLD``.
@@ -512,7 +604,7 @@ class Repo:
         HEAD's reflog, which libgit2's transaction would not.  A different current value raises
         :class:`RefConflict` and moves nothing.
         """
-        proc = self.git("update-ref", "-m", reason, "HEAD", new, expected_old or ZERO_OID, check=False)
+        proc = self.git("update-ref", "-m", reason, "HEAD", new, expected_old or self.zero_oid, check=False)
         if proc.returncode != 0:
             actual, _branch = self.head()
             if actual != expected_old:

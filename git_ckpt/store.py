@@ -330,10 +330,8 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
             return load(repo, oid, id=f"{shown_prefix}{t}/{n}", ref=f"{prefix}{t}/{n}")
     if shown_prefix:
         raise NotFoundError(f"no checkpoint {spec}", "use REMOTE:T/N, e.g. origin:fix-auth/3")
-    try:
-        obj = repo.pg.revparse_single(spec)
-        commit = obj.peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-        raise NotFoundError(f"unknown checkpoint {spec!r}", "git ckpt list shows the checkpoints of the current task") from None
-    cp = load(repo, str(commit.id))
+    commit = repo.rev_parse_commit(spec)
+    if commit is None:
+        raise NotFoundError(f"unknown checkpoint {spec!r}", "git ckpt list shows the checkpoints of the current task")
+    cp = load(repo, commit)
     return cp

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ckpt, git, git_version, init_repo, worktree_state
+from conftest import ckpt, git, git_version, index_state, init_repo, worktree_state
 
 NEW_GIT = git_version() >= (2, 45)
 needs_new_git = pytest.mark.skipif(not NEW_GIT, reason="git >= 2.45 creates reftable repositories (.ci/run runs this with git 2.55)")
@@ -128,3 +128,82 @@ def test_sha256_repository_every_command_refuses_naming_the_limit(tmp_path, comm
              "(extensions.objectformat = sha256)", "hint: git ckpt works in SHA-1 repositories")
     _unchanged(root, before, config)
     assert git(root, "for-each-ref", "refs/ckpt") == b""
+
+
+# ------------------------------------------------------------------------- reftable
+
+def _ref_format(repo: Path) -> str:
+    return git(repo, "rev-parse", "--show-ref-format").decode().strip()
+
+
+def _rich_save(root: Path, task: str) -> str:
+    """Give ``root`` every kind of state (modified, staged then changed, untracked, executable,
+    symlink, empty file, overlay files), save it as ``task``/1 and return the commit id."""
+    ckpt(root, "task", "start", task)
+    (root / "README").write_text(f"changed by {task}\n")
+    (root / "staged.txt").write_text("staged\n")
+    git(root, "add", "staged.txt")
+    (root / "staged.txt").write_text("staged, then changed\n")
+    (root / "untracked.txt").write_text("untracked\n")
+    (root / "empty").write_bytes(b"")
+    (root / "tool.sh").write_text("#!/bin/sh\necho hi\n")
+    (root / "tool.sh").chmod(0o755)
+    (root / "link").unlink(missing_ok=True)
+    (root / "link").symlink_to("README")
+    (root / "fixtures" / "deep").mkdir(parents=True, exist_ok=True)
+    (root / "fixtures" / "data.bin").write_bytes(bytes(range(256)) * 3 + task.encode())
+    (root / "fixtures" / "deep" / "notes.txt").write_text("fixture notes\n")
+    assert ckpt(root, "save", "-m", f"from {task}").out == f"checkpoint saved: {task}/1\n"
+    ckpt(root, "verify")
+    return git(root, "rev-parse", f"refs/ckpt/{task}/1").decode().strip()
+
+
+def _mess(root: Path) -> None:
+    for name in ("README", "staged.txt", "untracked.txt", "empty", "tool.sh", "link"):
+        (root / name).unlink(missing_ok=True)
+    (root / "fixtures").mkdir(exist_ok=True)
+    (root / "fixtures" / "data.bin").write_bytes(b"clobbered")
+    (root / "stray.txt").write_text("residue\n")
+    git(root, "reset", "-q")
+
+
+@needs_new_git
+@pytest.mark.parametrize(("src", "hub", "dst"), [
+    ("reftable", "files", "reftable"), ("reftable", "files", "files"),
+    ("files", "reftable", "files"), ("files", "reftable", "reftable"),
+])
+def test_checkpoint_crosses_ref_backends_byte_for_byte(tmp_path, src, hub, dst):
+    """Saved in one ref backend, pushed to a bare repository of the other, fetched into a clone of
+    either: restored byte for byte, index included, results and ledger along; then back again."""
+    alice = init_repo(tmp_path / "alice", fmt=src)
+    (alice / ".gitignore").write_text("fixtures/\n")
+    (alice / ".ckpt.toml").write_text('[overlay]\ninclude = ["fixtures/"]\n')
+    git(alice, "add", ".gitignore", ".ckpt.toml")
+    git(alice, "commit", "-q", "-m", "config")
+    git(alice, "config", "ckpt.verifier.ok.command", "true")
+    bare = tmp_path / "hub.git"
+    git(tmp_path, "init", "-q", "--bare", f"--ref-format={hub}", str(bare))
+    git(alice, "remote", "add", "origin", str(bare))
+    git(alice, "push", "-q", "origin", "main")
+    bob = tmp_path / "bob"
+    git(tmp_path, "clone", "-q", f"--ref-format={dst}", str(bare), str(bob))
+    git(bob, "config", "ckpt.verifier.ok.command", "true")
+    assert (_ref_format(alice), _ref_format(bare), _ref_format(bob)) == (src, hub, dst)
+
+    for sender, receiver, task in ((alice, bob, "there"), (bob, alice, "back")):
+        commit = _rich_save(sender, task)
+        saved = worktree_state(sender), index_state(sender)
+        ckpt(sender, "push")
+        refs = f"refs/ckpt/{task}/"
+        assert git(bare, "for-each-ref", refs) == git(sender, "for-each-ref", refs) != b""
+        assert git(bare, "rev-parse", "refs/notes/ckpt") == git(sender, "rev-parse", "refs/notes/ckpt")
+        _mess(receiver)
+        res = ckpt(receiver, "fetch")
+        assert f"origin:{task}/1" in res.out
+        assert git(receiver, "rev-parse", f"refs/ckpt-remotes/origin/{task}/1").decode().strip() == commit
+        assert (git(receiver, "notes", "--ref=ckpt", "show", commit)
+                == git(sender, "notes", "--ref=ckpt", "show", commit) != b"")
+        ckpt(receiver, "restore", f"origin:{task}/1")
+        assert (worktree_state(receiver), index_state(receiver)) == saved
+        ckpt(receiver, "check", "--all")
+        assert ckpt(receiver, "log", "--verify").rc == 0
