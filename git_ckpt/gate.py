@@ -270,7 +270,7 @@ def pushed_commits(repo: Repo, lines: bytes, remote: str | None) -> list[str]:
     """The commits a push would send, from pre-push hook input (``<local ref> <local sha>
     <remote ref> <remote sha>`` lines): branch updates only (deletions, tags and ``refs/ckpt``
     pushes are skipped), newest first, each once."""
-    zero = "0" * 40
+    zero = repo.zero_oid
     out: list[str] = []
     for raw in lines.splitlines():
         parts = raw.decode("utf-8", "replace").split()

@@ -17,6 +17,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -30,9 +31,33 @@ import pygit2
 
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, RepoError
 
-ZERO_OID = "0" * 40
-EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+@dataclass(frozen=True)
+class ObjectFormat:
+    """An object format (``extensions.objectformat``): its name, the length of its hex ids, and
+    the ids git gives the null object, the empty tree and the empty blob in it."""
+
+    name: str
+    hexsz: int
+    zero: str
+    empty_tree: str
+    empty_blob: str
+
+
+OBJECT_FORMATS = {
+    "sha1": ObjectFormat("sha1", 40, "0" * 40, "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+                         "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"),
+    "sha256": ObjectFormat("sha256", 64, "0" * 64, "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+                           "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813"),
+}
+# A full hex object id of either format: what stored records (manifest fields, note names, cache
+# files) may hold.  Code that needs this repository's format uses ``Repo.object_format``.
+OID_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+# SHA-1 ids (the only format libgit2 can open today); per repository: ``Repo.zero_oid`` etc.
+ZERO_OID = OBJECT_FORMATS["sha1"].zero
+EMPTY_BLOB = OBJECT_FORMATS["sha1"].empty_blob
+EMPTY_TREE = OBJECT_FORMATS["sha1"].empty_tree
 
 # Variables git sets for hooks and subcommands that would point our own git calls at another
 # index or repository; we pass the locations explicitly instead.
@@ -216,10 +241,15 @@ class Repo:
         except (KeyError, ValueError, pygit2.GitError):
             backend = "files"
         self.ref_backend = "reftable" if backend == "reftable" else "files"
-        # object ids of this repository: SHA-1 (40 hex digits); SHA-256 ones are refused on opening
-        self.zero_oid = ZERO_OID
-        self.empty_tree = EMPTY_TREE
-        self.empty_blob = EMPTY_BLOB
+        # object ids of this repository (SHA-256 repositories are refused on opening, for now)
+        try:
+            fmt = str(pg.config["extensions.objectformat"]).lower()
+        except (KeyError, ValueError, pygit2.GitError):
+            fmt = "sha1"
+        self.object_format = OBJECT_FORMATS.get(fmt, OBJECT_FORMATS["sha1"])
+        self.zero_oid = self.object_format.zero
+        self.empty_tree = self.object_format.empty_tree
+        self.empty_blob = self.object_format.empty_blob
         # told once when a command has to wait for another one's lock (the CLI prints it)
         self.on_wait: Callable[[str], None] | None = None
 

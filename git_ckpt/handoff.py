@@ -22,7 +22,7 @@ from . import ledger, notes, store
 from .card import evidence_display
 from .config import Config
 from .errors import CkptError
-from .gitcore import EMPTY_TREE, Repo
+from .gitcore import Repo
 from .model import path_to_str
 from .store import Checkpoint
 
@@ -62,7 +62,7 @@ def first_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
 
 def _tree_of_commit(repo: Repo, commit: str | None) -> str:
     if not commit:
-        return EMPTY_TREE
+        return repo.empty_tree
     return str(repo.pg[commit].peel(pygit2.Tree).id)
 
 

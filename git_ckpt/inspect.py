@@ -10,7 +10,7 @@ import pygit2
 
 from . import notes, store
 from .errors import CkptError
-from .gitcore import EMPTY_TREE, Repo, change_status
+from .gitcore import Repo, change_status
 from .model import path_display, path_from_str
 from .store import Checkpoint
 
@@ -98,7 +98,7 @@ def rows(repo: Repo, task: str, prefix: str = store.PREFIX, shown: str = "") -> 
 
 def changed_files(repo: Repo, cp: Checkpoint) -> list[tuple[str, str]]:
     """``(status letter, path)`` of files the checkpoint's worktree changes relative to its base."""
-    base_tree = str(repo.pg[cp.base].peel(pygit2.Tree).id) if cp.base else EMPTY_TREE
+    base_tree = str(repo.pg[cp.base].peel(pygit2.Tree).id) if cp.base else repo.empty_tree
     out = []
     for a, b in repo.diff_trees(base_tree, cp.tree):
         status = change_status(a, b)

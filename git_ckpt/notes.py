@@ -89,7 +89,7 @@ def note_blobs(repo: Repo, ref: str = NOTES_REF) -> dict[str, str]:
             if entry.type_str == "tree":
                 if depth < 2 and len(entry.name) == 2:
                     walk(repo.pg[entry.id], name, depth + 1)
-            elif len(name) == 40 and depth < found.get(name, (3, ""))[0]:
+            elif len(name) == repo.object_format.hexsz and depth < found.get(name, (3, ""))[0]:
                 found[name] = (depth, str(entry.id))
 
     walk(repo.pg[notes_commit].peel(pygit2.Tree), "", 0)

@@ -9,6 +9,7 @@ first on PATH); ``.ci/run`` does.  The tests here pick their formats themselves.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -207,3 +208,37 @@ def test_checkpoint_crosses_ref_backends_byte_for_byte(tmp_path, src, hub, dst):
         assert (worktree_state(receiver), index_state(receiver)) == saved
         ckpt(receiver, "check", "--all")
         assert ckpt(receiver, "log", "--verify").rc == 0
+
+
+# ------------------------------------------------------------------------- object ids of any length
+
+@pytest.mark.parametrize("fmt", ["sha1", "sha256"])
+def test_object_format_constants_are_what_git_computes(tmp_path, fmt):
+    from git_ckpt.gitcore import OBJECT_FORMATS, OID_HEX
+
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q", f"--object-format={fmt}")
+    want = OBJECT_FORMATS[fmt]
+    assert git(root, "rev-parse", "--show-object-format").decode().strip() == want.name
+    assert git(root, "hash-object", "-t", "tree", "--stdin", input=b"").decode().strip() == want.empty_tree
+    assert git(root, "hash-object", "--stdin", input=b"").decode().strip() == want.empty_blob
+    assert want.zero == "0" * want.hexsz == "0" * len(want.empty_tree)
+    assert OID_HEX.fullmatch(want.empty_tree) and OID_HEX.fullmatch(want.zero)
+    assert not OID_HEX.fullmatch(want.empty_tree[:-1]) and not OID_HEX.fullmatch(want.empty_tree + "0")
+
+
+def test_no_code_outside_gitcore_assumes_sha1_ids():
+    """Object ids are 40 or 64 hex digits: stored records (manifest fields, note names, caches)
+    and hooks never assume 40 alone, nor carry a literal SHA-1 id; gitcore's table per object
+    format (``OBJECT_FORMATS``, ``Repo.zero_oid``/``empty_tree``/``empty_blob``) is the one place."""
+    top = Path(__file__).resolve().parent.parent
+    offenders = []
+    for path in sorted([*(top / "git_ckpt").rglob("*.py"), *(p for p in (top / "hooks").iterdir() if p.is_file())]):
+        if path.name == "gitcore.py":
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("#")[0] if path.suffix == ".py" else line
+            if (re.search(r"\b40\b", code) and not re.search(r"\b64\b", code)) or re.search(r"(?<![0-9a-fA-F])[0-9a-f]{40}(?![0-9a-fA-F])", code):
+                offenders.append(f"{path.relative_to(top)}:{n}: {line.strip()}")
+    assert offenders == []
