@@ -35,7 +35,7 @@ MODES = {
     "quick": dict(reps=3, warmup=1, synthetic=20_000, fixtures=3_000_000, list=1000, growth=20, real="quick", peer=True),
     "smoke": dict(reps=1, warmup=0, synthetic=300, fixtures=30_000, list=20, growth=3, real="smoke", peer=False),
 }
-PAIRS = ("save", "restore", "commit", "list", "peer", "growth")
+PAIRS = ("save", "restore", "commit", "list", "peer", "growth", "reftable")
 
 
 def machine() -> dict:
@@ -129,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         if "peer" in only:
             log(f"pair 5 peer tool (stepback) on {real.name}")
             rows += sc.pair_stepback(real, settings, tmp, install=m["peer"])
+        if "reftable" in only:
+            log(f"pair 7 save and restore in a reftable repository vs files, on {real.name}")
+            rows += sc.pair_reftable(real, settings, tmp)
         if "growth" in only:
             log(f"pair 6 growth: {m['growth']} checkpoints on {real.name}")
             growth = sc.growth(real, settings, m["growth"])
