@@ -10,6 +10,7 @@ first on PATH); ``.ci/run`` does.  The tests here pick their formats themselves.
 from __future__ import annotations
 
 import re
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -242,3 +243,79 @@ def test_no_code_outside_gitcore_assumes_sha1_ids():
             if (re.search(r"\b40\b", code) and not re.search(r"\b64\b", code)) or re.search(r"(?<![0-9a-fA-F])[0-9a-f]{40}(?![0-9a-fA-F])", code):
                 offenders.append(f"{path.relative_to(top)}:{n}: {line.strip()}")
     assert offenders == []
+
+
+def _loose_ref_files(root: Path) -> list[str]:
+    """Files under .git/refs and .git/logs other than the ``refs/heads`` stub git writes into a
+    reftable repository: a loose ref written there would be invisible to git."""
+    out = []
+    for sub in ("refs", "logs"):
+        base = root / ".git" / sub
+        if base.exists():
+            out += [str(p.relative_to(root / ".git")) for p in base.rglob("*") if p.is_file()]
+    return sorted(set(out) - {"refs/heads"})
+
+
+@needs_new_git
+@pytest.mark.parametrize("fmt", ["files", "reftable"])
+def test_every_command_works_the_same_in_both_ref_backends(tmp_path, fmt):
+    """One workflow, every command, in a files and a reftable repository created by the same git:
+    same outputs, same refs, hooks and gate included; nothing written where git would not look."""
+    root = init_repo(tmp_path / "r", fmt=fmt)
+    assert _ref_format(root) == fmt
+    git(root, "config", "ckpt.verifier.ok.command", "true")
+    ckpt(root, "hooks", "install")
+    ckpt(root, "task", "start", "t", "--goal", "both backends")
+    (root / "README").write_text("one\n")
+    (root / "new.txt").write_text("new\n")
+    assert ckpt(root, "save", "-m", "one").out == "checkpoint saved: t/1\n"
+    saved = worktree_state(root), index_state(root)
+    assert ckpt(root, "verify").out.endswith("promoted t/1\n")
+    (root / "README").write_text("mess\n")
+    (root / "new.txt").unlink()
+    out = ckpt(root, "restore", "@").out
+    assert out == "saved current state as t/2 (pre-restore)\nrestored t/1\n"
+    assert (worktree_state(root), index_state(root)) == saved
+    ckpt(root, "undo")
+    assert (root / "README").read_text() == "mess\n"
+    ckpt(root, "restore", "t/1")
+    assert ckpt(root, "status", "--json").json()["result"]["promoted"] is not None
+    # the gate: a commit of the promoted tree passes and carries the trailer; another is refused
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "gated")
+    assert git(root, "log", "-1", "--format=%(trailers:key=Ckpt-Verified,valueonly)").decode().strip() == "t/1"
+    ckpt(root, "verify-commit", "HEAD")
+    (root / "README").write_text("unverified\n")
+    git(root, "add", "README")
+    assert subprocess.run(["git", "commit", "-q", "-m", "no"], cwd=root, capture_output=True).returncode != 0
+    git(root, "reset", "-q", "--hard")
+    # a cherry-pick stopped on a conflict is seen, as in a files repository (a pseudoref there)
+    git(root, "checkout", "-q", "-b", "side", "HEAD~1")
+    (root / "README").write_text("side\n")
+    git(root, "commit", "-q", "-am", "side", "--no-verify")
+    git(root, "checkout", "-q", "main")
+    assert subprocess.run(["git", "cherry-pick", "side"], cwd=root, capture_output=True).returncode != 0
+    res = ckpt(root, "restore", "t/1", rc=5, fsck=False)
+    assert "a cherry-pick" in res.err
+    git(root, "cherry-pick", "--abort")
+    # a linked worktree: its own HEAD and task, the shared checkpoints
+    wt = tmp_path / "wt"
+    git(root, "worktree", "add", "-q", str(wt), "side")
+    (wt / "wt.txt").write_text("in the worktree\n")
+    ckpt(wt, "task", "start", "w")
+    assert ckpt(wt, "save").out == "checkpoint saved: w/1\n"
+    assert "w/1" in ckpt(root, "list", "--all").out
+    (wt / "wt.txt").unlink()
+    ckpt(wt, "restore", "w/1")
+    assert (wt / "wt.txt").read_text() == "in the worktree\n"
+    ckpt(root, "log", "--verify")
+    ckpt(root, "check", "--all")
+    ckpt(root, "handoff")
+    ckpt(root, "stats")
+    ckpt(root, "gc", "--keep", "1")
+    refs = git(root, "for-each-ref", "--format=%(refname)", "refs/ckpt/").decode().split()
+    assert refs == ["refs/ckpt/t/1", "refs/ckpt/t/2", "refs/ckpt/t/log", "refs/ckpt/t/promoted",
+                    "refs/ckpt/w/1", "refs/ckpt/w/2", "refs/ckpt/w/log"]
+    assert git(root, "reflog", "show", "--format=%gs", "refs/ckpt/t/promoted").decode().splitlines() == ["ckpt: promote t/1"]
+    if fmt == "reftable":
+        assert _loose_ref_files(root) == []
