@@ -46,8 +46,13 @@ def pytest_configure(config):
 
 
 def init_options(fmt: str = REPO_FORMAT) -> list[str]:
-    """``git init`` options creating a repository of format ``fmt`` (see :data:`REPO_FORMATS`)."""
-    return [f"--{k}={v}" for k, v in REPO_FORMATS[fmt].items()]
+    """``git init`` options creating a repository of format ``fmt`` (see :data:`REPO_FORMATS`):
+    none in a default run (any git), both formats spelled out otherwise (the sealed gitconfig's
+    defaults would apply to what is not)."""
+    if fmt == "files" and REPO_FORMAT == "files":
+        return []
+    chosen = {"ref-format": "files", "object-format": "sha1", **REPO_FORMATS[fmt]}
+    return [f"--{k}={v}" for k, v in chosen.items()]
 
 
 @pytest.fixture

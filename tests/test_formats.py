@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ckpt, git, git_version, index_state, init_repo, worktree_state
+from conftest import ckpt, git, git_version, index_state, init_options, init_repo, worktree_state
 
 NEW_GIT = git_version() >= (2, 45)
 needs_new_git = pytest.mark.skipif(not NEW_GIT, reason="git >= 2.45 creates reftable repositories (.ci/run runs this with git 2.55)")
@@ -113,6 +113,26 @@ def test_extensions_count_only_at_format_version_1(tmp_path):
     assert ckpt(root, "save").out == "checkpoint saved: default/1\n"
 
 
+# ------------------------------------------------------------------------- the run's format
+
+@pytest.mark.parametrize("command", REPO_COMMANDS, ids=lambda c: " ".join(c))
+def test_run_format_is_served_or_refused(repo, repo_format, command):
+    """The ``repo`` fixture in this run's format (``CKPT_TEST_REPO_FORMAT``, set by ``.ci/run``):
+    in a SHA-1 repository (files or reftable) the command runs; in a SHA-256 one (either ref
+    backend) it refuses with exit 3 naming the limit, and writes nothing."""
+    (repo / "README").write_text("changed\n")
+    before, config = worktree_state(repo), (repo / ".git/config").read_bytes()
+    res = ckpt(repo, *command, rc=None, fsck=False)
+    if "sha256" in repo_format:
+        _refused(res, "error: this repository uses SHA-256 object ids, which libgit2",
+                 "(extensions.objectformat = sha256)", "hint: git ckpt works in SHA-1 repositories")
+        _unchanged(repo, before, config)
+        assert git(repo, "for-each-ref", "refs/ckpt") == b""
+    else:
+        assert res.rc in (0, 1, 4, 10), res  # ran: done, or nothing to act on (no checkpoint yet, no remote)
+        assert "error: this repository" not in res.err, res
+
+
 # ------------------------------------------------------------------------- SHA-256
 
 @pytest.mark.parametrize("command", REPO_COMMANDS, ids=lambda c: " ".join(c))
@@ -184,7 +204,7 @@ def test_checkpoint_crosses_ref_backends_byte_for_byte(tmp_path, src, hub, dst):
     git(alice, "commit", "-q", "-m", "config")
     git(alice, "config", "ckpt.verifier.ok.command", "true")
     bare = tmp_path / "hub.git"
-    git(tmp_path, "init", "-q", "--bare", f"--ref-format={hub}", str(bare))
+    git(tmp_path, "init", "-q", "--bare", *init_options(hub), str(bare))
     git(alice, "remote", "add", "origin", str(bare))
     git(alice, "push", "-q", "origin", "main")
     bob = tmp_path / "bob"
