@@ -216,13 +216,7 @@ def load(repo: "Repo") -> Config:
 
 
 def _apply_git_config(repo: "Repo", cfg: Config) -> None:
-    import pygit2
-
-    try:
-        conf = repo.pg.config
-        entries = [(e.name, e.value) for e in conf if e.name.startswith("ckpt.")]
-    except pygit2.GitError as exc:
-        raise ConfigError(f"cannot read git config: {exc}") from None
+    entries = repo.config_entries("ckpt.")
     verifiers: dict[str, dict[str, object]] = {}
     for name, value in entries:
         key = name[len("ckpt."):]

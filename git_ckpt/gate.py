@@ -17,9 +17,10 @@ import os
 import shutil
 from dataclasses import dataclass, field
 
-from . import ledger, store
+from . import config, ledger, store, trust
 from .config import Config
 from .errors import CkptError, NotFoundError
+from .evidence import requirement, was_forced
 from .gitcore import Repo, change_status
 from .model import path_display
 
@@ -86,9 +87,6 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
     """Judge ``tree`` against the promoted checkpoint of ``task`` (no side effects).  An
     untrusted ``.ckpt.toml`` (:mod:`git_ckpt.trust`) refuses first, with ``untrusted`` set: its
     required verifiers may have been loosened or deleted, so they cannot judge anything."""
-    from . import trust
-    from .promote import requirement, was_forced
-
     res = GateResult(False, True, task, tree)
     st = trust.state(repo, cfg)
     if not st.ok:
@@ -136,8 +134,6 @@ def gate(repo: Repo, cfg: Config | None = None, *, index_file: str | None = None
     """The pre-commit decision for the index in ``index_file`` (the CLI passes
     ``$GIT_INDEX_FILE``; None: the real index).  Disabled gates allow everything.  A refusal is
     logged as a ``gate-refused`` event when ``record``."""
-    from . import config
-
     task = task or store.current_task(repo)
     if not enabled(repo):
         return GateResult(True, False, task)
@@ -221,10 +217,6 @@ def verify_commit(repo: Repo, cfg: Config, rev: str) -> CommitVerdict:
     defines them now) all passed, by results this repository's own ``verify`` recorded?  Never
     verified while ``cfg`` is untrusted (the CLI refuses that with exit 9 first).  Raises
     :class:`NotFoundError` for an unknown revision."""
-
-    from . import trust
-    from .promote import requirement
-
     commit_id = repo.rev_parse_commit(rev)
     if commit_id is None:
         raise NotFoundError(f"unknown revision {rev!r}", "name a commit, e.g. HEAD or a branch")

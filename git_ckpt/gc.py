@@ -31,7 +31,7 @@ import msgspec
 from . import ledger, store
 from .config import Config, parse_duration, parse_size
 from .errors import CkptError, CorruptError, UsageError
-from .gitcore import RefConflict, Repo, fault
+from .gitcore import Repo, fault
 
 
 @dataclass
@@ -237,9 +237,9 @@ def gc(
         fault("gc.after-event")
     for c in doomed:
         if not dry_run:
-            try:
-                repo.update_ref(c.ref, None, expected_old=c.commit, reason=f"ckpt: gc {c.id}")
-            except RefConflict:
+            # deleted only while it still names the commit judged (never rebuilt on a new value)
+            if not repo.swap(c.ref, lambda old, c=c: (None, True) if old == c.commit else (old, False),
+                             reason=f"ckpt: gc {c.id}"):
                 result.skipped.append((c.id, "changed while gc ran, left alone"))
                 continue
             fault("gc.after-delete")

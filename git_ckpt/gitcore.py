@@ -17,6 +17,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import random
 import re
 import shutil
 import signal
@@ -25,11 +26,11 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, TypeVar
 
 import pygit2
 
-from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, RepoError
+from .errors import BusyError, CkptError, ConfigError, CorruptError, IOFailure, NotFoundError, RepoError
 
 
 
@@ -96,9 +97,22 @@ class RefConflict(BusyError):
 
 
 def fault(step: str) -> None:
-    """Test-only crash injection: SIGKILL this process when ``$GIT_CKPT_FAULT`` names ``step``."""
+    """Test-only fault injection at ``step`` when ``$GIT_CKPT_FAULT`` names it: SIGKILL this
+    process, or, when ``$GIT_CKPT_FAULT_RUN`` holds a shell command, run that command and go on
+    (a concurrent writer acting at exactly this point, e.g. ``git update-ref`` between our read
+    of a ref and our compare-and-swap)."""
     if os.environ.get("GIT_CKPT_FAULT") == step:
+        command = os.environ.get("GIT_CKPT_FAULT_RUN")
+        if command:
+            subprocess.run(["/bin/sh", "-c", command], check=False)
+            return
         os.kill(os.getpid(), 9)
+
+
+T = TypeVar("T")
+
+#: How many times :meth:`Repo.swap` rebuilds after losing a race before giving up.
+SWAP_ATTEMPTS = 200
 
 
 @dataclass(frozen=True)
@@ -397,6 +411,31 @@ class Repo:
         except (KeyError, ValueError, pygit2.GitError):
             return None
 
+    def config_entries(self, prefix: str) -> list[tuple[str, str]]:
+        """Every git config entry whose name starts with ``prefix`` (e.g. ``ckpt.``), as
+        ``(name, value)`` in the order git reads them (system, global, local, worktree, then
+        ``git -c``), multi-valued keys once per value.  Names as git prints them: section and
+        key lowercase, subsection as written.  Read by libgit2, or by ``git config -z
+        --get-regexp`` when ``git -c`` passed settings in the environment (libgit2 ignores
+        those).  A key with no value (``[ckpt] flag``) reads as ``""``.  Raises
+        :class:`ConfigError` for a config file git cannot parse."""
+        if "GIT_CONFIG_PARAMETERS" in os.environ or "GIT_CONFIG_COUNT" in os.environ:
+            proc = self.git("config", "-z", "--get-regexp", "^" + re.escape(prefix), check=False)
+            if proc.returncode == 1 and not proc.stderr.strip():
+                return []  # no such entry
+            if proc.returncode != 0:
+                raise ConfigError(f"cannot read git config: {git_failure(('config',), proc).message}")
+            out = []
+            for rec in proc.stdout.split(b"\0"):
+                if rec:
+                    name, _, value = rec.partition(b"\n")
+                    out.append((name.decode("utf-8", "surrogateescape"), value.decode("utf-8", "surrogateescape")))
+            return out
+        try:
+            return [(e.name, e.value or "") for e in self.pg.config if e.name.startswith(prefix)]
+        except pygit2.GitError as exc:
+            raise ConfigError(f"cannot read git config: {exc}") from None
+
     def config_bool(self, key: str) -> bool:
         """A boolean git config value, git's spellings (true/yes/on/1); False when unset."""
         value = self.config_get(key)
@@ -625,6 +664,60 @@ class Repo:
                 raise BusyError(f"ref {name} is locked by another process", "try again")
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
+
+    def swap(
+        self,
+        name: str | Callable[[], str],
+        build: Callable[[str | None], tuple[str | None, T]],
+        *,
+        reason: str | Callable[[str], str],
+        reflog: bool = False,
+        step: str | None = None,
+        before_write: Callable[[str | None, str | None], None] | None = None,
+        attempts: int = SWAP_ATTEMPTS,
+    ) -> T:
+        """The one read-build-compare-and-swap loop every ref update goes through.
+
+        Each attempt reads ``name`` (a ref name, or a function naming the ref for this attempt,
+        e.g. the next free checkpoint number), calls ``build(current value or None)`` for
+        ``(new value, result)`` and, when the new value differs, writes it with
+        :meth:`update_ref` expecting the value it read (``new`` None deletes).  ``build`` must
+        only write objects: it runs again, on the new value, after a lost race; it may raise
+        :class:`RefConflict` itself to ask for another attempt (a value it cannot build on).
+        ``reason`` is the reflog message (or a function of the ref name giving it).
+        ``before_write(old, new)`` runs once, before the first write: a side effect that must
+        precede the ref's move and must happen once (promote's ledger event).  ``step`` names the
+        point for :func:`fault` just before each write.  A lost race backs off (1 ms doubling to
+        50 ms, plus jitter) and retries; after ``attempts`` lost races :class:`BusyError`
+        (exit 5).  Returns ``build``'s result of the attempt that won (or that found nothing to
+        change).  Mirrors ``git update-ref NAME NEW OLD`` in a loop, as ``git notes`` and
+        ``git fetch`` do with their lock files.
+        """
+        delay = 0.001
+        wrote_once = False
+        ref = name
+        for _attempt in range(attempts):
+            ref = name() if callable(name) else name
+            old = self.read_ref(ref)
+            try:
+                new, result = build(old)
+                if new == old:
+                    return result
+                if before_write is not None and not wrote_once:
+                    before_write(old, new)
+                    wrote_once = True
+                if step:
+                    fault(step)
+                why = reason(ref) if callable(reason) else reason
+                self.update_ref(ref, new, expected_old=old, reason=why, reflog=reflog)
+                return result
+            except RefConflict:
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 0.05)
+        raise BusyError(
+            f"could not update {ref}: other processes kept changing it ({attempts} attempts)",
+            "run the command again",
+        )
 
     def move_head(self, new: str, *, expected_old: str | None, reason: str) -> None:
         """Move HEAD (the branch it names, or HEAD itself when detached) from ``expected_old``

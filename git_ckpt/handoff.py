@@ -19,11 +19,15 @@ import msgspec
 import pygit2
 
 from . import ledger, notes, store
+from . import trust
+from . import verify as vmod
 from .card import evidence_display
 from .config import Config
+from .evidence import evidence, mark_local
 from .errors import CkptError
 from .gitcore import Repo
 from .model import path_to_str
+from .snapshot import capture
 from .store import Checkpoint
 
 
@@ -104,8 +108,6 @@ def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> li
     checkpoint it ran on; ``current`` marks whether it ran on the current checkpoint's content;
     ``local`` whether this repository's own ``verify`` recorded it (False: fetched from a
     teammate, never evidence)."""
-    from .verify import mark_local
-
     best: dict[str, tuple[tuple, dict]] = {}
     if repo.read_ref(store.NOTES_REF) is None:
         return []
@@ -139,9 +141,7 @@ def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> li
 
 def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict]:
     """The latest result line of each verifier recorded on ``cp`` itself by this repository's
-    own ``verify`` (:func:`git_ckpt.verify.evidence`; a fetched line is not evidence)."""
-    from .verify import evidence
-
+    own ``verify`` (:func:`git_ckpt.evidence.evidence`; a fetched line is not evidence)."""
     out: dict[str, dict] = {}
     try:
         lines = evidence(repo, cp)
@@ -227,8 +227,6 @@ def workspace_state(repo: Repo, cfg: Config, task: str, cur: Checkpoint) -> str:
     """``clean`` when the worktree (files, index, overlay) is exactly ``cur``, ``changed`` when
     not, ``other-task`` when this worktree is on another task, ``unknown`` when it cannot be
     captured (index locked, mid-restore)."""
-    from .snapshot import capture
-
     if store.current_task(repo) != task:
         return "other-task"
     try:
@@ -294,27 +292,14 @@ def _ws_text(state: str, cur: str | None) -> str:
 
 
 def _rerun(repo: Repo, cfg: Config, cp: Checkpoint, names: list[str]) -> tuple[dict[str, str] | None, str]:
-    """Re-run the required verifiers on ``cp`` through :mod:`git_ckpt.verify` when that module
-    offers a usable function; returns ({name: status} or None, a note saying what happened)."""
-    try:
-        from . import verify as vmod  # built by the verifier issue; optional here
-    except ImportError:
-        return None, "not re-run: this git-ckpt has no verifier runner"
-    fn = getattr(vmod, "verify", None)
-    if fn is None or not callable(fn):
-        return None, "not re-run: no usable verifier runner"
+    """Re-run the required verifiers on ``cp`` (:func:`git_ckpt.verify.verify`); returns
+    ({name: status} or None, a note saying what happened)."""
     try:
         # rerun: never reuse a recorded result; promote: a check does not move the promoted ref.
-        report = fn(repo, cfg, cp, only=names, rerun=True, promote=False)
-    except TypeError:
-        return None, "not re-run: the verifier runner has an unexpected interface"
+        report = vmod.verify(repo, cfg, cp, only=names, rerun=True, promote=False)
     except CkptError as exc:  # untrusted .ckpt.toml, worktree changed meanwhile
         return None, f"not re-run: {exc.message}"
-    statuses: dict[str, str] = {}
-    for o in getattr(report, "outcomes", []):
-        if isinstance(getattr(o, "name", None), str) and isinstance(getattr(o, "status", None), str):
-            statuses[o.name] = o.status
-    return statuses, "re-run"
+    return {o.name: o.status for o in report.outcomes}, "re-run"
 
 
 def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
@@ -325,8 +310,6 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
     own is drift).  An untrusted ``.ckpt.toml`` is drift too (its requirement may have been
     loosened).  Returns ``{"ok", "task", "current", "checks": [...], "drift": [...]}``; ``ok`` is
     False when anything drifted."""
-    from .snapshot import capture
-
     r = receipt(repo, task, cfg, workspace=False)
     checks: list[dict] = []
     drift: list[str] = []
@@ -370,8 +353,6 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
                 what = ("changed: " + ", ".join(changed[:20]) + (" …" if len(changed) > 20 else "")) if changed else "index, HEAD or overlay differ"
                 checks.append({"check": "worktree", "ok": False, "detail": what, "changed": changed})
                 drift.append(f"worktree differs from {cur_id}: {what}")
-    from . import trust
-
     st = trust.state(repo, cfg)
     if not st.ok:
         detail = f"{trust.untrusted_reason(st)}: its required verifiers were neither re-run nor can they be relied on (git ckpt trust)"

@@ -18,8 +18,8 @@ from typing import Any, Callable
 import msgspec
 import pygit2
 
-from .errors import BusyError, CorruptError
-from .gitcore import RefConflict, Repo, fault
+from .errors import CorruptError
+from .gitcore import Repo
 from .model import Card, Event, encode
 from . import store
 
@@ -83,8 +83,8 @@ def append(
     ``task``; compare-and-swap on ``refs/ckpt/T/log``, rebuilt and retried when another process
     appended first.  Returns the new :class:`Record`."""
     ref = store.log_ref(task)
-    for _attempt in range(200):
-        old = repo.read_ref(ref)
+
+    def build(old: str | None) -> tuple[str, Record]:
         prev = _read(repo, old, task) if old else None
         cur_card = prev.card if prev else Card(task=task)
         new_card = cur_card
@@ -102,22 +102,12 @@ def append(
             prev=prev.event.hash if prev else None,
         )
         ev.hash = ev.compute_hash()
-        ev_blob = repo.blob(encode(ev))
-        card_blob = repo.blob(encode(new_card))
-        tree = repo.pg.TreeBuilder()
-        tree.insert("card.json", pygit2.Oid(hex=card_blob), pygit2.enums.FileMode.BLOB)
-        tree.insert("event.json", pygit2.Oid(hex=ev_blob), pygit2.enums.FileMode.BLOB)
-        tree_id = str(tree.write())
-        summary = describe(ev)
-        commit = repo.commit(tree_id, [old] if old else [], f"ckpt ledger {task} #{ev.seq}: {summary}\n")
-        fault("ledger.before-ref")
-        try:
-            repo.update_ref(ref, commit, expected_old=old, reason=f"ckpt: {type}")
-        except RefConflict:
-            time.sleep(0.002)
-            continue
-        return Record(commit, ev, new_card)
-    raise BusyError(f"could not append to the ledger of task {task}: too many concurrent writers", "run the command again")
+        tree = repo.mktree([(0o100644, repo.blob(encode(new_card)), b"card.json"),
+                            (0o100644, repo.blob(encode(ev)), b"event.json")])
+        commit = repo.commit(tree, [old] if old else [], f"ckpt ledger {task} #{ev.seq}: {describe(ev)}\n")
+        return commit, Record(commit, ev, new_card)
+
+    return repo.swap(ref, build, reason=f"ckpt: {type}", step="ledger.before-ref")
 
 
 def append_or_warn(repo: Repo, task: str, type: str, data: dict[str, Any],
@@ -158,7 +148,7 @@ def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int 
 
 
 def result_ids(repo: Repo, tasks: list[str], want: set[str] | None) -> set[str]:
-    """Which of the result ids in ``want`` (:func:`git_ckpt.verify.result_id` of a note line) a
+    """Which of the result ids in ``want`` (:func:`git_ckpt.evidence.result_id` of a note line) a
     ``verify`` event in the ledgers of ``tasks`` names (its ``result``); every id named when
     ``want`` is None.
 

@@ -88,7 +88,7 @@ class Tools:
     def list(self, task: str | None = None) -> dict:
         from . import inspect
 
-        from .verify import fetched_states
+        from .evidence import fetched_states
 
         repo = self.repo()
         t = self._task(repo, task)
@@ -104,7 +104,7 @@ class Tools:
     def show(self, checkpoint: str = "@") -> dict:
         from . import inspect, store
 
-        from .verify import evidence_tasks, mark_local
+        from .evidence import evidence_tasks, mark_local
 
         repo = self.repo()
         cp = store.resolve(repo, checkpoint, store.current_task(repo))

@@ -9,13 +9,11 @@ reads fan-out layouts too, so ``git log --notes=ckpt`` and ``git notes merge`` w
 
 from __future__ import annotations
 
-import time
-
 import msgspec
 import pygit2
 
-from .errors import BusyError, CorruptError
-from .gitcore import RefConflict, Repo, fault
+from .errors import CorruptError
+from .gitcore import Repo
 from .store import NOTES_REF
 
 
@@ -102,8 +100,8 @@ def append_line(repo: Repo, target: str, line: bytes, ref: str = NOTES_REF) -> s
     Compare-and-swap on ``ref``, rebuilt on the new value when another process wrote first.
     """
     assert b"\n" not in line
-    for _ in range(500):
-        old = repo.read_ref(ref)
+
+    def build(old: str | None) -> tuple[str, str]:
         where, existing = _locate(repo, old, target)
         if existing and not existing.endswith(b"\n"):
             existing += b"\n"
@@ -111,11 +109,6 @@ def append_line(repo: Repo, target: str, line: bytes, ref: str = NOTES_REF) -> s
         base = repo.pg[old].peel(pygit2.Tree) if old else None
         tree = _insert(repo, base, (where or target).split("/"), blob)
         commit = repo.commit(tree, [old] if old else [], "Notes added by 'git ckpt'\n")
-        fault("notes.before-ref")
-        try:
-            repo.update_ref(ref, commit, expected_old=old, reason="ckpt: add result")
-        except RefConflict:
-            time.sleep(0.002)
-            continue
-        return commit
-    raise BusyError(f"could not append to {ref}: too many concurrent writers", "run the command again")
+        return commit, commit
+
+    return repo.swap(ref, build, reason="ckpt: add result", step="notes.before-ref")

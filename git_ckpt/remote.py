@@ -28,18 +28,17 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 import pygit2
 
 from . import ledger, overlay, secrets, store
+from . import config
 from .errors import CkptError, RemoteError, UsageError
 from .gitcore import RefConflict, Repo, fault
+from .restore import RestoreResult, restore
 from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
 
-if TYPE_CHECKING:
-    from .restore import RestoreResult
 
 NOTES_REMOTE_PREFIX = "refs/notes/ckpt-remotes/"
 DEFAULT_REMOTE = "origin"
@@ -298,23 +297,18 @@ def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
     cat_sort_uniq`` would build.  Compare-and-swap on the ref, rebuilt when another process
     (a verifier appending a result) wrote first.
     """
-    for _ in range(200):
-        ours = repo.read_ref(NOTES_REF)
+    def build(ours: str | None) -> tuple[str | None, NotesMerge]:
         if not theirs or theirs == ours or (ours and _descends(repo, ours, theirs)):
-            return NotesMerge("none", ours, 0)
+            return ours, NotesMerge("none", ours, 0)
         if ours is None or _descends(repo, theirs, ours):
             new, kind = theirs, "fast-forward"
         else:
             new, kind = _merge_commit(repo, ours, theirs, remote), "merge"
         mine, merged = _note_map(repo, ours), _note_map(repo, new)
         added = sum(len(_lines(repo, blob) - _lines(repo, mine.get(t))) for t, blob in merged.items() if blob != mine.get(t))
-        fault("notes-merge.before-ref")
-        try:
-            repo.update_ref(NOTES_REF, new, expected_old=ours, reason=f"ckpt: merge notes from {remote}")
-        except RefConflict:
-            continue
-        return NotesMerge(kind, new, added)
-    raise RemoteError(f"could not merge the notes from {remote}: {NOTES_REF} kept changing", "run the command again")
+        return new, NotesMerge(kind, new, added)
+
+    return repo.swap(NOTES_REF, build, reason=f"ckpt: merge notes from {remote}", step="notes-merge.before-ref")
 
 
 # ---------------------------------------------------------------------------- fetch
@@ -530,7 +524,7 @@ def _push_once(repo: Repo, remote: str, tasks: list[str], allow_secrets: bool, l
     for u in sends:
         track = _tracking_name(remote, u.ref)
         try:
-            repo.update_ref(track, u.new, expected_old=repo.read_ref(track), reason=f"ckpt: push to {remote}")
+            repo.swap(track, lambda _old, new=u.new: (new, None), reason=f"ckpt: push to {remote}")
         except CkptError:
             pass  # only a cache of what the remote holds; the next fetch rewrites it
     result.updates = sorted(ups, key=lambda u: (u.ref != NOTES_REF, _ref_key(u.ref)))
@@ -555,9 +549,6 @@ def restore_into_worktree(repo: Repo, target: store.Checkpoint, path: Path) -> t
     :class:`~git_ckpt.errors.CorruptError` for a refused archive, git's failures as
     :class:`~git_ckpt.errors.CkptError`.
     """
-    from . import config
-    from .restore import restore
-
     path = Path(os.path.abspath(path))
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise UsageError(f"{path} already exists", "give a new directory for the worktree")

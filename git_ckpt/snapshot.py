@@ -383,7 +383,12 @@ def write_checkpoint(
     sig = repo.signature()
     nums = store.numbered(repo, task)
     number = nums[-1][0] + 1 if nums else 1
-    for _attempt in range(1000):
+
+    def build(old: str | None) -> tuple[str, tuple[str, str]]:
+        nonlocal number
+        if old is not None:  # taken meanwhile by another save: the next number
+            number += 1
+            raise RefConflict(store.ckpt_ref(task, number - 1), None, old)
         cid = f"{task}/{number}"
         manifest = Manifest(
             id=cid,
@@ -418,15 +423,12 @@ def write_checkpoint(
         subject = message.splitlines()[0] if message else ("pre-restore state" if kind == "pre-restore" else "checkpoint")
         body = f"ckpt {cid}: {subject}\n\nCkpt-Id: {cid}\nCkpt-Kind: {kind}\n"
         commit = repo.commit(snap.tree, parents, body)
-        fault("save.before-ref")
-        try:
-            repo.update_ref(store.ckpt_ref(task, number), commit, expected_old=None, reason=f"ckpt: save {cid}")
-        except RefConflict:
-            number += 1
-            continue
-        fault("save.after-ref")
-        return cid, commit
-    raise CkptError(f"could not find a free checkpoint number in task {task}")
+        return commit, (cid, commit)
+
+    cid, commit = repo.swap(lambda: store.ckpt_ref(task, number), build,
+                            reason=lambda ref: f"ckpt: save {ref.removeprefix(store.PREFIX)}", step="save.before-ref")
+    fault("save.after-ref")
+    return cid, commit
 
 
 @contextlib.contextmanager

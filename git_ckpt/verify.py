@@ -13,7 +13,7 @@ For each configured verifier:
   compare-and-swap) and one ``verify`` event to the ledger naming that line (``result``: its
   :func:`result_id`).
 
-Only lines a local ``verify`` event names are *evidence* (:func:`local_lines`): notes merge
+Only lines a local ``verify`` event names are *evidence* (:func:`git_ckpt.evidence.local_lines`): notes merge
 every teammate's lines on ``fetch``, so a line someone else wrote (or forged) is shown but never
 reused, never promotes, and never satisfies the gate or ``verify-commit``.  A fetched checkpoint
 (``REMOTE:T/N``) can be verified: its results go to the note and to the *current* task's
@@ -40,11 +40,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from . import ledger, notes, store
+from . import ledger, notes, store, trust
+from . import overlay
+from . import promote as promotion
 from .config import Config, VerifierConfig
+from .evidence import (  # the evidence queries, re-exported for callers of this module
+    definition_hash as definition_hash,
+    evidence as evidence,
+    evidence_tasks as evidence_tasks,
+    fetched_states as fetched_states,
+    latest_results as latest_results,
+    local_lines as local_lines,
+    mark_local as mark_local,
+    overlay_digest as overlay_digest,
+    result_id as result_id,
+    shown_states as shown_states,
+)
 from .errors import CkptError, NotFoundError, UsageError
 from .gitcore import _LOCATION_VARS, Repo, change_status, fault
 from .model import digest, encode, path_display
+from .snapshot import capture
 from .store import Checkpoint
 
 LOG_CAP = 64 * 1024 * 1024
@@ -53,16 +68,6 @@ KILL_GRACE = 2.0
 Sink = Callable[[bytes], None]
 
 FAILING = ("failed", "timeout", "changed-files")
-
-
-def definition_hash(v: VerifierConfig) -> str:
-    """sha256 of what decides a verifier's verdict: its command, environment and cwd."""
-    return digest({"command": v.command, "env": dict(sorted(v.env.items())), "cwd": v.cwd})
-
-
-def overlay_digest(cp: Checkpoint) -> str:
-    """The overlay digest recorded in the checkpoint's manifest ("" when it has no overlay)."""
-    return cp.manifest.overlay.digest if cp.manifest.overlay else ""
 
 
 # ------------------------------------------------------------------------------ running one command
@@ -284,100 +289,6 @@ def _encode_line(line: dict) -> bytes:
     return encode(line).rstrip(b"\n")
 
 
-def latest_results(lines: list[dict], tree: str, overlay: str) -> dict[tuple[str, str], dict]:
-    """The newest line per ``(verifier, definition)`` among ``lines`` about content
-    ``(tree, overlay)``."""
-    out: dict[tuple[str, str], dict] = {}
-    # newest by start time, whatever order a notes merge left the lines in (git's own
-    # cat_sort_uniq sorts them by bytes); file order breaks ties
-    ordered = sorted(enumerate(lines), key=lambda il: (str(il[1].get("started_at") or ""), il[0]))
-    for _i, ln in ordered:
-        if ln.get("tree") != tree or (ln.get("overlay") or "") != overlay:
-            continue
-        name, dh = ln.get("verifier"), ln.get("definition")
-        if isinstance(name, str) and isinstance(dh, str):
-            out[(name, dh)] = ln
-    return out
-
-
-def result_id(line: dict) -> str:
-    """sha256 of a result line's deterministic encoding: what a ``verify`` ledger event records
-    (``result``) to say this repository's own ``verify`` wrote that line."""
-    return digest(line)
-
-
-def evidence_tasks(repo: Repo, cp: Checkpoint) -> list[str]:
-    """The tasks whose ledgers hold the ``verify`` events of ``cp``'s results: its own task for a
-    checkpoint of this repository, every local task for a fetched one (verified while some
-    task was current)."""
-    return [cp.manifest.task] if store.is_local(repo, cp) else store.tasks(repo)
-
-
-def local_lines(repo: Repo, lines: list[dict], tasks: list[str], tree: str, overlay: str) -> list[dict]:
-    """The lines of ``lines`` about content ``(tree, overlay)`` that this repository's own
-    ``verify`` recorded: a ``verify`` event in the ledger of one of ``tasks`` names their
-    :func:`result_id`.  Lines merged in from a teammate's notes (``fetch``) are left out."""
-    about = [ln for ln in lines if ln.get("tree") == tree and (ln.get("overlay") or "") == overlay]
-    if not about:
-        return []
-    ids = [result_id(ln) for ln in about]
-    known = ledger.result_ids(repo, tasks, set(ids))
-    return [ln for ln, rid in zip(about, ids) if rid in known]
-
-
-def evidence(repo: Repo, cp: Checkpoint, lines: list[dict] | None = None) -> list[dict]:
-    """:func:`local_lines` of ``cp``'s note (read when ``lines`` is None) about its own content.
-    Raises :class:`CorruptError` for a corrupt note."""
-    if lines is None:
-        lines = notes.read_lines(repo, cp.commit)
-    return local_lines(repo, lines, evidence_tasks(repo, cp), cp.tree, overlay_digest(cp))
-
-
-def mark_local(repo: Repo, lines: list[dict], tasks: list[str], known: set[str] | None = None) -> list[bool]:
-    """For display (``show``, ``list``): whether each line was recorded by this repository's own
-    ``verify`` (False: fetched from a teammate, shown but never evidence).  ``known`` is a set
-    of result ids already collected (:func:`git_ckpt.ledger.result_ids` with ``want`` None)."""
-    if not lines:
-        return []
-    ids = [result_id(ln) for ln in lines]
-    if known is None:
-        known = ledger.result_ids(repo, tasks, set(ids))
-    return [rid in known for rid in ids]
-
-
-def shown_states(lines: list[dict], local: list[bool]) -> tuple[dict[str, str], list[str]]:
-    """What ``list`` shows per verifier: the newest status (by start time, as
-    :func:`latest_results` orders lines) among this repository's own results, or, when it has
-    none for that verifier, the newest fetched one; and the names shown from fetched results."""
-    own: dict[str, str] = {}
-    other: dict[str, str] = {}
-    for i, ln in sorted(enumerate(lines), key=lambda il: (str(il[1].get("started_at") or ""), il[0])):
-        name = ln.get("verifier")
-        if isinstance(name, str):
-            (own if local[i] else other)[name] = str(ln.get("status", "?"))
-    fetched = sorted(set(other) - set(own))
-    return {**{n: other[n] for n in fetched}, **own}, fetched
-
-
-def fetched_states(repo: Repo, rows: list, tasks: list[str] | None) -> dict[str, tuple[dict[str, str], list[str]]]:
-    """For ``list``: checkpoint commit → :func:`shown_states`, for rows (``.commit``,
-    ``.verifiers``) that show a verifier state.  ``tasks`` are the ledgers holding the rows'
-    results (None: every local task, for fetched checkpoints).  The ledgers are read once, and
-    only when some row has a result."""
-    out: dict[str, tuple[dict[str, str], list[str]]] = {}
-    todo = [r for r in rows if r.verifiers]
-    if not todo:
-        return out
-    known = ledger.result_ids(repo, store.tasks(repo) if tasks is None else tasks, None)
-    for r in todo:
-        try:
-            lines = notes.read_lines(repo, r.commit)
-        except CkptError:
-            continue
-        out[r.commit] = shown_states(lines, mark_local(repo, lines, [], known))
-    return out
-
-
 def ledger_task(repo: Repo, cp: Checkpoint) -> str:
     """The ledger a ``verify`` of ``cp`` is recorded in: its own task's for a checkpoint of this
     repository; the current task's for a fetched one (a fetch never creates a local ledger for
@@ -419,8 +330,6 @@ def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig) -> tuple[dict, 
 def changed_paths(repo: Repo, cfg: Config, cp: Checkpoint) -> list[str]:
     """Paths the checkpoint holds whose content, mode or presence now differs in ``repo``'s
     worktree (new files do not count: a verifier may write caches and reports)."""
-    from .snapshot import capture
-
     snap = capture(repo, cfg)
     if snap.tree == cp.tree:
         return []
@@ -430,8 +339,6 @@ def changed_paths(repo: Repo, cfg: Config, cp: Checkpoint) -> list[str]:
 def worktree_mismatch(repo: Repo, cfg: Config, cp: Checkpoint) -> list[str]:
     """Why the worktree is not the checkpoint's content: changed paths (all of them, with
     ``A``/``D``/``M``) and ``overlay`` when the overlay differs; [] when it matches."""
-    from .snapshot import capture
-
     snap = capture(repo, cfg)
     out = []
     if snap.tree != cp.tree:
@@ -449,8 +356,6 @@ def materialise(repo: Repo, cfg: Config, cp: Checkpoint) -> Iterator[Path]:
     """A temporary linked worktree (``git worktree add --detach``) holding exactly the
     checkpoint: its tree checked out through the smudge side, the ``raw/`` bytes, and the overlay
     extracted by the strict extractor.  Removed (``git worktree remove --force``) afterwards."""
-    from . import overlay
-
     tmp = Path(tempfile.mkdtemp(prefix="ckpt-verify-"))
     wt = tmp / f"{cp.manifest.task}-{cp.manifest.number}"
     try:
@@ -535,9 +440,6 @@ def verify(
     worktree does not match the checkpoint, and re-raises :class:`KeyboardInterrupt` after
     recording ``interrupted``.
     """
-    from . import promote as promotion
-    from . import trust
-
     chosen = select(cfg, only)
     trust.check(repo, cfg)
     report = Report(cp.id, cp.commit, isolated)

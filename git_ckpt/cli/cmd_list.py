@@ -32,7 +32,7 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
     rows = [row for name in names for row in inspect.rows(repo, name, prefix, shown)]
     states: dict = {}
     if any(r.verifiers for r in rows):
-        from ..verify import fetched_states  # (a large module: only when some row has results)
+        from ..evidence import fetched_states
 
         states = fetched_states(repo, rows, names if prefix == store.PREFIX else None)
     for r in rows:

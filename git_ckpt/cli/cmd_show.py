@@ -18,7 +18,7 @@ def command(ckpt: str, as_json: bool) -> int:
     promotes and never satisfies the gate.
     """
     from .. import inspect, store
-    from ..verify import evidence_tasks, mark_local
+    from ..evidence import evidence_tasks, mark_local
 
     repo = open_repo()
     cp = store.resolve(repo, ckpt)
