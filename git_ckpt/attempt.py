@@ -61,8 +61,7 @@ class AttemptResult:
 
 
 def _save(repo: Repo, cfg: Config, task: str, message: str):
-    with repo.worktree_lock(exclusive=False):
-        return save(repo, cfg, task=task, message=message)
+    return save(repo, cfg, task=task, message=message)
 
 
 def _matches(repo: Repo, cfg: Config, cp_id: str) -> bool:

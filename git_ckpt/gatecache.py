@@ -9,8 +9,8 @@ says which results are local and which promotions were forced, the promoted ``re
 ``refs/notes/ckpt``); checkpoint objects are immutable.  When git ckpt promotes a checkpoint, or
 the Python gate allows a commit, :func:`remember` runs the full gate on the promoted tree and,
 only when it allows it and the inputs were the same before and after, records them.  The hooks
-(``hooks/pre-commit``, ``hooks/prepare-commit-msg``) allow the commit (and add the
-``Ckpt-Verified`` trailer) only when ``git diff-index --cached --quiet --ignore-submodules=none
+(``hooks/pre-commit``, also installed as ``pre-merge-commit`` and ``pre-applypatch``, and
+``hooks/prepare-commit-msg``) allow the commit (and set the ``Ckpt-Verified`` trailer) only when ``git diff-index --cached --quiet --ignore-submodules=none
 TREE`` says the index being committed holds exactly the recorded tree and the inputs they
 recompute are byte for byte the recorded ones; any difference, missing file or failing command
 falls through to ``git ckpt gate``, which decides with its exact messages and ledger events.

@@ -26,13 +26,11 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import Callable, Iterator, TypeVar, cast
 
 import pygit2
 
 from .errors import BusyError, CkptError, ConfigError, CorruptError, IOFailure, NotFoundError, RepoError
-
-
 
 @dataclass(frozen=True)
 class ObjectFormat:
@@ -59,6 +57,7 @@ OID_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 ZERO_OID = OBJECT_FORMATS["sha1"].zero
 EMPTY_BLOB = OBJECT_FORMATS["sha1"].empty_blob
 EMPTY_TREE = OBJECT_FORMATS["sha1"].empty_tree
+_HEX_OID = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 
 # Variables git sets for hooks and subcommands that would point our own git calls at another
 # index or repository; we pass the locations explicitly instead.
@@ -111,17 +110,68 @@ def fault(step: str) -> None:
 
 T = TypeVar("T")
 
+_HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_BAD_REF = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|/\.|\.lock(?:/|$)|[./]$")
+
+
+class Oid(str):
+    """A full object id: 40 lowercase hex digits (SHA-1) or 64 (SHA-256), checked when made.
+
+    A ``str``, so it prints, compares and serialises as the hex git shows; :class:`ValueError`
+    for anything else.  Mirrors git-revise's ``Oid``."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: object) -> "Oid":
+        if type(value) is Oid:
+            return value
+        text = str(value)
+        if not _HEX.fullmatch(text):
+            raise ValueError(f"not an object id: {text[:80]!r}")
+        return super().__new__(cls, text)
+
+
+class RefName(str):
+    """A full ref name: ``HEAD`` or ``refs/...`` as ``git check-ref-format`` accepts it (no
+    ``..``, control characters, spaces, ``~^:?*[\\``, ``@{``, empty or dot-led components, no
+    ``.lock`` component end, no trailing ``/`` or ``.``); :class:`ValueError` otherwise."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: object) -> "RefName":
+        if type(value) is RefName:
+            return value
+        text = str(value)
+        if text != "HEAD" and (not text.startswith("refs/") or _BAD_REF.search(text)):
+            raise ValueError(f"not a ref name: {text[:80]!r}")
+        return super().__new__(cls, text)
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """A commit as read: its ``id``, its ``tree`` and its ``parents`` in order."""
+
+    id: Oid
+    tree: Oid
+    parents: tuple[Oid, ...]
+
 #: How many times :meth:`Repo.swap` rebuilds after losing a race before giving up.
 SWAP_ATTEMPTS = 200
 
 
 @dataclass(frozen=True)
 class TreeEntry:
-    """One entry of a recursive tree listing or diff side: ``path`` as bytes, octal ``mode``, ``oid`` hex."""
+    """One entry of a tree listing or diff side: ``path`` as bytes (relative to the tree
+    listed), octal ``mode`` (``0o100644``, ``0o40000``, …), ``oid`` hex."""
 
     path: bytes
     mode: int
     oid: str
+
+    @property
+    def is_tree(self) -> bool:
+        """Whether the entry is a subtree (mode ``040000``)."""
+        return self.mode == 0o40000
 
 
 def change_status(old: TreeEntry | None, new: TreeEntry | None) -> str:
@@ -230,12 +280,14 @@ class Repo:
     """An open, non-bare repository with a worktree.
 
     Attributes: ``workdir`` (Path, the worktree root), ``git_dir`` (Path, this worktree's
-    ``$GIT_DIR``), ``common_dir`` (Path, where refs and objects live), ``pg`` (the pygit2
-    Repository).  Construct with :meth:`discover`.
+    ``$GIT_DIR``), ``common_dir`` (Path, where refs and objects live).  The pygit2 Repository
+    is private: every object, ref and config read and write is a method here, so that this
+    class is the only holder of pygit2 objects (and a second ref backend fits behind it).
+    Construct with :meth:`discover`.
     """
 
     def __init__(self, pg: pygit2.Repository) -> None:
-        self.pg = pg
+        self._pg = pg
         if pg.is_bare or pg.workdir is None:
             raise RepoError(
                 "this is a bare repository; git ckpt checkpoints a working tree",
@@ -249,12 +301,7 @@ class Repo:
         else:
             self.common_dir = self.git_dir
         self._git_env: dict[str, str] | None = None
-        # the ref backend: "files" (libgit2 reads and writes refs) or "reftable" (the git executable does)
-        try:
-            backend = str(pg.config["extensions.refstorage"]).lower()
-        except (KeyError, ValueError, pygit2.GitError):
-            backend = "files"
-        self.ref_backend = "reftable" if backend == "reftable" else "files"
+        self._backend: str | None = None
         # object ids of this repository (SHA-256 repositories are refused on opening, for now)
         try:
             fmt = str(pg.config["extensions.objectformat"]).lower()
@@ -264,8 +311,11 @@ class Repo:
         self.zero_oid = self.object_format.zero
         self.empty_tree = self.object_format.empty_tree
         self.empty_blob = self.object_format.empty_blob
+        # loose refs the last refs_under() read (for pack_refs_if_many)
+        self.loose_refs_seen = 0
         # told once when a command has to wait for another one's lock (the CLI prints it)
         self.on_wait: Callable[[str], None] | None = None
+        self._worktree_lock: str | None = None  # "shared"/"exclusive" while this Repo holds it
 
     # ---------------------------------------------------------------- opening
 
@@ -385,7 +435,7 @@ class Repo:
             sym = self.git("symbolic-ref", "-q", "HEAD", check=False)
             branch = sym.stdout.decode("utf-8", "surrogateescape").strip() if sym.returncode == 0 else None
             return self.read_ref("HEAD"), branch or None
-        pg = self.pg
+        pg = self._pg
         branch: str | None = None
         try:
             ref = pg.references.get("HEAD")
@@ -407,7 +457,7 @@ class Repo:
             proc = self.git("config", "--get", key, check=False)
             return proc.stdout.decode("utf-8", "replace").rstrip("\n") if proc.returncode == 0 else None
         try:
-            return str(self.pg.config[key])
+            return str(self._pg.config[key])
         except (KeyError, ValueError, pygit2.GitError):
             return None
 
@@ -432,7 +482,7 @@ class Repo:
                     out.append((name.decode("utf-8", "surrogateescape"), value.decode("utf-8", "surrogateescape")))
             return out
         try:
-            return [(e.name, e.value or "") for e in self.pg.config if e.name.startswith(prefix)]
+            return [(e.name, e.value or "") for e in self._pg.config if e.name.startswith(prefix)]
         except pygit2.GitError as exc:
             raise ConfigError(f"cannot read git config: {exc}") from None
 
@@ -445,9 +495,86 @@ class Repo:
         """Whether git ignores worktree-relative ``rel`` (``git check-ignore``); names that are
         not UTF-8 are asked of the git binary, the rest of libgit2."""
         try:
-            return bool(self.pg.path_is_ignored(rel))
+            return bool(self._pg.path_is_ignored(rel))
         except UnicodeEncodeError:
             return self.git("check-ignore", "-q", "--no-index", "--", rel, check=False).returncode == 0
+
+    def sparse_checkout(self) -> tuple[str, list[bytes]] | None:
+        """The sparse checkout of this worktree, or None when it has none: ``("cone", dirs)``
+        (``git sparse-checkout list``) or ``("patterns", [])`` for non-cone patterns.  Asks the
+        git binary only when ``$GIT_DIR/info/sparse-checkout`` exists (per-worktree config)."""
+        if not (self.git_dir / "info" / "sparse-checkout").is_file():
+            return None
+        out = self.git("config", "--bool", "core.sparseCheckout", check=False).stdout.strip()
+        if out != b"true":
+            return None
+        cone = self.git("config", "--bool", "core.sparseCheckoutCone", check=False).stdout.strip()
+        if cone == b"false":
+            return ("patterns", [])
+        proc = self.git("sparse-checkout", "list", check=False)
+        if proc.returncode != 0:
+            return ("patterns", [])
+        return ("cone", [ln.strip().strip(b'"').rstrip(b"/") for ln in proc.stdout.splitlines() if ln.strip()])
+
+    def outside_sparse_cone(self, tree: str, paths: list[bytes]) -> set[bytes]:
+        """Which of ``paths`` (entries of ``tree``) a sparse checkout of this worktree leaves out
+        of the worktree (git would mark them skip-worktree); empty when it is not sparse.
+
+        Cone mode mirrors ``dir.c``'s cone rule (files at the top, everything below a listed
+        directory, files directly inside its parents); pattern mode asks ``git ls-files -i``
+        with the sparse-checkout file as the pattern list."""
+        sparse = self.sparse_checkout()
+        if sparse is None or not paths:
+            return set()
+        kind, dirs = sparse
+        if kind == "cone":
+            parents = {b"/".join(d.split(b"/")[:i]) for d in dirs for i in range(1, d.count(b"/") + 1)}
+            out = set()
+            for p in paths:
+                parent = p.rpartition(b"/")[0]
+                if parent == b"" or parent in parents or any(p.startswith(d + b"/") for d in dirs):
+                    continue
+                out.add(p)
+            return out
+        with self.temp_index(copy_real=False) as idx:
+            self.git("read-tree", tree, index_file=idx)
+            inside = self.git("ls-files", "-c", "-i", "-z", "--exclude-from=" + str(self.git_dir / "info" / "sparse-checkout"),
+                              index_file=idx).stdout.split(b"\0")
+        return set(paths) - set(inside)
+
+    def ignored_under_tree(self, tree: str, paths: list[bytes]) -> set[bytes]:
+        """Which of ``paths`` git would ignore if the worktree held ``tree``: the ``.gitignore``
+        files of ``tree`` (at every depth) together with ``$GIT_DIR/info/exclude`` and
+        ``core.excludesFile``, as ``git check-ignore --no-index`` judges them.
+
+        The ``.gitignore`` blobs are written into a scratch worktree inside ``$GIT_DIR`` and
+        ``git check-ignore`` runs there, so the real worktree and index are not read."""
+        if not paths:
+            return set()
+        listing = self.git("ls-tree", "-r", "-z", tree).stdout.split(b"\0")
+        rules = []
+        for rec in listing:
+            info, _, path = rec.partition(b"\t")
+            if path == b".gitignore" or path.endswith(b"/.gitignore"):
+                mode, _typ, oid = info.split(b" ")
+                if mode in (b"100644", b"100755"):
+                    rules.append((path, oid.decode()))
+        with tempfile.TemporaryDirectory(prefix="ckpt-rules-", dir=self.git_dir) as scratch:
+            root = os.fsencode(scratch)
+            for path, oid in rules:
+                full = os.path.join(root, path)
+                os.makedirs(os.path.dirname(full), exist_ok=True)
+                with open(full, "wb") as fh:
+                    fh.write(self.read_blob(oid))
+            env = self.git_env()
+            env["GIT_WORK_TREE"] = scratch
+            env["GIT_INDEX_FILE"] = os.path.join(scratch, "no-index")
+            env.pop("GIT_LITERAL_PATHSPECS", None)  # check-ignore takes no pathspec magic; its paths are plain
+            proc = subprocess.run(["git", "check-ignore", "-z", "--stdin", "--no-index"], input=b"".join(p + b"\0" for p in paths),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=scratch, env=env)
+        if proc.returncode not in (0, 1):
+            raise git_failure(("check-ignore",), proc)
+        return {p for p in proc.stdout.split(b"\0") if p}
 
     def index_path(self) -> Path:
         """The real index file of this worktree."""
@@ -464,12 +591,23 @@ class Repo:
         """Hold ``$GIT_DIR/ckpt/lock`` (flock): exclusive for restore/undo, shared for save.
 
         Waits up to ``timeout`` seconds (``$GIT_CKPT_LOCK_TIMEOUT`` overrides it, e.g. 0 for an
-        agent that would rather be told at once), then raises :class:`BusyError` (exit 5)."""
+        agent that would rather be told at once), then raises :class:`BusyError` (exit 5).
+        Re-entrant on one :class:`Repo`: taken again while held (restore's pre-restore save), it
+        is already held and nothing waits; a shared hold cannot become exclusive."""
+        if self._worktree_lock is not None:
+            if exclusive and self._worktree_lock == "shared":
+                raise RuntimeError("the worktree lock is held shared; it cannot be taken exclusive inside")
+            yield
+            return
         with contextlib.suppress(ValueError):
             timeout = float(os.environ.get("GIT_CKPT_LOCK_TIMEOUT", timeout))
         with self.flock(self.ckpt_dir() / "lock", exclusive=exclusive, timeout=timeout,
                         holder="another git ckpt restore or save is running in this worktree"):
-            yield
+            self._worktree_lock = "exclusive" if exclusive else "shared"
+            try:
+                yield
+            finally:
+                self._worktree_lock = None
 
     @contextlib.contextmanager
     def flock(self, path: Path, *, exclusive: bool, timeout: float, holder: str) -> Iterator[None]:
@@ -522,10 +660,33 @@ class Repo:
             with contextlib.suppress(FileNotFoundError):
                 Path(str(path) + ".lock").unlink()
 
+    def worktree_roots(self) -> list[Path]:
+        """The root of every worktree of this repository that exists on disk, this one first:
+        the main worktree (none for a bare repository) and each linked one, as ``git worktree
+        list`` names them (a linked worktree whose directory is gone is left out)."""
+        out = [self.workdir]
+        try:
+            main = pygit2.Repository(str(self.common_dir))
+            if not main.is_bare and main.workdir:
+                out.append(Path(main.workdir).resolve())
+            for name in main.list_worktrees():
+                try:
+                    out.append(Path(main.lookup_worktree(name).path).resolve())
+                except (pygit2.GitError, KeyError, ValueError):
+                    continue
+        except pygit2.GitError:
+            pass
+        seen: list[Path] = []
+        for p in out:
+            if p not in seen and p.is_dir():
+                seen.append(p)
+        return seen
+
     # ---------------------------------------------------------------- refs
 
-    def read_ref(self, name: str) -> str | None:
-        """The object id ref ``name`` points at (a symbolic ref resolved), or None when absent."""
+    def read_ref(self, name: str) -> Oid | None:
+        """The object id a ref points at (a symbolic ref resolved), or None when absent or not
+        a valid ref name (``git rev-parse -q --verify NAME``)."""
         if self.ref_backend == "reftable":
             if name.startswith("refs/"):
                 # for-each-ref matches a full name exactly (refnames hold no glob characters)
@@ -533,55 +694,146 @@ class Repo:
                 for line in out.decode("utf-8", "surrogateescape").splitlines():
                     ref, _, oid = line.partition(" ")
                     if ref == name:
-                        return oid
+                        return Oid(oid)
                 return None
             proc = self.git("rev-parse", "-q", "--verify", "--end-of-options", name, check=False)
             oid = proc.stdout.decode("ascii", "replace").strip()
-            return oid if proc.returncode == 0 and oid else None
+            return Oid(oid) if proc.returncode == 0 and oid else None
         try:
-            ref = self.pg.references.get(name)
+            ref = self._pg.references.get(name)
         except (pygit2.GitError, ValueError):
             return None
         if ref is None:
             return None
         try:
-            return str(ref.resolve().target)
-        except pygit2.GitError:
+            return Oid(ref.resolve().target)
+        except (pygit2.GitError, ValueError):
             return None
 
-    def refs_under(self, prefix: str) -> dict[str, str]:
-        """All refs whose name starts with ``prefix`` (e.g. ``refs/ckpt/T/``), name → object id."""
-        out: dict[str, str] = {}
-        if self.ref_backend == "reftable":
-            pattern = prefix[: prefix.rfind("/") + 1] or "refs/"
-            text = self.git("for-each-ref", "--format=%(refname) %(objectname)", "--end-of-options", pattern).stdout
-            for line in text.decode("utf-8", "surrogateescape").splitlines():
-                name, _, oid = line.partition(" ")
-                if name.startswith(prefix):
-                    out[name] = oid
-            return out
-        for ref in self.pg.references.iterator():
-            name = ref.name
-            if name.startswith(prefix):
-                try:
-                    out[name] = str(ref.target)
-                except pygit2.GitError:
-                    continue
+    def refs_under(self, prefix: str) -> dict[RefName, Oid]:
+        """All direct refs whose name starts with ``prefix`` (e.g. ``refs/ckpt/T/``), name →
+        object id; like ``git for-each-ref PREFIX``, reading only refs under ``prefix``.
+
+        With git's ``files`` ref backend and a ``prefix`` ending in ``/`` the loose refs are read
+        from that directory alone and ``packed-refs`` is searched for the prefix (in C), so the
+        cost follows the refs under the prefix, not every ref of the repository (pygit2 offers
+        no prefix-limited iteration).  Loose refs are read before ``packed-refs``, the order in
+        which a concurrent ``git pack-refs`` (which writes ``packed-refs`` and then deletes the
+        loose files) can hide nothing; a loose ref wins over its packed copy, as in git.  Other
+        backends (reftable) and other prefixes ask ``git for-each-ref``.  Symbolic refs are
+        left out.
+        """
+        if not prefix.endswith("/") or not prefix.startswith("refs/") or self._ref_backend() != "files":
+            return self._for_each_ref(prefix)
+        out: dict[RefName, Oid] = {}
+        loose_root = self.common_dir / prefix
+        loose: dict[RefName, Oid] = {}
+        self._read_loose(loose_root, prefix, loose)
+        self.loose_refs_seen = len(loose)
+        try:
+            with open(self.common_dir / "packed-refs", "rb") as fh:
+                packed = fh.read()
+        except FileNotFoundError:
+            packed = b""
+        except OSError as exc:
+            raise io_or_corrupt(exc, "cannot read packed-refs") from None
+        needle = b" " + os.fsencode(prefix)
+        i = packed.find(needle)
+        while i != -1:
+            start = packed.rfind(b"\n", 0, i) + 1
+            end = packed.find(b"\n", i)
+            end = len(packed) if end == -1 else end
+            oid = packed[start:i]
+            if not oid.startswith((b"#", b"^")) and _HEX_OID.fullmatch(oid):
+                with contextlib.suppress(ValueError):  # a name git would refuse
+                    out[RefName(packed[i + 1:end].decode("utf-8", "surrogateescape"))] = Oid(oid.decode())
+            i = packed.find(needle, end)
+        out.update(loose)
         return out
 
-    def rev_parse_commit(self, spec: str) -> str | None:
-        """The id of the commit revision ``spec`` names (``git rev-parse --verify SPEC^{commit}``:
-        refs by git's DWIM rules, ``REF~N``, hex prefixes), or None when it names none."""
-        if self.ref_backend == "reftable":
-            if not spec or "\0" in spec:
-                return None
-            proc = self.git("rev-parse", "-q", "--verify", "--end-of-options", spec + "^{commit}", check=False)
-            oid = proc.stdout.decode("ascii", "replace").strip()
-            return oid if proc.returncode == 0 and oid else None
+    def _read_loose(self, directory: Path, prefix: str, out: dict[RefName, Oid]) -> None:
+        """Loose refs under ``directory`` (the ref name ``prefix``), recursively, into ``out``."""
         try:
-            return str(self.pg.revparse_single(spec).peel(pygit2.Commit).id)
-        except (KeyError, ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
-            return None
+            entries = list(os.scandir(directory))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            raise io_or_corrupt(exc, f"cannot read {directory}") from None
+        for entry in entries:
+            name = entry.name
+            if name.endswith(".lock"):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    self._read_loose(Path(entry.path), f"{prefix}{name}/", out)
+                    continue
+                with open(entry.path, "rb") as fh:
+                    data = fh.read(200).strip()
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # deleted or packed meanwhile: packed-refs, read after this, has it
+            except OSError as exc:
+                raise io_or_corrupt(exc, f"cannot read ref {prefix}{name}") from None
+            if _HEX_OID.fullmatch(data):
+                with contextlib.suppress(ValueError):  # a name git would refuse
+                    out[RefName(prefix + name)] = Oid(data.decode())
+
+    @property
+    def ref_backend(self) -> str:
+        """``files`` (libgit2 reads and writes refs) or ``reftable`` (the git executable does)."""
+        return self._ref_backend()
+
+    def _ref_backend(self) -> str:
+        """``files`` or ``reftable`` (``extensions.refStorage``), read once."""
+        if self._backend is None:
+            fmt = "files"
+            if (self.common_dir / "reftable").is_dir():
+                fmt = "reftable"
+            else:
+                with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
+                    fmt = str(self._pg.config["extensions.refstorage"]).lower() or "files"
+            self._backend = fmt
+        return self._backend
+
+    def _for_each_ref(self, prefix: str) -> dict[RefName, Oid]:
+        """``git for-each-ref`` of the refs starting with ``prefix`` (any ref backend)."""
+        pattern = prefix if prefix.endswith("/") else prefix + "*"
+        out = self.git("for-each-ref", "--format=%(objectname) %(objecttype) %(refname)", pattern).stdout
+        refs: dict[RefName, Oid] = {}
+        for line in out.split(b"\n"):
+            oid, _, rest = line.partition(b" ")
+            _kind, _, name = rest.partition(b" ")
+            text = name.decode("utf-8", "surrogateescape")
+            if oid and text.startswith(prefix):
+                with contextlib.suppress(ValueError):
+                    refs[RefName(text)] = Oid(oid.decode())
+        return refs
+
+    def pack_refs_if_many(self, loose: int, threshold: int = 256) -> bool:
+        """Pack loose refs (``git pack-refs --all``, as ``git gc`` does) when ``loose`` (the count
+        of loose refs a caller just saw, e.g. :attr:`loose_refs_seen`) reaches ``threshold``.
+
+        git ckpt writes a ref per checkpoint and never triggers git's own housekeeping, so
+        without this every ref read would open thousands of files.  Best effort: a failure
+        (a lock held by a concurrent git) is ignored and tried again next time.  Returns
+        whether it packed."""
+        if loose < threshold or self._ref_backend() != "files":
+            return False
+        return self.git("pack-refs", "--all", check=False).returncode == 0
+
+    def update_refs(self, updates: list[tuple[str, str | None, str | None]], *, reason: str) -> None:
+        """Apply many ``(name, new or None to delete, expected old or None for absent)`` updates
+        in one transaction (``git update-ref --stdin -z``: every ref compared and locked, then all
+        written, or none), for the thousands of refs a push or fetch may touch; the same
+        compare-and-swap as :meth:`update_ref`.  Raises :class:`CkptError` with git's message."""
+        if not updates:
+            return
+        recs = []
+        for name, new, old in updates:
+            if new is None:
+                recs.append(b"delete %s\0%s\0" % (name.encode(), (old or "").encode()))
+            else:
+                recs.append(b"update %s\0%s\0%s\0" % (name.encode(), new.encode(), (old or self.zero_oid).encode()))
+        self.git("update-ref", "-m", reason, "--stdin", "-z", input=b"".join(recs))
 
     def update_ref(
         self,
@@ -604,6 +856,9 @@ class Repo:
         In a reftable repository the same transaction is ``git update-ref --stdin`` with the old
         value (see :meth:`_update_ref_git`).
         """
+        name = RefName(name)
+        if new is not None:
+            new = Oid(new)
         if self.ref_backend == "reftable":
             self._update_ref_git(name, new, expected_old=expected_old, reason=reason, reflog=reflog, timeout=timeout)
             return
@@ -615,7 +870,7 @@ class Repo:
         delay = 0.005
         while True:
             try:
-                with self.pg.transaction() as txn:
+                with self._pg.transaction() as txn:
                     txn.lock_ref(name)
                     actual = self.read_ref(name)
                     if actual != expected_old:
@@ -736,34 +991,38 @@ class Repo:
 
     # ---------------------------------------------------------------- objects
 
-    def blob(self, data: bytes) -> str:
+    def blob(self, data: bytes) -> Oid:
         """Write ``data`` as a blob and return its id (``git hash-object -w``)."""
         try:
             if len(data) >= 65536:
                 # libgit2 compresses and writes even when the object exists; git only freshens it.
                 oid = pygit2.hash(data)
-                if self.pg.odb.exists(oid):  # (`oid in repo` would read the whole object)
-                    return str(oid)
-            return str(self.pg.create_blob(data))
+                if self._pg.odb.exists(oid):  # (`oid in repo` would read the whole object)
+                    return Oid(oid)
+            return Oid(self._pg.create_blob(data))
         except (pygit2.GitError, OSError) as exc:  # libgit2 I/O errors arrive as OSError
             raise io_or_corrupt(exc, "cannot write an object") from None
+
+    def blob_id(self, data: bytes) -> str:
+        """The id ``data`` would have as a blob, nothing written (``git hash-object``)."""
+        return str(pygit2.hash(data))
 
     def read_blob(self, oid: str) -> bytes:
         """The bytes of blob ``oid``; :class:`CorruptError` if missing or not a blob."""
         try:
-            obj = self.pg[oid]
+            obj = self._pg[oid]
         except (KeyError, ValueError, pygit2.GitError):
             raise CorruptError(f"object {oid} is missing from the object store") from None
         if not isinstance(obj, pygit2.Blob):
             raise CorruptError(f"object {oid} is not a blob")
         return obj.data
 
-    def commit(self, tree: str, parents: list[str], message: str) -> str:
+    def commit(self, tree: str, parents: list[str], message: str) -> Oid:
         """Write a commit (author = committer = the user's identity, now) and return its id."""
         sig = self.signature()
         try:
-            return str(
-                self.pg.create_commit(
+            return Oid(
+                self._pg.create_commit(
                     None, sig, sig, message, pygit2.Oid(hex=tree), [pygit2.Oid(hex=p) for p in parents]
                 )
             )
@@ -773,11 +1032,11 @@ class Repo:
     def signature(self) -> pygit2.Signature:
         """The user's identity (``user.name``/``user.email``), or ``git-ckpt <git-ckpt@localhost>``."""
         try:
-            return self.pg.default_signature
+            return self._pg.default_signature
         except (pygit2.GitError, KeyError):
             return pygit2.Signature("git-ckpt", "git-ckpt@localhost")
 
-    def mktree(self, entries: list[tuple[int, str, bytes]]) -> str:
+    def mktree(self, entries: list[tuple[int, str, bytes]]) -> Oid:
         """Build a (nested) tree from ``(mode, oid, path)`` entries, paths as bytes with ``/``.
 
         Goes through a temporary index and ``git write-tree``, so any path bytes work; a flat
@@ -789,9 +1048,9 @@ class Repo:
         with self.temp_index(copy_real=False) as idx:
             data = b"".join(b"%o %s\t%s\0" % (mode, oid.encode(), path) for mode, oid, path in entries)
             self.git("update-index", "-z", "--index-info", input=data, index_file=idx)
-            return self.git("write-tree", "--missing-ok", index_file=idx).stdout.decode().strip()
+            return Oid(self.git("write-tree", "--missing-ok", index_file=idx).stdout.decode().strip())
 
-    def _mktree_flat(self, entries: list[tuple[int, str, bytes]]) -> str | None:
+    def _mktree_flat(self, entries: list[tuple[int, str, bytes]]) -> Oid | None:
         """:meth:`mktree` without a subprocess when every entry is a plain top-level UTF-8 name."""
         names = set()
         for mode, _oid, path in entries:
@@ -804,17 +1063,17 @@ class Repo:
         if len(names) != len(entries):
             return None
         try:
-            tb = self.pg.TreeBuilder()
+            tb = self._pg.TreeBuilder()
             for mode, oid, path in entries:
                 tb.insert(path.decode("utf-8"), pygit2.Oid(hex=oid), mode)
-            return str(tb.write())
+            return Oid(tb.write())
         except (pygit2.GitError, ValueError):
             return None  # e.g. an entry naming a missing object: git write-tree --missing-ok decides
 
     def paths_in_tree(self, tree: str, paths: list[bytes]) -> set[bytes]:
         """Which of ``paths`` (worktree-relative bytes) name an entry of ``tree``; looked up
         in-process (``git ls-tree TREE -- PATH`` for the rare name that is not UTF-8)."""
-        root = self.pg[tree].peel(pygit2.Tree)
+        root = self._pg[tree].peel(pygit2.Tree)
         found: set[bytes] = set()
         slow: list[bytes] = []
         for p in paths:
@@ -835,7 +1094,7 @@ class Repo:
     def entry_mode(self, tree: str, path: bytes) -> int | None:
         """The mode of the entry at ``path`` in ``tree`` (``0o100644``, ``0o40000``, …) or None."""
         try:
-            return self.pg[tree].peel(pygit2.Tree)[path.decode("utf-8")].filemode
+            return self._pg[tree].peel(pygit2.Tree)[path.decode("utf-8")].filemode
         except KeyError:
             return None
         except UnicodeDecodeError:
@@ -846,7 +1105,7 @@ class Repo:
         """``git update-index -z --index-info`` input holding the blobs of ``paths`` in ``tree``
         (so a small temporary index replaces ``git read-tree`` of the whole tree), or None when a
         path is not a UTF-8 name of a file or symlink there."""
-        root = self.pg[tree].peel(pygit2.Tree)
+        root = self._pg[tree].peel(pygit2.Tree)
         out = []
         for p in paths:
             try:
@@ -860,7 +1119,11 @@ class Repo:
         return b"".join(out)
 
     def ls_tree(self, tree: str, *paths: bytes) -> list[TreeEntry]:
-        """Recursive listing of ``tree`` (``git ls-tree -r -z``), optionally limited to ``paths``."""
+        """Recursive listing of ``tree`` (``git ls-tree -r -z``), optionally limited to ``paths``
+        (literal: a file, or a directory and all below it).  So many paths that they would not
+        fit a command line are applied to the whole listing here instead."""
+        if _too_many(paths):
+            return [e for e in self.ls_tree(tree) if _under(e.path, set(paths))]
         out = self.git("ls-tree", "-r", "-z", "--full-tree", tree, "--", *paths).stdout
         entries = []
         for rec in out.split(b"\0"):
@@ -871,11 +1134,45 @@ class Repo:
             entries.append(TreeEntry(path, int(mode, 8), oid.decode()))
         return entries
 
+    def tree_entries_once(self, tree: str, seen: set[str], prefix: bytes = b"") -> Iterator[TreeEntry]:
+        """The non-tree entries of ``tree`` (recursively, paths under ``prefix``), skipping every
+        subtree whose id is in ``seen`` and adding the ones walked to it; read in-process.
+
+        Walking many checkpoints with one ``seen`` visits each distinct tree once (like
+        ``git rev-list --objects`` does), where one ``git ls-tree -r`` per checkpoint would
+        re-list every shared directory.  Names are bytes as stored."""
+        if tree in seen:
+            return
+        seen.add(tree)
+        try:
+            obj = self._pg[tree]
+        except (KeyError, ValueError, pygit2.GitError):
+            return
+        stack = [(prefix, obj)]
+        while stack:
+            base, t = stack.pop()
+            for e in t:
+                name = base + e.raw_name
+                if e.filemode == 0o040000:
+                    sub = str(e.id)
+                    if sub in seen:
+                        continue
+                    seen.add(sub)
+                    try:
+                        stack.append((name + b"/", self._pg[sub]))
+                    except (KeyError, ValueError, pygit2.GitError):
+                        continue
+                else:
+                    yield TreeEntry(name, e.filemode, str(e.id))
+
     def diff_trees(self, old: str, new: str, paths: list[bytes] | None = None) -> list[tuple[TreeEntry | None, TreeEntry | None]]:
         """Changed paths between two trees (``git diff-tree -r -z --no-renames``).
 
         Returns ``(old entry or None, new entry or None)`` pairs in git's path order.
         """
+        if paths and _too_many(paths):
+            wanted = {p.encode("utf-8", "surrogateescape") if isinstance(p, str) else p for p in paths}
+            return [(a, b) for a, b in self.diff_trees(old, new) if _under((a or b).path, wanted)]  # type: ignore[union-attr]
         args = ["diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", old, new]
         if paths:
             args += ["--", *[p.decode("utf-8", "surrogateescape") if isinstance(p, bytes) else p for p in paths]]
@@ -896,12 +1193,157 @@ class Repo:
             result.append((a, b))
         return result
 
+    def first_parent_chain(self, commit: str, limit: int | None = None) -> list[str]:
+        """``commit`` and its first-parent ancestors, newest first, at most ``limit`` of them
+        (``git rev-list --first-parent [-n LIMIT] COMMIT``); reads commits only, never their
+        trees.  A short walk is done in-process, a whole one by git."""
+        if limit is not None and limit <= 64:
+            out: list[str] = []
+            oid: str | None = commit
+            while oid and len(out) < limit:
+                out.append(oid)
+                try:
+                    parents = self._pg[oid].parent_ids
+                except (KeyError, ValueError, pygit2.GitError):
+                    break
+                oid = str(parents[0]) if parents else None
+            return out
+        args = ["rev-list", "--first-parent"] + ([f"--max-count={limit}"] if limit is not None else []) + [commit, "--"]
+        return self.git(*args).stdout.decode().split()
+
+    def commit_tree_id(self, oid: str) -> str | None:
+        """The tree id of commit ``oid`` (``git rev-parse OID^{tree}``), or None when ``oid``
+        is not a commit of this repository."""
+        try:
+            return str(self._pg[oid].peel(pygit2.Commit).tree_id)
+        except (KeyError, ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+
     def object_exists(self, oid: str) -> bool:
         """Whether ``oid`` is in the object store."""
         try:
-            return pygit2.Oid(hex=oid) in self.pg.odb
+            return pygit2.Oid(hex=oid) in self._pg.odb
         except (ValueError, pygit2.GitError):
             return False
+
+    def _object(self, oid: str) -> pygit2.Object | None:
+        try:
+            return self._pg[oid]
+        except (KeyError, ValueError, TypeError, pygit2.GitError):
+            return None
+
+    def object_type(self, oid: str) -> str | None:
+        """``commit``, ``tree``, ``blob`` or ``tag`` for ``oid``; None when it is missing or not
+        an object id (``git cat-file -t``)."""
+        obj = self._object(oid)
+        return None if obj is None else obj.type_str
+
+    def read_commit(self, oid: str) -> CommitInfo:
+        """Commit ``oid``'s tree and parents (``git cat-file commit``); :class:`CorruptError`
+        when it is missing or not a commit."""
+        obj = self._object(oid)
+        if obj is None:
+            raise CorruptError(f"object {oid} is missing from the object store")
+        if obj.type_str != "commit":
+            raise CorruptError(f"object {oid} is a {obj.type_str}, not a commit")
+        c = cast(pygit2.Commit, obj)
+        return CommitInfo(Oid(c.id), Oid(c.tree_id), tuple(Oid(p) for p in c.parent_ids))
+
+    def _tree(self, tree_ish: str) -> pygit2.Tree:
+        obj = self._object(tree_ish)
+        if obj is None:
+            raise CorruptError(f"object {tree_ish} is missing from the object store")
+        try:
+            return obj.peel(pygit2.Tree)
+        except (ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
+            raise CorruptError(f"object {tree_ish} is a {obj.type_str}, not a tree or commit") from None
+
+    def tree_of(self, tree_ish: str) -> Oid:
+        """The tree of a commit (a tree is its own), like ``git rev-parse X^{tree}``;
+        :class:`CorruptError` when missing or not a commit or tree."""
+        return Oid(self._tree(tree_ish).id)
+
+    def tree_entry(self, tree_ish: str, path: str) -> TreeEntry | None:
+        """The entry at ``path`` (``/``-separated, UTF-8) in the tree of ``tree_ish``, or None
+        (``git ls-tree TREE -- PATH`` without recursion); :class:`CorruptError` for a missing
+        or non-tree object."""
+        root = self._tree(tree_ish)
+        try:
+            e = root[path]
+        except (KeyError, ValueError):
+            return None
+        return TreeEntry(path.encode("utf-8", "surrogateescape"), e.filemode, Oid(e.id))
+
+    def tree_list(self, tree_ish: str) -> list[TreeEntry]:
+        """The entries of one tree level (``git ls-tree TREE``), names as bytes, in tree order;
+        :class:`CorruptError` for a missing or non-tree object."""
+        return [TreeEntry(e.raw_name or b"", e.filemode, Oid(e.id)) for e in self._tree(tree_ish)]
+
+    def tree_with(self, tree_ish: str | None, path: str, mode: int, oid: str) -> Oid:
+        """A new tree: ``tree_ish``'s tree (None: empty) with the entry at ``path``
+        (``/``-separated, UTF-8; missing subtrees are created) set to ``(mode, oid)``, like
+        ``git update-index --cacheinfo`` + ``git write-tree`` on a copy.  Nothing else
+        changes; :class:`CorruptError` for a missing or non-tree base."""
+        base = self._tree(tree_ish) if tree_ish else None
+        return Oid(self._tree_with(base, path.split("/"), mode, oid))
+
+    def _tree_with(self, base: pygit2.Tree | None, parts: list[str], mode: int, oid: str) -> pygit2.Oid:
+        tb = self._pg.TreeBuilder(base) if base is not None else self._pg.TreeBuilder()
+        if len(parts) == 1:
+            tb.insert(parts[0], pygit2.Oid(hex=oid), mode)
+        else:
+            sub = None
+            if base is not None and parts[0] in base:
+                found = self._object(str(base[parts[0]].id))
+                sub = found if isinstance(found, pygit2.Tree) else None
+            tb.insert(parts[0], self._tree_with(sub, parts[1:], mode, oid), pygit2.enums.FileMode.TREE)
+        try:
+            return tb.write()
+        except (pygit2.GitError, OSError) as exc:
+            raise io_or_corrupt(exc, "cannot write a tree") from None
+
+    def resolve_commit(self, rev: str) -> Oid | None:
+        """The commit ``rev`` names (``git rev-parse --verify REV^{commit}``), or None when it
+        names nothing or something that is not a commit."""
+        if self.ref_backend == "reftable":  # libgit2 would resolve no ref there
+            if not rev or "\0" in rev:
+                return None
+            proc = self.git("rev-parse", "-q", "--verify", "--end-of-options", rev + "^{commit}", check=False)
+            oid = proc.stdout.decode("ascii", "replace").strip()
+            return Oid(oid) if proc.returncode == 0 and oid else None
+        try:
+            return Oid(self._pg.revparse_single(rev).peel(pygit2.Commit).id)
+        except (KeyError, ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+
+    def descends(self, commit: str, ancestor: str) -> bool:
+        """Whether ``ancestor`` is a proper ancestor of ``commit`` (``git merge-base
+        --is-ancestor``, minus equality); False when either is missing."""
+        try:
+            return bool(self._pg.descendant_of(commit, ancestor))
+        except (KeyError, ValueError, pygit2.GitError):
+            return False
+
+
+# Pathspec bytes beyond which a listing is filtered in Python instead: command lines (with the
+# environment) are limited to 2 MiB on Linux and each argument to 128 KiB.
+_ARG_BUDGET = 256 * 1024
+
+
+def _too_many(paths) -> bool:
+    """Whether ``paths`` would not fit comfortably on a command line."""
+    return sum(len(p) + 1 for p in paths) > _ARG_BUDGET
+
+
+def _under(path: bytes, wanted: set) -> bool:
+    """Whether ``path`` is in ``wanted`` or below a directory in it (a literal pathspec match)."""
+    while True:
+        if path in wanted:
+            return True
+        cut = path.rfind(b"/")
+        if cut < 0:
+            return False
+        path = path[:cut]
 
 
 def _remove_stale(directory: Path, pattern: str, age: float = 3600.0) -> None:
@@ -918,15 +1360,19 @@ def git_failure(args: tuple[str | bytes, ...], proc: subprocess.CompletedProcess
     """Turn a failed ``git`` call into the matching :class:`CkptError` with git's first error line."""
     err = proc.stderr.decode("utf-8", "replace").strip()
     lines = [ln for ln in err.splitlines() if ln.strip()]
-    first = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), lines[0] if lines else "")
-    first = first.removeprefix("fatal: ").removeprefix("error: ")
+    start = next((i for i, ln in enumerate(lines) if ln.startswith(("fatal:", "error:"))), 0)
+    # git's whole message from its first error line on (a list of paths may follow it), capped
+    first = " ".join(ln.strip().removeprefix("fatal: ").removeprefix("error: ") for ln in lines[start:start + 20])
+    if len(first) > 2000:
+        first = first[:2000] + " ..."
     cmd = args[0].decode() if isinstance(args[0], bytes) else args[0]
     low = err.lower()
     if "no space left" in low or "read-only file system" in low or "permission denied" in low:
         return IOFailure(f"git {cmd} failed: {first}", "free disk space or fix permissions, then run the command again")
     if "index.lock" in low or ".lock': file exists" in low:
         return BusyError(f"git {cmd} failed: {first}", "another git process holds a lock; wait for it and retry")
-    return CkptError(f"git {cmd} failed (exit {proc.returncode}): {first}")
+    return CkptError(f"git {cmd} failed (exit {proc.returncode}): {first}",
+                     "that is git's own message; fix what it names and run the command again")
 
 
 def io_or_corrupt(exc: BaseException, what: str) -> CkptError:

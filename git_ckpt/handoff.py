@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import os
 
-import msgspec
-import pygit2
 
 from . import ledger, notes, store
 from . import trust
@@ -26,7 +24,7 @@ from .config import Config
 from .evidence import evidence, mark_local
 from .errors import CkptError
 from .gitcore import Repo
-from .model import path_to_str
+from .model import path_to_str, to_builtins
 from .snapshot import capture
 from .store import Checkpoint
 
@@ -67,7 +65,7 @@ def first_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
 def _tree_of_commit(repo: Repo, commit: str | None) -> str:
     if not commit:
         return repo.empty_tree
-    return str(repo.pg[commit].peel(pygit2.Tree).id)
+    return repo.tree_of(commit)
 
 
 def numstat(repo: Repo, old_tree: str, new_tree: str) -> list[dict]:
@@ -156,7 +154,7 @@ def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict]:
 
 def _items(items) -> list[dict]:
     return [{"n": i, "text": it.text, "status": it.status, "reason": it.reason, "at": it.at,
-             "evidence": [msgspec.to_builtins(e) for e in it.evidence],
+             "evidence": [to_builtins(e) for e in it.evidence],
              "evidence_text": [evidence_display(e) for e in it.evidence]} for i, it in enumerate(items, start=1)]
 
 
@@ -243,6 +241,8 @@ def _counts(row: dict) -> str:
 
 def markdown(r: dict) -> str:
     """The receipt rendered as Markdown (what ``handoff`` prints and what an agent reads)."""
+    from .words import result_word
+
     out: list[str] = [f"# Handoff: {r['task']}" + (" (done)" if r["done"] else ""), ""]
     out.append(f"Goal: {r['goal'] or '(none recorded)'}")
     for c in r["constraints"]:
@@ -266,7 +266,7 @@ def markdown(r: dict) -> str:
             [f"- {t['status']} {t['path']:<{width}}  {_counts(t)}" for t in r["touched"]])
     section("Next", ([r["next"]] if r["next"] else []) + ([f"Hypothesis: {r['hypothesis']}"] if r["hypothesis"] else []))
     section("Last verifier results", [
-        f"- {v['verifier']}: {v['status']} on {v['checkpoint']}"
+        f"- {v['verifier']}: {result_word(v['status'], v['exit_code'])} on {v['checkpoint']}"
         + (f" (exit {v['exit_code']}" if v["exit_code"] is not None else " (")
         + (f", {float(v['duration']):.1f} s" if isinstance(v["duration"], (int, float)) else "") + ")"
         + ("" if v["on_current"] else " [not the current content]")

@@ -15,7 +15,26 @@ import msgspec
 SCHEMA = "ckpt/1"
 KINDS = ("manual", "auto", "pre-restore")
 
-_encoder = msgspec.json.Encoder(order="deterministic")
+def _plain(obj: Any) -> Any:
+    """msgspec's hook for our ``str`` subclasses (:class:`git_ckpt.gitcore.Oid`, ``RefName``):
+    encoded as the plain strings they are."""
+    if isinstance(obj, str):
+        return str(obj)
+    raise NotImplementedError(f"cannot encode {type(obj).__name__}")
+
+
+_encoder = msgspec.json.Encoder(order="deterministic", enc_hook=_plain)
+
+
+def encode_json(obj: Any) -> bytes:
+    """Deterministic JSON bytes of ``obj`` (sorted keys), no newline: what ``--json`` prints."""
+    return _encoder.encode(obj)
+
+
+def to_builtins(obj: Any) -> Any:
+    """``msgspec.to_builtins`` that takes our ``str`` subclasses (``Oid``, ``RefName``): the
+    Structs as plain dicts and lists, for JSON output."""
+    return msgspec.to_builtins(obj, enc_hook=_plain)
 
 
 def encode(obj: Any) -> bytes:
@@ -92,6 +111,8 @@ class Manifest(msgspec.Struct, kw_only=True):
     intent_to_add: list[str] = []
     skip_worktree: list[str] = []
     skip_worktree_absent: list[str] = []
+    assume_unchanged: list[str] = []
+    worktree: str | None = None  # the worktree root it was saved in (shown when restored elsewhere)
     conflicts: list[str] = []
     merge_heads: list[str] = []
     raw: list[str] = []
@@ -101,6 +122,8 @@ class Manifest(msgspec.Struct, kw_only=True):
     next: str | None = None
     hypothesis: str | None = None
     ledger_head: str | None = None
+    agent: str | None = None  # the coding agent whose hook saved it (claude-code, codex, ...)
+    agent_session: str | None = None  # that agent's session id, from the hook's input
 
 
 class Evidence(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -17,12 +17,9 @@ import hashlib
 import io
 import os
 import stat
-import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
-
-import pathspec
 
 from .config import SECRET_PATTERNS, Config
 from .errors import ConfigError, CorruptError, IOFailure
@@ -108,6 +105,8 @@ def select(repo_root: Path, cfg: Config, is_ignored) -> Selection:
     include = [p for p in cfg.overlay.include if p.strip()]
     if not include:
         return Selection([], [], [], [])
+    import pathspec  # only when an overlay is configured (it costs more to import than a save of a small tree)
+
     try:
         inc = pathspec.GitIgnoreSpec.from_lines(include)
         exc = pathspec.GitIgnoreSpec.from_lines(cfg.overlay.exclude)
@@ -206,6 +205,8 @@ def build_tar(items: list[Item]) -> bytes:
 
     Parent directories are implied by the paths and not stored.
     """
+    import tarfile
+
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT, encoding="utf-8", errors="surrogateescape") as tar:
         for item in sorted(items, key=lambda i: i.path):
@@ -265,6 +266,8 @@ def read_archive(data: bytes, max_file_size: int) -> list[Entry]:
     pointing outside the worktree, an entry over ``max_file_size`` bytes, more than
     ``MAX_ENTRIES`` entries or ``MAX_TOTAL`` bytes, or a truncated/garbled archive.
     """
+    import tarfile
+
     entries: list[Entry] = []
     total = 0
     try:

@@ -14,14 +14,21 @@ promoted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from . import gatecache, ledger, store, trust
 from .config import Config
 from .errors import CheckFailed, UsageError
 from .evidence import (  # re-exported for callers of this module
     Requirement as Requirement,
+)
+from .evidence import (
     missing_text as missing_text,
+)
+from .evidence import (
     requirement as requirement,
+)
+from .evidence import (
     was_forced as was_forced,
 )
 from .gitcore import Repo, fault
@@ -41,7 +48,7 @@ class PromoteResult:
     forced: bool
     verifiers: list[str]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {"id": self.id, "commit": self.commit, "task": self.task, "previous": self.previous,
                 "changed": self.changed, "forced": self.forced, "verifiers": self.verifiers}

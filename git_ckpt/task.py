@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import msgspec
 
 from . import ledger, store
 from .gitcore import Repo
-from .model import Card
+from .model import Card, to_builtins
 
 
 def start(repo: Repo, task: str, *, goal: str | None = None, constraints: list[str] = (), acceptance: list[str] = ()) -> Card:
@@ -28,6 +27,38 @@ def start(repo: Repo, task: str, *, goal: str | None = None, constraints: list[s
 
     rec = ledger.append(repo, task, "task-start", {"goal": goal, "worktree": str(repo.git_dir)}, update)
     return rec.card
+
+
+def fetched_tasks(repo: Repo) -> dict[str, list[str]]:
+    """Task name → the remotes whose fetched checkpoints (``refs/ckpt-remotes/R/T/N``) use it."""
+    out: dict[str, list[str]] = {}
+    for ref in repo.refs_under(store.REMOTE_PREFIX):
+        parts = ref[len(store.REMOTE_PREFIX):].split("/")
+        if len(parts) == 3 and parts[2].isdigit():
+            out.setdefault(parts[1], [])
+            if parts[0] not in out[parts[1]]:
+                out[parts[1]].append(parts[0])
+    return out
+
+
+def start_notices(repo: Repo, task: str, *, goal: str | None) -> list[str]:
+    """What ``task start`` should tell before it starts ``task``: that a teammate's fetched
+    task has that name (a later ``push`` of yours would be refused: checkpoints are never
+    overwritten), that the task already exists (its checkpoints and card are kept), and that
+    ``goal`` replaces a different goal it had."""
+    store.check_task_name(task)
+    out = []
+    remotes = fetched_tasks(repo).get(task, [])
+    mine = store.numbered(repo, task)
+    if remotes and not mine:
+        out.append(f"{', '.join(r + ':' + task for r in remotes)} already exists (fetched); pushing a task of "
+                   f"the same name would be refused (checkpoints are never overwritten): to continue that work, "
+                   f"start a task of your own (e.g. {task}-2) and git ckpt restore {remotes[0]}:{task}/@")
+    if mine or repo.read_ref(store.log_ref(task)):
+        old = ledger.card(repo, task)
+        if goal is not None and old.goal and old.goal != goal:
+            out.append(f"task {task} already exists ({len(mine)} checkpoint(s)); its goal {old.goal!r} is replaced by {goal!r}")
+    return out
 
 
 def done(repo: Repo, task: str) -> Card:
@@ -53,4 +84,4 @@ def listing(repo: Repo) -> list[dict]:
 
 def card_json(card: Card) -> dict:
     """The card as JSON-ready data."""
-    return msgspec.to_builtins(card)
+    return to_builtins(card)

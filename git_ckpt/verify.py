@@ -58,7 +58,7 @@ from .evidence import (  # the evidence queries, re-exported for callers of this
 )
 from .errors import CkptError, NotFoundError, UsageError
 from .gitcore import _LOCATION_VARS, Repo, change_status, fault
-from .model import digest, encode, path_display
+from .model import encode, path_display
 from .snapshot import capture
 from .store import Checkpoint
 
@@ -296,15 +296,17 @@ def ledger_task(repo: Repo, cp: Checkpoint) -> str:
     return cp.manifest.task if store.is_local(repo, cp) else store.current_task(repo)
 
 
-def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig) -> tuple[dict, str, bool] | None:
+def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig, *, isolated: bool = False) -> tuple[dict, str, bool] | None:
     """A passing result of ``v`` (same definition) on the same content, on ``cp`` itself or on
     another checkpoint of its task with the same tree, that this repository's own ``verify``
-    recorded (:func:`local_lines`; a fetched line is never reused).  Returns ``(line,
-    checkpoint id, on cp itself)`` or None."""
+    recorded (:func:`local_lines`; a fetched line is never reused; with ``isolated``, only a
+    result of a ``verify --isolated`` run, so an isolated run never passes off an in-place
+    verdict as its own).  Returns ``(line, checkpoint id, on cp itself)`` or None."""
     dh = definition_hash(v)
     ovl = overlay_digest(cp)
     tasks = evidence_tasks(repo, cp)
-    own = latest_results(local_lines(repo, notes.read_lines(repo, cp.commit), tasks, cp.tree, ovl), cp.tree, ovl).get((v.name, dh))
+    own = latest_results(local_lines(repo, notes.read_lines(repo, cp.commit), tasks, cp.tree, ovl, isolated=isolated),
+                         cp.tree, ovl).get((v.name, dh))
     if own is not None:
         return (own, cp.id, True) if own.get("status") == "passed" else None
     if not store.is_local(repo, cp):
@@ -313,10 +315,10 @@ def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig) -> tuple[dict, 
         if oid == cp.commit:
             continue
         try:
-            if str(repo.pg[oid].tree_id) != cp.tree:
+            if repo.tree_of(oid) != cp.tree:
                 continue
-            ln = latest_results(local_lines(repo, notes.read_lines(repo, oid), [cp.manifest.task], cp.tree, ovl),
-                                cp.tree, ovl).get((v.name, dh))
+            ln = latest_results(local_lines(repo, notes.read_lines(repo, oid), [cp.manifest.task], cp.tree, ovl,
+                                            isolated=isolated), cp.tree, ovl).get((v.name, dh))
         except (CkptError, KeyError, ValueError):
             continue
         if ln is not None and ln.get("status") == "passed":
@@ -442,6 +444,7 @@ def verify(
     """
     chosen = select(cfg, only)
     trust.check(repo, cfg)
+    isolated = isolated or cfg.gate.isolated  # [gate] isolated = true: only isolated runs count
     report = Report(cp.id, cp.commit, isolated)
     report.fetched = not store.is_local(repo, cp)
     if chosen:
@@ -483,7 +486,7 @@ def verify(
 def _run_one(repo: Repo, run_repo: Repo, cfg: Config, cp: Checkpoint, v: VerifierConfig, *, root: Path,
              rerun: bool, isolated: bool, sink: Sink) -> Outcome:
     if not rerun:
-        found = find_reusable(repo, cp, v)
+        found = find_reusable(repo, cp, v, isolated=isolated)
         if found is not None:
             line, from_id, same = found
             if not same:
@@ -530,5 +533,7 @@ def describe(o: Outcome) -> str:
         detail = f"reused from {o.reused_from}, " + detail
     if not o.required:
         detail += ", not required"
-    words = {"error": o.message or "error"}.get(o.status, o.status)
+    from .words import result_word
+
+    words = result_word(o.status, o.exit_code)
     return f"verifier: {o.name} ...... {words} ({detail})"

@@ -15,6 +15,7 @@ import pytest
 
 BIN = Path(sys.executable).parent
 REAL_HOME = os.environ.get("HOME", "")
+TEST_DATE = "1767225600 +0000"  # 2026-01-01T00:00:00Z
 
 # The repository format every test repository is created in (``.ci/run`` sets it per run):
 # ``files`` (git's files ref backend, SHA-1 ids; the default), ``reftable`` (the reftable ref
@@ -82,7 +83,14 @@ def hermetic(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local/state"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_EDITOR", "true")
+    # an editor that fails: a command that unexpectedly opens one fails loudly instead of
+    # silently accepting whatever message git prepared (a test that wants one sets it itself)
+    monkeypatch.setenv("GIT_EDITOR", "false")
+    # the tests' own commits get fixed dates (git's test suite does the same), so commit ids
+    # are the same on every run; git ckpt's own commits (libgit2) keep the real time, and the
+    # ages gc and list work with come from manifests and the ledger, not from commit dates
+    monkeypatch.setenv("GIT_AUTHOR_DATE", TEST_DATE)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", TEST_DATE)
     monkeypatch.setenv("GIT_PAGER", "cat")
     monkeypatch.setenv("PAGER", "cat")
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
@@ -207,6 +215,14 @@ def init_repo(path: Path, *, commit: bool = True, fmt: str = REPO_FORMAT) -> Pat
 def repo(tmp_path) -> Path:
     """A fresh repository with one commit."""
     return init_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def core(repo):
+    """The :class:`git_ckpt.gitcore.Repo` of ``repo``, for the in-process tier (``tests/unit``)."""
+    from git_ckpt.gitcore import Repo
+
+    return Repo.discover(repo)
 
 
 def worktree_state(root: Path, skip=(".git",)) -> dict:

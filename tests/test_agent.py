@@ -105,6 +105,7 @@ def test_installed_hook_commands_run(repo):
     import subprocess
 
     ckpt(repo, "task", "start", "agent-task", "--goal", "agent goal", fsck=False)
+    ckpt(repo, "agent", "install", "claude-code", "--local")  # writes the shim a bare PATH falls back on
     (repo / "x.txt").write_text("x\n")
     env = {"CLAUDE_PROJECT_DIR": str(repo)}
     import os

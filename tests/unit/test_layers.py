@@ -22,6 +22,14 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+_TREES: dict[Path, ast.Module] = {}
+
+
+def _parse(path: Path) -> ast.Module:
+    """The syntax tree of ``path``, parsed once per run."""
+    if path not in _TREES:
+        _TREES[path] = ast.parse(path.read_text(), str(path))
+    return _TREES[path]
 
 
 def _targets(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
@@ -58,14 +66,15 @@ def import_graph() -> dict[str, dict[str, int]]:
                     return
                 self.generic_visit(node)
 
-            def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
+            def visit_Import(self, node: ast.Import | ast.ImportFrom, module: str = module,
+                             edges: dict[str, int] = edges) -> None:
                 for target in _targets(module, node):
                     if target != module:
                         edges.setdefault(target, node.lineno)
 
             visit_ImportFrom = visit_Import
 
-        Visitor().visit(ast.parse(path.read_text(), str(path)))
+        Visitor().visit(_parse(path))
         graph[module] = edges
     return graph
 
@@ -155,7 +164,7 @@ def _calls(attr: str) -> list[str]:
     for module, path in MODULES.items():
         if module == "git_ckpt.gitcore":
             continue
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(_parse(path)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == attr:
                 out.append(f"{module}:{node.lineno}")
     return out
@@ -166,3 +175,43 @@ def test_every_ref_write_goes_through_the_one_retry_primitive(attr):
     """Only :meth:`Repo.swap` (in gitcore) writes refs; nobody else calls the single
     compare-and-swap or pygit2's ref writers."""
     assert _calls(attr) == []
+
+
+def test_only_gitcore_touches_pygit2():
+    """``Repo`` is the only holder of pygit2 objects: no other module imports pygit2 or reaches
+    for the repository's private pygit2 handle."""
+    imports, handles = [], []
+    for module, path in MODULES.items():
+        if module == "git_ckpt.gitcore":
+            continue
+        for node in ast.walk(_parse(path)):
+            if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "pygit2" for a in node.names):
+                imports.append(f"{module}:{node.lineno}")
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pygit2":
+                imports.append(f"{module}:{node.lineno}")
+            elif isinstance(node, ast.Attribute) and node.attr in ("pg", "_pg"):
+                handles.append(f"{module}:{node.lineno}")
+    assert (imports, handles) == ([], [])
+
+
+def test_no_module_shadows_the_standard_library():
+    """``git_ckpt/inspect.py`` once shadowed ``inspect`` (and ``secrets.py`` ``secrets``) for any
+    code run from inside the package directory; no module may take a standard-library name."""
+    import sys
+
+    names = {m.rpartition(".")[2] for m in MODULES if m != "git_ckpt"}
+    assert sorted(names & set(sys.stdlib_module_names)) == []
+
+
+@pytest.mark.parametrize("attr", ["to_builtins", "encode"])
+def test_only_model_serialises_with_msgspec(attr):
+    """Object ids are :class:`git_ckpt.gitcore.Oid` (a ``str`` subclass msgspec refuses without
+    a hook): JSON goes through model.py's encoder and ``to_builtins``, which have it."""
+    found = []
+    for module, path in MODULES.items():
+        if module == "git_ckpt.model":
+            continue
+        for node in ast.walk(_parse(path)):
+            if isinstance(node, ast.Attribute) and node.attr == attr and "msgspec" in ast.unparse(node.value):
+                found.append(f"{module}:{node.lineno}")
+    assert found == []

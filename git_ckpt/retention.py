@@ -113,8 +113,9 @@ def _worktree_git_dirs(repo: Repo) -> list:
     return dirs
 
 
-def protections(repo: Repo) -> dict[str, str]:
-    """Checkpoint ids that must never be pruned → the reason, over every task and worktree.
+def protections(repo: Repo, *, latest: bool = True) -> dict[str, str]:
+    """Checkpoint ids that must never be pruned → the reason, over every task and worktree
+    (the latest of each task only when ``latest``).
 
     Reads every task's ledger (``handoff`` events; the most recent restore/undo per worktree)
     and every worktree's restore journal.  Raises :class:`CorruptError` when a ledger cannot be
@@ -128,7 +129,7 @@ def protections(repo: Repo) -> dict[str, str]:
                 if oid == promoted:
                     out.setdefault(f"{task}/{n}", "promoted")
         nums = store.numbered(repo, task)
-        if nums:
+        if nums and latest:
             out.setdefault(f"{task}/{nums[-1][0]}", "latest")
         seen_worktrees: set[str] = set()
         for rec in reversed(ledger.records(repo, task)):
@@ -186,10 +187,14 @@ def gc(
     result = GcResult(pol, dry_run)
     doomed: list[Candidate] = []
     survivors: list[Candidate] = []
-    for task in tasks:
-        nums = store.numbered(repo, task)
+    from . import progress
+
+    numbered = [(task, store.numbered(repo, task)) for task in tasks]
+    shown = progress.meter("gc: checkpoints scanned", sum(len(nums) for _t, nums in numbered))
+    for task, nums in numbered:
         cands: list[Candidate] = []
         for n, oid in nums:
+            shown.advance()
             cid = f"{task}/{n}"
             try:
                 cp = store.load(repo, oid, id=cid)
@@ -212,6 +217,7 @@ def gc(
                 doomed.append(c)
             else:
                 survivors.append(c)
+    shown.done()
     if pol.max_bytes is not None:
         movable = sorted((c for c in survivors if not c.protected), key=lambda c: (c.created or 0, c.id))
         while movable:
@@ -252,8 +258,8 @@ def _bases(repo: Repo, cands: list[Candidate]) -> set[str]:
     out = set()
     for c in cands:
         try:
-            parents = repo.pg[c.commit].parent_ids
-        except (KeyError, ValueError):
+            parents = repo.read_commit(c.commit).parents
+        except CkptError:
             continue
         if len(parents) == 3:
             out.add(str(parents[0]))
