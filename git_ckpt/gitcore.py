@@ -253,7 +253,7 @@ def check_repository_format(git_dir: Path) -> None:
         return  # libgit2 reports what is missing
     try:
         conf = pygit2.Config(str(path))
-        version = int(conf["core.repositoryformatversion"]) if "core.repositoryformatversion" in conf else 0
+        version = int(conf["core.repositoryformatversion"] or 0) if "core.repositoryformatversion" in conf else 0
         extensions = [(e.name.split(".", 1)[1].lower(), e.value) for e in conf if e.name.lower().startswith("extensions.")]
     except (pygit2.GitError, ValueError, KeyError):
         return  # an unreadable config: libgit2 says what is wrong with it
@@ -330,6 +330,7 @@ class Repo:
         ``git rev-parse --git-dir`` discovery.
         """
         try:
+            found: str | None
             if git_dir:
                 found = git_dir
             else:
@@ -433,8 +434,8 @@ class Repo:
         """Return ``(commit id or None if unborn, branch ref name or None if detached)``."""
         if self.ref_backend == "reftable":
             sym = self.git("symbolic-ref", "-q", "HEAD", check=False)
-            branch = sym.stdout.decode("utf-8", "surrogateescape").strip() if sym.returncode == 0 else None
-            return self.read_ref("HEAD"), branch or None
+            target = sym.stdout.decode("utf-8", "surrogateescape").strip() if sym.returncode == 0 else ""
+            return self.read_ref("HEAD"), target or None
         pg = self._pg
         branch: str | None = None
         try:
@@ -692,8 +693,8 @@ class Repo:
                 # for-each-ref matches a full name exactly (refnames hold no glob characters)
                 out = self.git("for-each-ref", "--format=%(refname) %(objectname)", "--end-of-options", name).stdout
                 for line in out.decode("utf-8", "surrogateescape").splitlines():
-                    ref, _, oid = line.partition(" ")
-                    if ref == name:
+                    refname, _, oid = line.partition(" ")
+                    if refname == name:
                         return Oid(oid)
                 return None
             proc = self.git("rev-parse", "-q", "--verify", "--end-of-options", name, check=False)
