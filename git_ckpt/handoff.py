@@ -23,7 +23,7 @@ from .card import evidence_display
 from .config import Config
 from .evidence import evidence, mark_local
 from .errors import CkptError
-from .gitcore import EMPTY_TREE, Repo
+from .gitcore import Repo
 from .model import path_to_str, to_builtins
 from .snapshot import capture
 from .store import Checkpoint
@@ -64,7 +64,7 @@ def first_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
 
 def _tree_of_commit(repo: Repo, commit: str | None) -> str:
     if not commit:
-        return EMPTY_TREE
+        return repo.empty_tree
     return repo.tree_of(commit)
 
 

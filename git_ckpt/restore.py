@@ -811,7 +811,7 @@ def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now:
             repo.git("update-index", "-z", "--no-assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in now.assume_unchanged))
         repo.git("read-tree", "--reset", target.index_tree)
     if stages:
-        data = b"".join(b"0 %s\t%s\0" % (b"0" * 40, p) for p in sorted({s[3] for s in stages}))
+        data = b"".join(b"0 %s\t%s\0" % (repo.zero_oid.encode(), p) for p in sorted({s[3] for s in stages}))
         data += b"".join(b"%o %s %d\t%s\0" % (mode, oid.encode(), stg, p) for mode, oid, stg, p in stages)
         repo.git("update-index", "-z", "--index-info", input=data)
     if ita:

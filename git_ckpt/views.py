@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from . import notes, store
 from .errors import CkptError
-from .gitcore import EMPTY_TREE, Repo
+from .gitcore import Repo
 from .model import path_display, path_from_str
 from .store import Checkpoint
 
@@ -121,7 +121,7 @@ def rows(repo: Repo, task: str, prefix: str = store.PREFIX, shown: str = "") -> 
 
 def changed_files(repo: Repo, cp: Checkpoint) -> list[tuple[str, str]]:
     """``(status letter, path)`` of files the checkpoint's worktree changes relative to its base."""
-    base_tree = repo.tree_of(cp.base) if cp.base else EMPTY_TREE
+    base_tree = repo.tree_of(cp.base) if cp.base else repo.empty_tree
     out = []
     for c in repo.diff_trees(base_tree, cp.tree):
         out.append((c.status, path_display(c.path)))
