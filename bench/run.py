@@ -26,16 +26,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_history as hist  # noqa: E402
 import bench_scenarios as sc  # noqa: E402
 from bench_inputs import BenchError, make_env, real_tree, stdlib_source, synthetic_tree  # noqa: E402
 
 MODES = {
     #          reps warmup synthetic files  fixture bytes  list  growth  real tree  stepback
-    "full":  dict(reps=5, warmup=1, synthetic=100_000, fixtures=3_000_000, list=1000, growth=100, real="full", peer=True),
-    "quick": dict(reps=3, warmup=1, synthetic=20_000, fixtures=3_000_000, list=1000, growth=20, real="quick", peer=True),
-    "smoke": dict(reps=1, warmup=0, synthetic=300, fixtures=30_000, list=20, growth=3, real="smoke", peer=False),
+    "full":  dict(reps=5, warmup=1, synthetic=100_000, fixtures=3_000_000, list=1000, growth=100, real="full", peer=True,
+                  history=(10, 1000, 10_000), push=1000),
+    "quick": dict(reps=3, warmup=1, synthetic=20_000, fixtures=3_000_000, list=1000, growth=20, real="quick", peer=True,
+                  history=(10, 1000, 10_000), push=1000),
+    "smoke": dict(reps=1, warmup=0, synthetic=300, fixtures=30_000, list=20, growth=3, real="smoke", peer=False,
+                  history=(10, 30), push=20),
 }
-PAIRS = ("save", "restore", "commit", "list", "peer", "growth")
+PAIRS = ("save", "restore", "commit", "list", "peer", "growth", "fixed", "history", "push", "memory", "reftable")
 
 
 def machine() -> dict:
@@ -109,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         real = real_tree(tmp, env, size=m["real"], fixture_bytes=m["fixtures"])
         log(f"real tree: {real.files} files, {real.bytes / 1e6:.0f} MB (copy of {stdlib_source()})")
         trees = [real]
-        if only & {"save", "restore", "commit"}:
+        if only & {"save", "restore", "commit", "memory"}:
             synth = synthetic_tree(tmp, env, files=m["synthetic"], fixture_bytes=m["fixtures"])
             log(f"synthetic tree: {synth.files} files, {synth.bytes / 1e6:.0f} MB")
             trees.append(synth)
@@ -129,6 +133,22 @@ def main(argv: list[str] | None = None) -> int:
         if "peer" in only:
             log(f"pair 5 peer tool (stepback) on {real.name}")
             rows += sc.pair_stepback(real, settings, tmp, install=m["peer"])
+        if "fixed" in only:
+            log("pair 7 fixed cost: a 10-file repository")
+            rows += hist.pair_fixed(tmp, env, settings)
+        if "history" in only:
+            log(f"pair 6 history: {', '.join(map(str, m['history']))} stored checkpoints")
+            rows += hist.pair_history(tmp, env, settings, m["history"])
+        if "push" in only:
+            log(f"pair 6 first push of {m['push']} checkpoints")
+            rows += hist.pair_first_push(tmp, env, settings, m["push"])
+        if "memory" in only:
+            for tree in trees:
+                log(f"pair 8 memory on {tree.name}")
+                rows += hist.memory(tree)
+        if "reftable" in only:
+            log(f"pair 9 save and restore in a reftable repository vs files, on {real.name}")
+            rows += sc.pair_reftable(real, settings, tmp)
         if "growth" in only:
             log(f"pair 6 growth: {m['growth']} checkpoints on {real.name}")
             growth = sc.growth(real, settings, m["growth"])

@@ -1,20 +1,31 @@
-"""``git ckpt agent install|uninstall``: wire git ckpt into a coding agent's own hooks.
+"""``git ckpt agent install|uninstall|hook``: wire git ckpt into a coding agent's own hooks.
 
-For Claude Code this merges three hooks into ``.claude/settings.json`` (or
-``.claude/settings.local.json`` with ``local``), in Claude Code's format
-``{"hooks": {"EVENT": [{"matcher": "", "hooks": [{"type": "command", "command": "…"}]}]}}``:
+Five agents, one shape: save an ``auto`` checkpoint before the context is compacted and at the
+end of every turn, and give a new session the handoff receipt.
 
-* ``PreCompact`` — save an ``auto`` checkpoint before the context is compacted;
-* ``Stop`` — save an ``auto`` checkpoint at the end of every turn (nothing is saved when
-  nothing changed);
-* ``SessionStart`` — print the handoff receipt, which Claude Code adds to the new session's
-  context.
+=============  ===============================  ==============================================
+agent          file (merged, every key kept)    events → what runs
+=============  ===============================  ==============================================
+claude-code    ``.claude/settings.json``         SessionStart → handoff, PreCompact → save,
+               (``--local``: settings.local)     Stop → save
+codex          ``.codex/hooks.json``             SessionStart, PreCompact, Stop (Claude's shape)
+gemini         ``.gemini/settings.json``         SessionStart, PreCompress, AfterAgent; sets
+                                                 ``hooksConfig.enabled`` when absent
+cursor         ``.cursor/hooks.json``            sessionStart, preCompact, stop (``version: 1``)
+copilot        ``.github/hooks/git-ckpt.json``   sessionStart, agentStop, sessionEnd
+=============  ===============================  ==============================================
 
-Every command ends in ``|| true``: a hook must never block the agent (a ``Stop`` hook exiting 2
-would keep it from stopping).  The settings file is merged, never overwritten: every existing key
-and hook stays.  What was added, and the file's original bytes, are kept in
-``$GIT_DIR/ckpt/agent-install.json``, so ``uninstall`` puts back the original bytes exactly when the
-file was not changed since, and otherwise removes exactly the handlers it added.
+Every hook runs ``git-ckpt agent hook AGENT ACTION``, which reads the agent's JSON input on
+stdin (the session id goes into the checkpoint's manifest, so ``list``/``show`` can say which
+session made it), never prints progress, and always exits 0: a hook never blocks the agent.
+The command finds ``git-ckpt`` on the agent's ``PATH``, else through a small shim
+``$GIT_COMMON_DIR/ckpt/git-ckpt`` that install writes (it names this machine's executable, and
+lives in ``.git``, so nothing machine-specific goes into a file meant to be committed).
+
+Install merges, never overwrites: every existing key and hook stays.  What was added and the
+file's original bytes and mode are kept in ``$GIT_DIR/ckpt/agent-install.json``, so
+``uninstall`` puts back the original bytes exactly when the file was not changed since, and
+otherwise removes exactly the handlers (and keys) it added.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ import shlex
 import shutil
 import stat
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import store
@@ -35,48 +47,166 @@ from .errors import CkptError, NotFoundError, UsageError
 from .gitcore import Repo
 
 RECORD = "agent-install.json"
-
-_CD = 'cd "${CLAUDE_PROJECT_DIR:-.}" && '
-# git-ckpt from the agent's PATH, else the one that wrote the hooks (a venv the agent's shell
-# may not have on its PATH): an absolute path alone would not travel in a committed file.
-_EXE = os.path.abspath(shutil.which("git-ckpt") or os.path.join(os.path.dirname(sys.executable), "git-ckpt"))
-_CKPT = f'"$(command -v git-ckpt || echo {shlex.quote(_EXE)})"'
-CLAUDE_HOOKS: dict[str, str] = {
-    "PreCompact": _CD + _CKPT + ' save --kind auto -m "agent: before context compaction" >/dev/null || true',
-    "Stop": _CD + _CKPT + ' save --kind auto -m "agent: end of turn" >/dev/null || true',
-    "SessionStart": _CD + _CKPT + " handoff || true",
+SHIM = "git-ckpt"
+HOOK_TIMEOUT = 120  # seconds
+MESSAGES = {
+    "compact": "agent: before context compaction",
+    "turn": "agent: end of turn",
+    "end": "agent: end of session",
 }
+
+
+@dataclass(frozen=True)
+class Spec:
+    """How one agent takes hooks: its settings file, the entry shape and the events."""
+
+    name: str
+    path: str
+    style: str  # "nested": {"matcher", "hooks": [{"type", "command", "timeout"}]}; "flat": {"command", "timeout"}; "copilot": {"type", "bash", "timeoutSec"}
+    events: dict[str, str]  # agent event → action (start, compact, turn, end)
+    cd: str = ""
+    timeout: int = HOOK_TIMEOUT
+    local_path: str | None = None
+    defaults: dict = field(default_factory=dict)  # keys set when absent (dotted paths)
+    note: str = ""
+
+
+SPECS: dict[str, Spec] = {s.name: s for s in (
+    Spec("claude-code", ".claude/settings.json", "nested", {"PreCompact": "compact", "Stop": "turn", "SessionStart": "start"},
+         cd='cd "${CLAUDE_PROJECT_DIR:-.}" && ', local_path=".claude/settings.local.json"),
+    Spec("codex", ".codex/hooks.json", "nested", {"SessionStart": "start", "PreCompact": "compact", "Stop": "turn"},
+         note="Codex runs project hooks once hooks are enabled ([features] codex_hooks = true in ~/.codex/config.toml) "
+              "and you trust this project's .codex/ when Codex asks"),
+    Spec("gemini", ".gemini/settings.json", "nested", {"SessionStart": "start", "PreCompress": "compact", "AfterAgent": "turn"},
+         cd='cd "${GEMINI_PROJECT_DIR:-.}" && ', timeout=HOOK_TIMEOUT * 1000, defaults={"hooksConfig.enabled": True}),
+    Spec("cursor", ".cursor/hooks.json", "flat", {"sessionStart": "start", "preCompact": "compact", "stop": "turn"},
+         defaults={"version": 1},
+         note="Cursor can also run Claude Code's hooks: install one of claude-code and cursor, not both "
+              "(an unchanged state is never saved twice, but the receipt would be given twice)"),
+    Spec("copilot", ".github/hooks/git-ckpt.json", "copilot", {"sessionStart": "start", "agentStop": "turn", "sessionEnd": "end"},
+         defaults={"version": 1}),
+)}
+AGENTS = (*SPECS, "generic")
 GENERIC = {
     "before context compaction": "git ckpt save --kind auto -m 'agent: before context compaction'",
     "end of each turn": "git ckpt save --kind auto -m 'agent: end of turn'",
     "session start (give the output to the agent)": "git ckpt handoff",
     "MCP server (stdio)": "git ckpt mcp",
 }
-AGENTS = ("claude-code", "generic")
-HOOK_TIMEOUT = 120
 
 
-def _group(command: str) -> dict:
-    return {"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT}]}
+def hook_command(agent: str, action: str) -> str:
+    """The shell command an agent's hook runs: ``git-ckpt agent hook AGENT ACTION`` through
+    ``git-ckpt`` on PATH, else the shim in ``$GIT_COMMON_DIR/ckpt``; ``|| true`` so it never
+    fails the agent.  No absolute path of this machine appears in it."""
+    spec = SPECS[agent]
+    find = 'G=$(command -v git-ckpt || echo "$(git rev-parse --git-common-dir)/ckpt/git-ckpt")'
+    return f'{spec.cd}{find}; "$G" agent hook {agent} {action} || true'
+
+
+def commands(agent: str) -> dict[str, str]:
+    """Agent event → the command installed for it."""
+    return {event: hook_command(agent, action) for event, action in SPECS[agent].events.items()}
+
+
+CLAUDE_HOOKS: dict[str, str] = commands("claude-code")
+
+
+def _entry(spec: Spec, command: str) -> dict:
+    if spec.style == "nested":
+        return {"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": spec.timeout}]}
+    if spec.style == "flat":
+        return {"command": command, "timeout": spec.timeout}
+    return {"type": "command", "bash": command, "timeoutSec": spec.timeout}
+
+
+def _commands_in(entry) -> list[str]:
+    """Every command string an event's list entry holds (any of the three shapes)."""
+    if not isinstance(entry, dict):
+        return []
+    out = [entry[k] for k in ("command", "bash") if isinstance(entry.get(k), str)]
+    for h in entry.get("hooks") or [] if isinstance(entry.get("hooks"), list) else []:
+        if isinstance(h, dict) and isinstance(h.get("command"), str):
+            out.append(h["command"])
+    return out
 
 
 def snippet(agent: str) -> dict:
-    """What ``install AGENT --print`` shows: the settings fragment (claude-code) or the commands
-    to wire into any agent's hooks (generic).  :class:`UsageError` for an unknown agent."""
-    if agent == "claude-code":
-        return {"hooks": {event: [_group(cmd)] for event, cmd in CLAUDE_HOOKS.items()}}
+    """What ``install AGENT --print`` shows: the settings fragment, or (generic) the commands to
+    wire into any agent's hooks.  :class:`UsageError` for an unknown agent."""
     if agent == "generic":
         return dict(GENERIC)
-    raise UsageError(f"unknown agent {agent!r}", f"known agents: {', '.join(AGENTS)}")
+    if agent not in SPECS:
+        raise UsageError(f"unknown agent {agent!r}", f"known agents: {', '.join(AGENTS)}")
+    spec = SPECS[agent]
+    out: dict = {}
+    for key, value in spec.defaults.items():
+        _set_dotted(out, key, value)
+    out["hooks"] = {event: [_entry(spec, cmd)] for event, cmd in commands(agent).items()}
+    return out
 
 
-def settings_path(repo: Repo, local: bool = False) -> Path:
-    """``.claude/settings.json`` (or ``settings.local.json``) at the worktree root."""
-    return repo.workdir / ".claude" / ("settings.local.json" if local else "settings.json")
+def _get_dotted(obj: dict, key: str):
+    for part in key.split("."):
+        if not isinstance(obj, dict) or part not in obj:
+            return None
+        obj = obj[part]
+    return obj
+
+
+def _set_dotted(obj: dict, key: str, value) -> bool:
+    """Set ``a.b`` = value when absent; False (nothing set) when present or blocked by a non-object."""
+    parts = key.split(".")
+    for part in parts[:-1]:
+        nxt = obj.setdefault(part, {})
+        if not isinstance(nxt, dict):
+            return False
+        obj = nxt
+    if parts[-1] in obj:
+        return False
+    obj[parts[-1]] = value
+    return True
+
+
+def _del_dotted(obj: dict, key: str) -> None:
+    parts = key.split(".")
+    chain = [obj]
+    for part in parts[:-1]:
+        nxt = chain[-1].get(part)
+        if not isinstance(nxt, dict):
+            return
+        chain.append(nxt)
+    chain[-1].pop(parts[-1], None)
+    for i in range(len(parts) - 1, 0, -1):  # drop objects this left empty
+        if not chain[i]:
+            chain[i - 1].pop(parts[i - 1], None)
+
+
+def settings_path(repo: Repo, agent: str = "claude-code", local: bool = False) -> Path:
+    """The settings file ``agent``'s hooks go into, at the worktree root."""
+    spec = SPECS[agent]
+    if local and spec.local_path is None:
+        raise UsageError(f"{agent} has no local settings file", f"install into {spec.path} and add it to .git/info/exclude to keep it uncommitted")
+    return repo.workdir / (spec.local_path if local else spec.path)
 
 
 def _record_path(repo: Repo) -> Path:
     return repo.ckpt_dir() / RECORD
+
+
+def shim_path(repo: Repo) -> Path:
+    """``$GIT_COMMON_DIR/ckpt/git-ckpt``: the fallback the hook commands run."""
+    return repo.common_dir / "ckpt" / SHIM
+
+
+def _executable() -> str:
+    """The git-ckpt executable of this installation (the one on PATH, else beside this Python)."""
+    return os.path.abspath(shutil.which("git-ckpt") or os.path.join(os.path.dirname(sys.executable), "git-ckpt"))
+
+
+def _write_shim(repo: Repo) -> None:
+    data = f"#!/bin/sh\n# written by git ckpt agent install: the git-ckpt of this machine, for agent hooks\nexec {shlex.quote(_executable())} \"$@\"\n"
+    store.atomic_write(shim_path(repo), data.encode(), 0o755)
 
 
 def _read_records(repo: Repo) -> dict:
@@ -85,7 +215,7 @@ def _read_records(repo: Repo) -> dict:
     except FileNotFoundError:
         return {}
     except ValueError:
-        raise CkptError(f"{_record_path(repo)} is corrupt", "remove it; then check .claude/settings.json by hand") from None
+        raise CkptError(f"{_record_path(repo)} is corrupt", "remove it; then check the agent settings files by hand") from None
     return data if isinstance(data, dict) else {}
 
 
@@ -118,15 +248,17 @@ def _dump(obj: dict) -> bytes:
 
 def install(repo: Repo, agent: str, *, local: bool = False) -> dict:
     """Merge the hooks of ``agent`` into its settings file; returns ``{"path", "added": [events],
-    "already": [events], "created": bool}``.  Idempotent: hooks already present are not added twice.
+    "already": [events], "created": bool, "note"}``.  Idempotent: hooks already present are not
+    added twice.  Writes the shim the hook commands fall back on.
 
-    Raises :class:`UsageError` for an agent that can only be printed, :class:`CkptError` when the
-    settings file is not a JSON object (nothing is written then).
+    Raises :class:`UsageError` for ``generic`` (print only) or an unknown agent,
+    :class:`CkptError` when the settings file is not a JSON object (nothing is written then).
     """
-    if agent != "claude-code":
+    if agent not in SPECS:
         snippet(agent)  # unknown agent → UsageError
         raise UsageError(f"{agent}: nothing to install automatically", f"git ckpt agent install {agent} --print shows the commands to wire in")
-    path = settings_path(repo, local)
+    spec = SPECS[agent]
+    path = settings_path(repo, agent, local)
     rel = str(path.relative_to(repo.workdir))
     records = _read_records(repo)
     existed = path.exists()
@@ -141,30 +273,39 @@ def install(repo: Repo, agent: str, *, local: bool = False) -> dict:
     new = copy.deepcopy(settings)
     new_hooks = copy.deepcopy(hooks)
     added, already = [], []
-    for event, command in CLAUDE_HOOKS.items():
-        groups = new_hooks.get(event, [])
-        if not isinstance(groups, list):
+    for event, command in commands(agent).items():
+        entries = new_hooks.get(event, [])
+        if not isinstance(entries, list):
             raise CkptError(f"{path}: hooks.{event} is not a list", f"fix {path}, then run the command again")
-        present = any(isinstance(g, dict) and any(isinstance(h, dict) and h.get("command") == command for h in g.get("hooks") or [])
-                      for g in groups)
-        if present:
+        if any(command in _commands_in(e) for e in entries):
             already.append(event)
             continue
-        new_hooks[event] = groups + [_group(command)]
+        new_hooks[event] = entries + [_entry(spec, command)]
         added.append(event)
-    result = {"path": rel, "added": added, "already": already, "created": not existed}
+    note = spec.note
+    if agent == "cursor" and any(r.get("agent") == "claude-code" for r in records.values()):
+        note = "Claude Code hooks are installed here too, and Cursor runs them as well: the receipt will be given twice (git ckpt agent uninstall claude-code)"
+    result = {"path": rel, "added": added, "already": already, "created": not existed, "note": note}
+    _write_shim(repo)
     if not added:
         return result
     new["hooks"] = new_hooks
+    set_keys = [k for k, v in spec.defaults.items() if _set_dotted(new, k, v)]
     data = _dump(new)
-    created_dir = not path.parent.exists()
+    created_dirs = []
+    d = path.parent
+    while not d.exists() and d != repo.workdir:
+        created_dirs.append(str(d.relative_to(repo.workdir)))
+        d = d.parent
     path.parent.mkdir(parents=True, exist_ok=True)
     rec = records.get(rel)
     if rec is None:  # first install: remember the bytes to put back
         rec = {"agent": agent, "existed": existed, "original": base64.b64encode(original).decode(), "mode": mode,
-               "created_dir": created_dir, "hooks_key_existed": "hooks" in settings, "events_existed": [], "added": []}
+               "created_dirs": created_dirs, "hooks_key_existed": "hooks" in settings, "events_existed": [], "added": [],
+               "set_keys": []}
     rec["events_existed"] = sorted(set(rec["events_existed"]) | {e for e in added if e in hooks})
-    rec["added"] = rec["added"] + [{"event": e, "group": _group(CLAUDE_HOOKS[e])} for e in added]
+    rec["added"] = rec["added"] + [{"event": e, "group": _entry(spec, commands(agent)[e])} for e in added]
+    rec["set_keys"] = sorted(set(rec.get("set_keys", [])) | set(set_keys))
     rec["written_sha256"] = hashlib.sha256(data).hexdigest()
     records[rel] = rec
     _write_records(repo, records)  # the record first: a crash leaves something uninstall can use
@@ -172,74 +313,93 @@ def install(repo: Repo, agent: str, *, local: bool = False) -> dict:
     return result
 
 
-def uninstall(repo: Repo, agent: str, *, local: bool = False) -> dict:
-    """Remove what :func:`install` added.  When the file is byte-for-byte what install wrote, the
-    original bytes and permission bits are put back (the file and ``.claude/`` are removed if install created them);
-    otherwise exactly the added handlers are removed and the rest is kept.  Returns
-    ``{"path", "restored": "original"|"removed-file"|"edited"|"gone", "removed": [events]}``.
+def uninstall(repo: Repo, agent: str, *, local: bool | None = None) -> list[dict]:
+    """Remove what :func:`install` added for ``agent``: from every file it was installed into
+    (``local`` None), or only the local (True) or shared (False) settings file.  When a file is
+    byte-for-byte what install wrote, the original bytes and permission bits are put back (the
+    file and the directories install created are removed if install created them); otherwise
+    exactly the added handlers and keys are removed and the rest is kept.  Returns one
+    ``{"path", "restored": "original"|"removed-file"|"edited"|"gone", "removed": [events]}``
+    per file.
 
-    Raises :class:`NotFoundError` when nothing was installed for that file.
+    Raises :class:`NotFoundError` when nothing was installed for that agent (and file).
     """
-    if agent not in AGENTS:
+    if agent not in SPECS:
         snippet(agent)
-    path = settings_path(repo, local)
-    rel = str(path.relative_to(repo.workdir))
+        raise UsageError(f"{agent}: nothing was installed automatically", "remove the commands you wired in by hand")
+    spec = SPECS[agent]
     records = _read_records(repo)
-    rec = records.get(rel)
-    if rec is None or rec.get("agent") != agent:
-        raise NotFoundError(f"git ckpt did not install {agent} hooks into {rel}", "git ckpt agent install claude-code adds them")
+    wanted = {spec.path, *([spec.local_path] if spec.local_path else [])}
+    if local is not None:
+        wanted = {str(settings_path(repo, agent, local).relative_to(repo.workdir))}
+    rels = sorted(rel for rel, rec in records.items() if rec.get("agent") == agent and rel in wanted)
+    if not rels:
+        where = " or ".join(sorted(wanted))
+        raise NotFoundError(f"git ckpt did not install {agent} hooks into {where}", f"git ckpt agent install {agent} adds them")
+    out = [_uninstall_one(repo, spec, rel, records[rel]) for rel in rels]
+    for rel in rels:
+        del records[rel]
+    _write_records(repo, records)
+    if not records:
+        try:
+            shim_path(repo).unlink()
+        except FileNotFoundError:
+            pass
+    return out
+
+
+def _uninstall_one(repo: Repo, spec: Spec, rel: str, rec: dict) -> dict:
+    path = repo.workdir / rel
     removed = sorted({a["event"] for a in rec["added"]})
     if not path.exists():
-        how = "gone"
-    else:
-        current = path.read_bytes()
-        mode = stat.S_IMODE(path.stat().st_mode)
-        if hashlib.sha256(current).hexdigest() == rec.get("written_sha256"):
-            if rec["existed"]:
-                original_mode = rec.get("mode")
-                store.atomic_write(path, base64.b64decode(rec["original"]),
-                                   original_mode if isinstance(original_mode, int) else mode)
-                how = "original"
-            else:
-                path.unlink()
-                how = "removed-file"
-                if rec.get("created_dir"):
-                    try:
-                        path.parent.rmdir()
-                    except OSError:
-                        pass
-        else:
-            how = "edited"
-            settings = _load_settings(path, current)
-            hooks = settings.get("hooks")
-            if isinstance(hooks, dict):
-                for a in rec["added"]:
-                    ev, group = a["event"], a["group"]
-                    groups = hooks.get(ev)
-                    if not isinstance(groups, list):
+        return {"path": rel, "restored": "gone", "removed": removed}
+    current = path.read_bytes()
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if hashlib.sha256(current).hexdigest() == rec.get("written_sha256"):
+        if rec["existed"]:
+            original_mode = rec.get("mode")
+            store.atomic_write(path, base64.b64decode(rec["original"]), original_mode if isinstance(original_mode, int) else mode)
+            return {"path": rel, "restored": "original", "removed": removed}
+        path.unlink()
+        for d in rec.get("created_dirs", [".claude"] if rec.get("created_dir") else []):
+            try:
+                (repo.workdir / d).rmdir()
+            except OSError:
+                break
+        return {"path": rel, "restored": "removed-file", "removed": removed}
+    settings = _load_settings(path, current)
+    hooks = settings.get("hooks")
+    if isinstance(hooks, dict):
+        for a in rec["added"]:
+            ev, group = a["event"], a["group"]
+            entries = hooks.get(ev)
+            if not isinstance(entries, list):
+                continue
+            command = _commands_in(group)[0]
+            kept = []
+            for e in entries:
+                if e == group:
+                    continue
+                if isinstance(e, dict) and isinstance(e.get("hooks"), list):
+                    inner = [h for h in e["hooks"] if not (isinstance(h, dict) and h.get("command") == command)]
+                    if not inner and e["hooks"]:
                         continue
-                    command = group["hooks"][0]["command"]
-                    kept = []
-                    for g in groups:
-                        if g == group:
-                            continue
-                        if isinstance(g, dict) and isinstance(g.get("hooks"), list):
-                            inner = [h for h in g["hooks"] if not (isinstance(h, dict) and h.get("command") == command)]
-                            if not inner and g["hooks"]:
-                                continue
-                            if len(inner) != len(g["hooks"]):
-                                g = dict(g, hooks=inner)
-                        kept.append(g)
-                    if kept or ev in rec.get("events_existed", []):
-                        hooks[ev] = kept
-                    else:
-                        del hooks[ev]
-                if not hooks and not rec.get("hooks_key_existed"):
-                    del settings["hooks"]
-            store.atomic_write(path, _dump(settings), mode)
-    del records[rel]
-    _write_records(repo, records)
-    return {"path": rel, "restored": how, "removed": removed}
+                    if len(inner) != len(e["hooks"]):
+                        e = dict(e, hooks=inner)
+                elif command in _commands_in(e):
+                    continue
+                kept.append(e)
+            if kept or ev in rec.get("events_existed", []):
+                hooks[ev] = kept
+            else:
+                del hooks[ev]
+        if not hooks and not rec.get("hooks_key_existed"):
+            del settings["hooks"]
+    for key in rec.get("set_keys", []):
+        if _get_dotted(settings, key) == spec.defaults.get(key):
+            _del_dotted(settings, key)
+    store.atomic_write(path, _dump(settings), mode)
+    return {"path": rel, "restored": "edited", "removed": removed}
 
 
 def status(repo: Repo) -> list[dict]:
@@ -248,3 +408,48 @@ def status(repo: Repo) -> list[dict]:
              "intact": (repo.workdir / rel).exists() and hashlib.sha256((repo.workdir / rel).read_bytes()).hexdigest() == rec.get("written_sha256")}
             for rel, rec in sorted(_read_records(repo).items())]
 
+
+# ------------------------------------------------------------------------------ the hook itself
+
+MAX_INPUT = 1 << 20
+
+
+def session_of(payload: bytes) -> dict:
+    """The fields git ckpt uses from an agent hook's JSON input (attacker-shaped: anything the
+    agent or a tool put there): ``session`` (``session_id``, ``sessionId`` or Cursor's
+    ``conversation_id``; printable, at most 128 characters) and ``event``.  Unreadable input
+    gives ``{}``."""
+    try:
+        obj = json.loads(payload[:MAX_INPUT]) if payload.strip() else {}
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return {}
+    if not isinstance(obj, dict):
+        return {}
+    out = {}
+    for key in ("session_id", "sessionId", "conversation_id"):
+        v = obj.get(key)
+        if isinstance(v, (str, int)) and not isinstance(v, bool):
+            v = str(v)
+            if 0 < len(v) <= 128 and v.isprintable():
+                out["session"] = v
+                break
+    ev = obj.get("hook_event_name") or obj.get("hookEventName")
+    if isinstance(ev, str) and len(ev) <= 64 and ev.isprintable():
+        out["event"] = ev
+    return out
+
+
+def start_output(agent: str, text: str) -> str:
+    """What a session-start hook prints so the agent adds ``text`` (the handoff receipt) to the
+    new session's context: plain text for Claude Code, Codex and Copilot; the JSON Gemini CLI
+    (which reads stdout as JSON only) and Cursor expect."""
+    if agent == "gemini":
+        return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}) + "\n"
+    if agent == "cursor":
+        return json.dumps({"additional_context": text}) + "\n"
+    return text
+
+
+def quiet_output(agent: str) -> str:
+    """What a save hook prints on stdout: nothing, or ``{}`` where stdout must be JSON."""
+    return "{}\n" if agent in ("gemini", "cursor") else ""

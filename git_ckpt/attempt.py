@@ -23,10 +23,13 @@ from pathlib import Path
 from typing import Callable
 
 from . import ledger, store
+from . import trust
+from .restore import restore
+from .snapshot import capture, save
 from .config import Config
 from .errors import CkptError, UsageError
 from .gitcore import Repo
-from .verify import Report, Sink, describe
+from .verify import Report, Sink, describe, verify
 
 
 @dataclass
@@ -58,15 +61,10 @@ class AttemptResult:
 
 
 def _save(repo: Repo, cfg: Config, task: str, message: str):
-    from .snapshot import save
-
-    with repo.worktree_lock(exclusive=False):
-        return save(repo, cfg, task=task, message=message)
+    return save(repo, cfg, task=task, message=message)
 
 
 def _matches(repo: Repo, cfg: Config, cp_id: str) -> bool:
-    from .snapshot import capture
-
     cp = store.resolve(repo, cp_id)
     return capture(repo, cfg).state() == cp.manifest.state
 
@@ -90,9 +88,6 @@ def attempt(
     :class:`UsageError` for an empty or unrunnable CMD.  Ctrl-C while CMD runs saves what CMD
     left as a checkpoint and re-raises :class:`KeyboardInterrupt`.
     """
-    from . import trust
-    from .restore import restore
-    from .verify import verify
 
     if not command:
         raise UsageError("attempt needs a command after --", "git ckpt attempt -- ./fix.sh")

@@ -33,7 +33,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pygit2
 
 from . import overlay, store
 from .errors import CkptError, CorruptError
@@ -104,7 +103,15 @@ def _ref_for_spec(repo: Repo, spec: str, task: str) -> tuple[str, str, str | Non
 
 def check_all(repo: Repo, items: list[tuple[str, str, str | None]]) -> list[CheckResult]:
     """Run :func:`check_one` on each ``(id, ref, commit)``."""
-    return [check_one(repo, cid, ref, oid) for cid, ref, oid in items]
+    from . import progress
+
+    shown = progress.meter("check: checkpoints", len(items))
+    out = []
+    for cid, ref, oid in items:
+        out.append(check_one(repo, cid, ref, oid))
+        shown.advance()
+    shown.done()
+    return out
 
 
 def check_one(repo: Repo, cid: str, ref: str, commit: str | None) -> CheckResult:
@@ -117,13 +124,12 @@ def check_one(repo: Repo, cid: str, ref: str, commit: str | None) -> CheckResult
     if commit is None:
         res.problems.append("the ref points at nothing")
         return res
-    try:
-        obj = repo.pg[commit]
-    except (KeyError, ValueError):
+    kind = repo.object_type(commit)
+    if kind is None:
         res.problems.append(f"checkpoint commit {commit[:12]} is missing from the object store")
         return res
-    if not isinstance(obj, pygit2.Commit):
-        res.problems.append(f"{ref} points at a {obj.type_str}, not a checkpoint commit")
+    if kind != "commit":
+        res.problems.append(f"{ref} points at a {kind}, not a checkpoint commit")
         return res
     try:
         cp = store.load(repo, commit, id=cid, ref=ref)
@@ -142,7 +148,7 @@ def check_one(repo: Repo, cid: str, ref: str, commit: str | None) -> CheckResult
     try:
         if m.index_tree != cp.index_tree:
             res.problems.append(f"manifest index tree {m.index_tree[:12]} differs from the index commit's tree {cp.index_tree[:12]}")
-    except (KeyError, ValueError, pygit2.GitError) as exc:
+    except (CkptError, KeyError, ValueError) as exc:
         res.problems.append(f"index commit unreadable: {exc}")
         return res
     _check_lists(repo, cp, res)

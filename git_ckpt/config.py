@@ -104,9 +104,15 @@ class AttemptConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class GateConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """``[gate]``: whether the pre-push hook refuses unverified commits (default: warn)."""
+    """``[gate]``: whether the pre-push hook refuses unverified commits (``pre_push``, default:
+    warn); ``since``: the pre-push hook judges only commits that are not ancestors of this
+    revision (``git config ckpt.gate.since``, which ``hooks install`` sets to HEAD, overrides
+    it); ``isolated``: only results of ``verify --isolated`` count as evidence (a verifier run
+    in place also sees ignored files no checkpoint holds)."""
 
     pre_push: str = "warn"
+    since: str | None = None
+    isolated: bool = False
 
 
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -118,6 +124,9 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     attempt: AttemptConfig = msgspec.field(default_factory=AttemptConfig)
     gate: GateConfig = msgspec.field(default_factory=GateConfig)
     source: bytes = b""
+    #: git config settings that were not applied because they would loosen a verifier
+    #: ``.ckpt.toml`` defines (``ckpt.verifier.NAME.command`` …): shown by ``trust --show``
+    ignored: list[str] = []
 
     @property
     def max_file_size(self) -> int:
@@ -226,8 +235,14 @@ def load(repo: "Repo") -> Config:
 
     Overrides: ``ckpt.overlay.include`` / ``ckpt.overlay.exclude`` (multi-valued, appended),
     ``ckpt.overlay.maxFileSize``, ``ckpt.retention.keep``, ``ckpt.retention.olderThan``,
-    ``ckpt.attempt.onFailure``, and ``ckpt.verifier.NAME.command|required|timeout`` (adds or
-    replaces verifier NAME).
+    ``ckpt.attempt.onFailure``, ``ckpt.gate.since``, ``ckpt.gate.isolated`` (may only turn it
+    on), and ``ckpt.verifier.NAME.command|required|timeout``, which adds verifier NAME.
+
+    Git config may add verifiers but never loosens one ``.ckpt.toml`` defines: for such a
+    verifier only ``required = true`` is applied (a tightening); a command, ``required =
+    false`` or a timeout from git config is left out and named in ``cfg.ignored``.  (``.ckpt.toml``
+    is what the user trusted byte for byte; git config is writable by any process running as
+    the user, ``git -c`` included, and is not part of that trust.)
     """
     path = Path(repo.workdir) / CONFIG_FILE
     try:
@@ -242,13 +257,7 @@ def load(repo: "Repo") -> Config:
 
 
 def _apply_git_config(repo: "Repo", cfg: Config) -> None:
-    import pygit2
-
-    try:
-        conf = repo.pg.config
-        entries = [(e.name, e.value) for e in conf if e.name.startswith("ckpt.")]
-    except pygit2.GitError as exc:
-        raise ConfigError(f"cannot read git config: {exc}") from None
+    entries = repo.config_entries("ckpt.")
     verifiers: dict[str, dict[str, object]] = {}
     for name, value in entries:
         key = name[len("ckpt."):]
@@ -268,11 +277,26 @@ def _apply_git_config(repo: "Repo", cfg: Config) -> None:
             cfg.retention.older_than = value
         elif low == "attempt.onfailure":
             cfg.attempt.on_failure = value
+        elif low == "gate.since":
+            cfg.gate.since = value or None
+        elif low == "gate.isolated":
+            # may tighten a .ckpt.toml, never loosen it
+            cfg.gate.isolated = cfg.gate.isolated or str(value).lower() in ("true", "yes", "on", "1")
         elif low.startswith("verifier.") and low.count(".") >= 2:
             vname, _, field = key[len("verifier."):].rpartition(".")
             verifiers.setdefault(vname, {})[field.lower()] = value
+    shared = {v.name for v in decode(cfg.source).verifier} if cfg.source else set()
+    ignored: list[str] = []
     for vname, fields in verifiers.items():
         existing = next((v for v in cfg.verifier if v.name == vname), None)
+        if existing is not None and vname in shared:
+            for f in sorted(fields):
+                tighten = f == "required" and str(fields[f]).lower() in ("true", "yes", "on", "1")
+                if tighten:
+                    existing.required = True
+                else:
+                    ignored.append(f"ckpt.verifier.{vname}.{f}")
+            continue
         spec: dict[str, object] = {"name": vname}
         if existing is not None:
             spec.update(msgspec.structs.asdict(existing))
@@ -292,4 +316,5 @@ def _apply_git_config(repo: "Repo", cfg: Config) -> None:
         except msgspec.ValidationError as exc:
             raise ConfigError(f"git config ckpt.verifier.{vname}: {exc}") from None
         cfg.verifier = [v for v in cfg.verifier if v.name != vname] + [new]
+    cfg.ignored = ignored
     _validate(cfg, "git config ckpt.*")

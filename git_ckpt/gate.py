@@ -14,13 +14,15 @@ with that tree, local or fetched, has passing results for every required verifie
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 
-from . import ledger, store
+from . import config, ledger, store, trust
 from .config import Config
 from .errors import CkptError, NotFoundError
-from .gitcore import Repo, change_status
+from .evidence import IN_PLACE, requirement, was_forced
+from .gitcore import Repo
 from .model import path_display
 
 SHOW_PATHS = 20
@@ -76,19 +78,17 @@ class GateResult:
 
 def _diff(repo: Repo, old: str, new: str) -> list[str]:
     out = []
-    for a, b in repo.diff_trees(old, new):
-        letter = change_status(a, b)
-        out.append(f"{letter} {path_display((b or a).path)}")
+    for c in repo.diff_trees(old, new):
+        out.append(f"{c.status} {path_display(c.path)}")
     return out
 
 
 def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
-    """Judge ``tree`` against the promoted checkpoint of ``task`` (no side effects).  An
+    """Judge ``tree`` against the promoted checkpoint of ``task`` (no side effects); a tree that
+    is not that checkpoint's is still allowed when it is the promoted, verified checkpoint of
+    another of this repository's tasks (:func:`promoted_elsewhere`; ``promoted`` names it).  An
     untrusted ``.ckpt.toml`` (:mod:`git_ckpt.trust`) refuses first, with ``untrusted`` set: its
     required verifiers may have been loosened or deleted, so they cannot judge anything."""
-    from . import trust
-    from .promote import requirement, was_forced
-
     res = GateResult(False, True, task, tree)
     st = trust.state(repo, cfg)
     if not st.ok:
@@ -97,6 +97,11 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
         res.fix = "git ckpt trust (after reviewing git ckpt trust --show)"
         return res
     oid = repo.read_ref(store.promoted_ref(task))
+    if oid is None or repo.commit_tree_id(oid) != tree:
+        other = promoted_elsewhere(repo, cfg, tree, task)
+        if other is not None:
+            res.allowed, res.promoted = True, other
+            return res
     if oid is None:
         last = store.latest(repo, task)
         res.reason = f"task {task} has no promoted checkpoint"
@@ -124,11 +129,32 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
         name, status = next(iter(req.missing.items()))
         forced = " (it was promoted with --force)" if was_forced(repo, task, cp.commit) else ""
         fetched = " (only a fetched result says passed: not evidence here)" if name in req.foreign else ""
+        fetched += IN_PLACE if name in req.in_place else ""
         res.reason = f"required verifier {name} has {'no result' if status == 'no result' else 'status ' + status} on the promoted checkpoint {cp.id}{forced}{fetched}"
-        res.fix = f"git ckpt verify {cp.id}"
+        res.fix = f"git ckpt verify {cp.id}" + (" --isolated" if name in req.in_place else "")
         return res
     res.allowed = True
     return res
+
+
+def promoted_elsewhere(repo: Repo, cfg: Config, tree: str, task: str) -> str | None:
+    """The id of the promoted checkpoint of another of this repository's own tasks (``refs/ckpt/
+    T/promoted``, never a fetched one) whose tree is ``tree`` and whose required verifiers
+    passed by this repository's own results; tasks in name order; None when there is none.  So
+    switching task does not block committing a tree another task verified."""
+    suffix = "/promoted"
+    for name, oid in sorted(repo.refs_under(store.PREFIX).items()):
+        if not name.endswith(suffix) or name == store.promoted_ref(task):
+            continue
+        if repo.commit_tree_id(oid) != tree:
+            continue
+        try:
+            cp = store.load(repo, oid, ref=name)
+            if store.is_local(repo, cp) and requirement(repo, cfg, cp).satisfied:
+                return cp.id
+        except (CkptError, KeyError, ValueError):
+            continue
+    return None
 
 
 def gate(repo: Repo, cfg: Config | None = None, *, index_file: str | None = None, task: str | None = None,
@@ -136,8 +162,6 @@ def gate(repo: Repo, cfg: Config | None = None, *, index_file: str | None = None
     """The pre-commit decision for the index in ``index_file`` (the CLI passes
     ``$GIT_INDEX_FILE``; None: the real index).  Disabled gates allow everything.  A refusal is
     logged as a ``gate-refused`` event when ``record``."""
-    from . import config
-
     task = task or store.current_task(repo)
     if not enabled(repo):
         return GateResult(True, False, task)
@@ -152,22 +176,51 @@ def gate(repo: Repo, cfg: Config | None = None, *, index_file: str | None = None
     return res
 
 
-def add_trailer(repo: Repo, message_file: str, value: str) -> bool:
-    """Add (or replace) ``Ckpt-Verified: VALUE`` in ``message_file`` with ``git
-    interpret-trailers --in-place``; returns whether it did.
+_TRAILER_LINE = re.compile(rb"(?i)ckpt-verified[ \t]*:")
 
-    A message that is still empty (only comment lines: the editor is about to open) is left
-    alone, so that an empty message still aborts the commit as git intends.
+
+def strip_trailers(text: bytes) -> bytes:
+    """``text`` without any ``Ckpt-Verified`` trailer line: the key case-insensitive, blanks
+    allowed before the colon, folded continuation lines (starting with a blank) with it — as
+    git's trailer parser reads them.  Lines elsewhere in the message that match are removed
+    too (a trailer is only evidence when the gate wrote it)."""
+    out: list[bytes] = []
+    dropping = False
+    for line in re.split(rb"(?<=\n)", text):
+        if dropping and line[:1] in (b" ", b"\t") and line.rstrip(b"\n").strip(b" \t"):
+            continue
+        dropping = bool(_TRAILER_LINE.match(line))
+        if not dropping:
+            out.append(line)
+    return b"".join(out)
+
+
+def set_trailer(repo: Repo, message_file: str, value: str | None) -> bool:
+    """Make ``message_file`` carry exactly one ``Ckpt-Verified: VALUE`` trailer (``git
+    interpret-trailers --in-place``), or none when ``value`` is None: every trailer already
+    there is removed first (a message reused by ``--amend``, ``-C``, rebase or cherry-pick
+    keeps the old one otherwise).  Returns whether the trailer was added.
+
+    A message that is still empty (only comment lines: the editor is about to open) gets no
+    trailer, so that an empty message still aborts the commit as git intends.
     """
     try:
         with open(message_file, "rb") as fh:
             text = fh.read()
     except OSError:
         return False
-    if not any(ln.strip() and not ln.lstrip().startswith(b"#") for ln in text.splitlines()):
+    stripped = strip_trailers(text)
+    if value is not None and stripped and not stripped.endswith(b"\n"):
+        stripped += b"\n"  # git merge -m leaves MERGE_MSG without one: the trailer would join the last paragraph
+    if stripped != text:
+        from .store import atomic_write
+
+        atomic_write(message_file, stripped)
+    if value is None:
         return False
-    repo.git("interpret-trailers", "--in-place", "--if-exists", "replace", "--trailer", f"{TRAILER}: {value}",
-             os.path.abspath(message_file))
+    if not any(ln.strip() and not ln.lstrip().startswith(b"#") for ln in stripped.splitlines()):
+        return False
+    repo.git("interpret-trailers", "--in-place", "--trailer", f"{TRAILER}: {value}", os.path.abspath(message_file))
     return True
 
 
@@ -188,6 +241,7 @@ class CommitVerdict:
     reason: str = ""
     failing: dict[str, str] = field(default_factory=dict)
     foreign: list[str] = field(default_factory=list)
+    in_place: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """JSON-ready data."""
@@ -216,77 +270,156 @@ def _candidates(repo: Repo) -> list[tuple[str, str, bool]]:
     return out
 
 
-def verify_commit(repo: Repo, cfg: Config, rev: str) -> CommitVerdict:
-    """Was ``rev``'s tree the content of a checkpoint whose required verifiers (as ``cfg``
-    defines them now) all passed, by results this repository's own ``verify`` recorded?  Never
-    verified while ``cfg`` is untrusted (the CLI refuses that with exit 9 first).  Raises
-    :class:`NotFoundError` for an unknown revision."""
-    import pygit2
+class Judge:
+    """Answers :func:`verify_commit` for many commits at once (a range, a push): the checkpoint
+    refs are read and their trees looked up once.  ``cfg`` is the configuration whose required
+    verifiers judge (never verified while it is untrusted)."""
 
-    from . import trust
-    from .promote import requirement
+    def __init__(self, repo: Repo, cfg: Config) -> None:
+        self.repo, self.cfg = repo, cfg
+        self.trust = trust.state(repo, cfg)
+        self._by_tree: dict[str, list[tuple[str, str]]] | None = None
+        self._promoted: set[str] = set()
+        self._cache: dict[str, CommitVerdict] = {}
 
-    try:
-        commit = repo.pg.revparse_single(rev).peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-        raise NotFoundError(f"unknown revision {rev!r}", "name a commit, e.g. HEAD or a branch") from None
-    tree = str(commit.tree_id)
-    verdict = CommitVerdict(rev, str(commit.id), tree, False)
-    st = trust.state(repo, cfg)
-    if not st.ok:
-        verdict.reason = f"{trust.untrusted_reason(st)}, so its required verifiers cannot be judged"
-        return verdict
-    promoted_commits = {oid for _id, oid, is_p in _candidates(repo) if is_p}
-    seen: set[str] = set()
-    for cid, oid, _is_p in _candidates(repo):
-        if oid in seen:
-            continue
-        seen.add(oid)
-        try:
-            if str(repo.pg[oid].tree_id) != tree:
-                continue
-            cp = store.load(repo, oid, id=cid)
-            req = requirement(repo, cfg, cp)
-        except (CkptError, KeyError, ValueError):
-            continue
-        name = cid if not cid.endswith("/promoted") else cp.manifest.id
-        if req.satisfied:
-            verdict.verified = True
-            verdict.checkpoint = name
-            verdict.promoted = oid in promoted_commits
+    def _index(self) -> dict[str, list[tuple[str, str]]]:
+        if self._by_tree is None:
+            by_tree: dict[str, list[tuple[str, str]]] = {}
+            seen: set[str] = set()
+            for cid, oid, is_p in _candidates(self.repo):
+                if is_p:
+                    self._promoted.add(oid)
+                if oid in seen:
+                    continue
+                seen.add(oid)
+                tree = self.repo.commit_tree_id(oid)
+                if tree is not None:
+                    by_tree.setdefault(tree, []).append((cid, oid))
+            self._by_tree = by_tree
+        return self._by_tree
+
+    def commit(self, rev: str, commit: str, tree: str) -> CommitVerdict:
+        """The verdict for ``commit`` (named ``rev`` in the answer), whose tree is ``tree``."""
+        cached = self._cache.get(tree)
+        if cached is not None:
+            return CommitVerdict(rev, commit, tree, cached.verified, cached.checkpoint, cached.promoted,
+                                 cached.reason, dict(cached.failing), list(cached.foreign), list(cached.in_place))
+        verdict = CommitVerdict(rev, commit, tree, False)
+        if not self.trust.ok:
+            verdict.reason = f"{trust.untrusted_reason(self.trust)}, so its required verifiers cannot be judged"
             return verdict
-        if not verdict.failing:
-            verdict.checkpoint = name
-            verdict.failing = dict(req.missing)
-            verdict.foreign = list(req.foreign)
-    if verdict.checkpoint:
-        n, status = next(iter(verdict.failing.items()))
-        fetched = " (only a fetched result says passed: not evidence here)" if n in verdict.foreign else ""
-        verdict.reason = f"checkpoint {verdict.checkpoint} has this tree, but required verifier {n} has {'no result' if status == 'no result' else 'status ' + status}{fetched}"
-    else:
-        verdict.reason = "no checkpoint has this tree"
-    return verdict
+        for cid, oid in self._index().get(tree, []):
+            try:
+                cp = store.load(self.repo, oid, id=cid)
+                req = requirement(self.repo, self.cfg, cp)
+            except (CkptError, KeyError, ValueError):
+                continue
+            name = cid if not cid.endswith("/promoted") else cp.manifest.id
+            if req.satisfied:
+                verdict.verified = True
+                verdict.checkpoint = name
+                verdict.promoted = oid in self._promoted
+                break
+            if not verdict.failing:
+                verdict.checkpoint = name
+                verdict.failing = dict(req.missing)
+                verdict.foreign = list(req.foreign)
+                verdict.in_place = list(req.in_place)
+        if not verdict.verified:
+            if verdict.checkpoint:
+                n, status = next(iter(verdict.failing.items()))
+                fetched = " (only a fetched result says passed: not evidence here)" if n in verdict.foreign else ""
+                fetched += IN_PLACE if n in verdict.in_place else ""
+                verdict.reason = f"checkpoint {verdict.checkpoint} has this tree, but required verifier {n} has {'no result' if status == 'no result' else 'status ' + status}{fetched}"
+            else:
+                verdict.reason = "no checkpoint has this tree"
+        self._cache[tree] = verdict
+        return verdict
 
 
-def pushed_commits(repo: Repo, lines: bytes, remote: str | None) -> list[str]:
-    """The commits a push would send, from pre-push hook input (``<local ref> <local sha>
-    <remote ref> <remote sha>`` lines): branch updates only (deletions, tags and ``refs/ckpt``
-    pushes are skipped), newest first, each once."""
-    zero = "0" * 40
-    out: list[str] = []
+def is_range(rev: str) -> bool:
+    """Whether ``rev`` names a set of commits (``A..B``, ``A...B``, ``^A``, ``A^!``, ``A^@``,
+    ``A^-``) rather than one commit, as ``git rev-list`` reads it."""
+    return ".." in rev or rev.startswith("^") or rev.endswith(("^!", "^@")) or bool(re.search(r"\^-\d*$", rev))
+
+
+def commits_of(repo: Repo, revs: list[str]) -> list[tuple[str, str, str]]:
+    """``(name, commit, tree)`` for ``revs``: each one commit (named as given), or, when any is
+    a range (:func:`is_range`), every commit ``git rev-list REVS`` lists (newest first, each
+    named by its id), so ``^A B`` works as two arguments too.  Raises :class:`NotFoundError`
+    for an unknown revision or range."""
+    if any(is_range(r) for r in revs):
+        proc = repo.git("rev-list", "--end-of-options", *revs, "--", check=False)
+        if proc.returncode != 0:
+            raise NotFoundError(f"unknown revision or range {' '.join(revs)!r}", "name commits, e.g. HEAD or origin/main..HEAD")
+        out = []
+        for c in proc.stdout.decode().split():
+            tree = repo.commit_tree_id(c)
+            if tree is not None:
+                out.append((c, c, tree))
+        return out
+    out = []
+    for rev in revs:
+        proc = repo.git("rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}", check=False)
+        c = proc.stdout.decode().strip()
+        tree = repo.commit_tree_id(c) if proc.returncode == 0 and c else None
+        if tree is None:
+            raise NotFoundError(f"unknown revision {rev!r}", "name a commit, e.g. HEAD or a branch")
+        out.append((rev, c, tree))
+    return out
+
+
+def verify_commit(repo: Repo, cfg: Config, rev: str) -> CommitVerdict:
+    """Was the tree of commit ``rev`` the content of a checkpoint whose required verifiers (as
+    ``cfg`` defines them now) all passed, by results this repository's own ``verify`` recorded?
+    Never verified while ``cfg`` is untrusted (the CLI refuses that with exit 9 first).  Raises
+    :class:`NotFoundError` for an unknown revision.  Ranges: :func:`commits_of` and
+    :class:`Judge`."""
+    name, commit, tree = commits_of(repo, [rev])[0]
+    return Judge(repo, cfg).commit(name, commit, tree)
+
+
+#: Remote refs the pre-push hook leaves alone: checkpoints and notes (``git ckpt push``, or a
+#: ``--mirror`` push) and the stash are not history.
+SKIPPED_REMOTE_REFS = ("refs/ckpt/", "refs/ckpt-remotes/", "refs/notes/")
+
+
+def pushed_commits(repo: Repo, lines: bytes, remote: str | None, since: str | None = None) -> list[str]:
+    """The commits a push sends, from pre-push hook input (``<local ref> SP <local object id>
+    SP <remote ref> SP <remote object id>`` lines, whatever the refspec: ``HEAD``, ``A:B``,
+    ``--all``, ``--mirror``, tags): ``git rev-list LOCAL... --not --remotes=REMOTE REMOTE_OID...
+    SINCE``, newest first, each once.  Deletions (an all-zero local id), objects that are not
+    commits (a tag of a tree) and pushes to ``refs/ckpt/*``, ``refs/ckpt-remotes/*``,
+    ``refs/notes/*`` and ``refs/stash`` are skipped; ``since`` (``ckpt.gate.since``) exempts its
+    ancestors.  Raises :class:`ConfigError` when ``since`` names no commit."""
+    from .errors import ConfigError
+
+    tips: list[str] = []
+    exclude: list[str] = []
     for raw in lines.splitlines():
-        parts = raw.decode("utf-8", "replace").split()
+        parts = raw.decode("utf-8", "replace").split(" ")
         if len(parts) != 4:
             continue
-        lref, lsha, _rref, rsha = parts
-        if lsha == zero or not lref.startswith("refs/heads/"):
+        _lref, lsha, rref, rsha = parts
+        if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", lsha) or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", rsha):
             continue
-        args = ["rev-list", lsha]
-        if rsha != zero and repo.object_exists(rsha):
-            args.append("^" + rsha)
-        else:
-            args += ["--not", f"--remotes={remote}" if remote else "--remotes"]
-        for c in repo.git(*args).stdout.decode().split():
-            if c not in out:
-                out.append(c)
-    return out
+        if set(lsha) == {"0"} or rref.startswith(SKIPPED_REMOTE_REFS) or rref == "refs/stash":
+            continue
+        c = repo.git("rev-parse", "--verify", "-q", f"{lsha}^{{commit}}", check=False).stdout.decode().strip()
+        if not c:
+            continue
+        tips.append(c)
+        if set(rsha) != {"0"}:
+            r = repo.git("rev-parse", "--verify", "-q", f"{rsha}^{{commit}}", check=False).stdout.decode().strip()
+            if r:
+                exclude.append(r)
+    if not tips:
+        return []
+    if since:
+        s = repo.git("rev-parse", "--verify", "-q", f"{since}^{{commit}}", check=False).stdout.decode().strip()
+        if not s:
+            raise ConfigError(f"ckpt.gate.since names {since!r}, which is not a commit here",
+                              "git config ckpt.gate.since REV (git ckpt hooks install --since REV), or unset it")
+        exclude.append(s)
+    args = ["rev-list", *tips, "--not", f"--remotes={remote}" if remote else "--remotes", *exclude, "--"]
+    return repo.git(*args).stdout.decode().split()

@@ -9,8 +9,8 @@ says which results are local and which promotions were forced, the promoted ``re
 ``refs/notes/ckpt``); checkpoint objects are immutable.  When git ckpt promotes a checkpoint, or
 the Python gate allows a commit, :func:`remember` runs the full gate on the promoted tree and,
 only when it allows it and the inputs were the same before and after, records them.  The hooks
-(``hooks/pre-commit``, ``hooks/prepare-commit-msg``) allow the commit (and add the
-``Ckpt-Verified`` trailer) only when ``git diff-index --cached --quiet --ignore-submodules=none
+(``hooks/pre-commit``, also installed as ``pre-merge-commit`` and ``pre-applypatch``, and
+``hooks/prepare-commit-msg``) allow the commit (and set the ``Ckpt-Verified`` trailer) only when ``git diff-index --cached --quiet --ignore-submodules=none
 TREE`` says the index being committed holds exactly the recorded tree and the inputs they
 recompute are byte for byte the recorded ones; any difference, missing file or failing command
 falls through to ``git ckpt gate``, which decides with its exact messages and ledger events.
@@ -50,10 +50,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .gitcore import Repo
+from . import config, store
+from .errors import CkptError
+from .gate import check_tree, enabled
+from .gitcore import Repo
+from .trust import TRUST_FILE, data_dir
 
 CACHE_FILE = "gate-ok"
 MAGIC = "ckpt-gate-ok 1"
@@ -67,12 +69,12 @@ STATE_COMMANDS = (
 )
 
 
-def cache_path(repo: "Repo") -> Path:
+def cache_path(repo: Repo) -> Path:
     """``$GIT_DIR/ckpt/gate-ok`` of this worktree."""
     return Path(repo.git_dir) / "ckpt" / CACHE_FILE
 
 
-def forget(repo: "Repo") -> None:
+def forget(repo: Repo) -> None:
     """Remove the cache (never needed for correctness: a stale cache only falls back)."""
     try:
         os.unlink(cache_path(repo))
@@ -81,15 +83,11 @@ def forget(repo: "Repo") -> None:
 
 
 def _trust_path() -> str:
-    from .trust import TRUST_FILE, data_dir
-
     return str(data_dir() / TRUST_FILE)
 
 
 def refs_for(task: str, checkpoint_id: str) -> list[str]:
     """The refs whose values the gate's decision depends on, for promoted checkpoint ``T/N``."""
-    from . import store
-
     number = checkpoint_id.rpartition("/")[2]
     return [store.log_ref(task), store.promoted_ref(task), f"{store.PREFIX}{task}/{number}", store.NOTES_REF]
 
@@ -103,13 +101,11 @@ def _first_line(path: str) -> str | None:
         return fh.read().split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
 
 
-def state(repo: "Repo", task: str, tree: str, checkpoint_id: str, promoted: str) -> str | None:
+def state(repo: Repo, task: str, tree: str, checkpoint_id: str, promoted: str) -> str | None:
     """The header and state text the hooks would compute now for ``tree`` (see the module
     docstring), or None when it cannot be expressed: a newline in a value, a directory where a
     file belongs, a git command failing, ``$GIT_DIR/ckpt/TASK`` not naming ``task``, or the
     promoted ref not stored as a loose file holding ``promoted`` (packed refs, reftable)."""
-    from . import store
-
     home = os.environ.get("HOME", "")
     xdg = os.environ.get("XDG_DATA_HOME", "")
     trust = _trust_path()
@@ -149,7 +145,7 @@ def state(repo: "Repo", task: str, tree: str, checkpoint_id: str, promoted: str)
     return "\n".join(header + body) + "\n"
 
 
-def remember(repo: "Repo", *, task: str | None = None, tree: str | None = None) -> bool:
+def remember(repo: Repo, *, task: str | None = None, tree: str | None = None) -> bool:
     """Judge ``tree`` (default: the promoted checkpoint's own tree) with the full gate of the
     current task (nothing happens when ``task`` is given and is not the current one) (:func:`git_ckpt.gate.check_tree`, config loaded afresh) and, when it allows it
     and the state it depends on (:func:`state`) was the same before and after, write the cache.
@@ -157,10 +153,6 @@ def remember(repo: "Repo", *, task: str | None = None, tree: str | None = None) 
     Returns whether it wrote.  Never raises for a gate that refuses, an unreadable config or an
     unwritable ``$GIT_DIR/ckpt``: the cache is only a hint, so callers (promote, the Python gate)
     are never failed by it."""
-    from . import config, store
-    from .errors import CkptError
-    from .gate import check_tree, enabled
-
     try:
         if not enabled(repo):
             return False

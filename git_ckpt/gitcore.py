@@ -1,6 +1,9 @@
 """The git layer: the only module that touches pygit2 or runs the ``git`` executable.
 
-Objects, refs and notes go through pygit2 (libgit2).  The index and the worktree go through the
+Objects, refs and notes go through pygit2 (libgit2); in a repository using the reftable ref
+backend (``extensions.refstorage = reftable``, Git 3.0's default) refs go through the git
+executable instead (``for-each-ref``, ``rev-parse``, and ``update-ref --stdin`` transactions with
+old values), behind the same :class:`Repo` methods.  The index and the worktree go through the
 user's ``git`` executable, because libgit2 does not implement everything real indexes use (split
 index, sparse index, fsmonitor, external filter drivers such as Git LFS) and because ``git add``
 and ``git checkout-index`` are the definition of "content as git stores it" and "bytes as git
@@ -14,6 +17,8 @@ import contextlib
 import errno
 import fcntl
 import os
+import random
+import re
 import shutil
 import signal
 import subprocess
@@ -21,15 +26,38 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO, Callable, Iterator, NamedTuple, TypeVar, cast
 
 import pygit2
 
-from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, RepoError
+from .errors import BusyError, CkptError, ConfigError, CorruptError, IOFailure, NotFoundError, RepoError
 
-ZERO_OID = "0" * 40
-EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+@dataclass(frozen=True)
+class ObjectFormat:
+    """An object format (``extensions.objectformat``): its name, the length of its hex ids, and
+    the ids git gives the null object, the empty tree and the empty blob in it."""
+
+    name: str
+    hexsz: int
+    zero: str
+    empty_tree: str
+    empty_blob: str
+
+
+OBJECT_FORMATS = {
+    "sha1": ObjectFormat("sha1", 40, "0" * 40, "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+                         "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"),
+    "sha256": ObjectFormat("sha256", 64, "0" * 64, "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+                           "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813"),
+}
+# A full hex object id of either format: what stored records (manifest fields, note names, cache
+# files) may hold.  Code that needs this repository's format uses ``Repo.object_format``.
+OID_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+# SHA-1 ids (the only format libgit2 can open today); per repository: ``Repo.zero_oid`` etc.
+ZERO_OID = OBJECT_FORMATS["sha1"].zero
+EMPTY_BLOB = OBJECT_FORMATS["sha1"].empty_blob
+EMPTY_TREE = OBJECT_FORMATS["sha1"].empty_tree
+_HEX_OID = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 
 # Variables git sets for hooks and subcommands that would point our own git calls at another
 # index or repository; we pass the locations explicitly instead.
@@ -68,18 +96,102 @@ class RefConflict(BusyError):
 
 
 def fault(step: str) -> None:
-    """Test-only crash injection: SIGKILL this process when ``$GIT_CKPT_FAULT`` names ``step``."""
+    """Test-only fault injection at ``step`` when ``$GIT_CKPT_FAULT`` names it: SIGKILL this
+    process, or, when ``$GIT_CKPT_FAULT_RUN`` holds a shell command, run that command and go on
+    (a concurrent writer acting at exactly this point, e.g. ``git update-ref`` between our read
+    of a ref and our compare-and-swap)."""
     if os.environ.get("GIT_CKPT_FAULT") == step:
+        command = os.environ.get("GIT_CKPT_FAULT_RUN")
+        if command:
+            subprocess.run(["/bin/sh", "-c", command], check=False)
+            return
         os.kill(os.getpid(), 9)
+
+
+T = TypeVar("T")
+
+_HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_BAD_REF = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|/\.|\.lock(?:/|$)|[./]$")
+
+
+class Oid(str):
+    """A full object id: 40 lowercase hex digits (SHA-1) or 64 (SHA-256), checked when made.
+
+    A ``str``, so it prints, compares and serialises as the hex git shows; :class:`ValueError`
+    for anything else.  Mirrors git-revise's ``Oid``."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: object) -> "Oid":
+        if type(value) is Oid:
+            return value
+        text = str(value)
+        if not _HEX.fullmatch(text):
+            raise ValueError(f"not an object id: {text[:80]!r}")
+        return super().__new__(cls, text)
+
+
+class RefName(str):
+    """A full ref name: ``HEAD`` or ``refs/...`` as ``git check-ref-format`` accepts it (no
+    ``..``, control characters, spaces, ``~^:?*[\\``, ``@{``, empty or dot-led components, no
+    ``.lock`` component end, no trailing ``/`` or ``.``); :class:`ValueError` otherwise."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: object) -> "RefName":
+        if type(value) is RefName:
+            return value
+        text = str(value)
+        if text != "HEAD" and (not text.startswith("refs/") or _BAD_REF.search(text)):
+            raise ValueError(f"not a ref name: {text[:80]!r}")
+        return super().__new__(cls, text)
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """A commit as read: its ``id``, its ``tree`` and its ``parents`` in order."""
+
+    id: Oid
+    tree: Oid
+    parents: tuple[Oid, ...]
+
+#: How many times :meth:`Repo.swap` rebuilds after losing a race before giving up.
+SWAP_ATTEMPTS = 200
 
 
 @dataclass(frozen=True)
 class TreeEntry:
-    """One entry of a recursive tree listing or diff side: ``path`` as bytes, octal ``mode``, ``oid`` hex."""
+    """One entry of a tree listing or diff side: ``path`` as bytes (relative to the tree
+    listed), octal ``mode`` (``0o100644``, ``0o40000``, …), ``oid`` hex."""
 
     path: bytes
     mode: int
     oid: str
+
+    @property
+    def is_tree(self) -> bool:
+        """Whether the entry is a subtree (mode ``040000``)."""
+        return self.mode == 0o40000
+
+
+class Change(NamedTuple):
+    """One changed path of :meth:`Repo.diff_trees`: the ``old`` and ``new`` entries (None when
+    absent on that side); unpacks as ``(old, new)``."""
+
+    old: TreeEntry | None
+    new: TreeEntry | None
+
+    @property
+    def path(self) -> bytes:
+        """The path that changed (the same on both sides: renames are not detected)."""
+        entry = self.new if self.new is not None else self.old
+        assert entry is not None, "a change has at least one side"
+        return entry.path
+
+    @property
+    def status(self) -> str:
+        """``A`` added, ``D`` deleted, ``M`` changed (:func:`change_status`)."""
+        return change_status(self.old, self.new)
 
 
 def change_status(old: TreeEntry | None, new: TreeEntry | None) -> str:
@@ -87,16 +199,115 @@ def change_status(old: TreeEntry | None, new: TreeEntry | None) -> str:
     return "A" if old is None else "D" if new is None else "M"
 
 
+# Repository extensions (``core.repositoryformatversion = 1``) git ckpt serves, and the values it
+# serves of those that have one: objects through libgit2, refs through libgit2 (files) or the git
+# executable (reftable).  SHA-256 object ids are refused: libgit2 is built without them.
+SERVED_EXTENSIONS: dict[str, tuple[str, ...] | None] = {
+    "noop": None,
+    "preciousobjects": None,
+    "worktreeconfig": None,
+    "relativeworktrees": None,
+    "objectformat": ("sha1",),
+    "refstorage": ("files", "reftable"),
+}
+# libgit2 opens a reftable repository only when told the extension is known; it then serves its
+# objects, config and ignore rules, while every ref goes through the git executable (libgit2 has
+# no reftable backend: it would read no refs and write loose ones git never sees).
+pygit2.option(pygit2.enums.Option.SET_EXTENSIONS, ["refstorage"], 1)
+
+
+def _served_list() -> str:
+    return ", ".join(f"{k} ({'/'.join(v)})" if v else k for k, v in SERVED_EXTENSIONS.items() if k != "noop")
+
+
+def unsupported_extension(name: str, value: str | None) -> RepoError:
+    """The refusal for a repository using extension ``extensions.NAME`` (= ``value``), naming it and
+    what git ckpt supports instead (exit 3)."""
+    name = name.lower()
+    shown = f"extensions.{name}" + (f" = {value}" if value is not None else "")
+    if name in ("objectformat", "compatobjectformat"):
+        return RepoError(
+            f"this repository uses SHA-256 object ids, which libgit2 {pygit2.LIBGIT2_VERSION} (under git ckpt) "
+            f"cannot open ({shown})",
+            "git ckpt works in SHA-1 repositories (git's default, git init --object-format=sha1), with the "
+            "files or the reftable ref backend; nothing was changed",
+        )
+    return RepoError(
+        f"this repository uses the repository extension {shown}, which git ckpt does not support",
+        f"git ckpt supports the extensions {_served_list()}; nothing was changed",
+    )
+
+
+def git_version() -> tuple[int, int, int] | None:
+    """The version of the ``git`` on PATH as ``(major, minor, patch)``, or None when there is none
+    (``git --version``; asked once per process)."""
+    global _GIT_VERSION
+    if _GIT_VERSION is None:
+        try:
+            out = subprocess.run(["git", "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+        except OSError:
+            return None
+        nums = [int(p) for p in out.decode("ascii", "replace").split()[2].split(".")[:3] if p.isdigit()] if out.count(b" ") >= 2 else []
+        _GIT_VERSION = tuple((nums + [0, 0, 0])[:3])  # type: ignore[assignment]
+    return _GIT_VERSION
+
+
+_GIT_VERSION: tuple[int, int, int] | None = None
+# The first git release that reads and writes reftable repositories.
+REFTABLE_GIT = (2, 45, 0)
+
+
+def check_repository_format(git_dir: Path) -> None:
+    """Refuse (:class:`RepoError`, exit 3) a repository whose ``config`` declares an extension, or
+    an extension value, git ckpt cannot serve -- before libgit2 opens it, so the message names
+    the extension.  Mirrors git's ``verify_repository_format()``: extensions count only with
+    ``core.repositoryformatversion >= 1``.  ``git_dir`` may be a linked worktree's; the config read
+    is the common directory's.
+    """
+    common = git_dir / "commondir"
+    with contextlib.suppress(OSError):
+        if common.is_file():
+            git_dir = (git_dir / common.read_text().strip()).resolve()
+    path = git_dir / "config"
+    if not path.is_file():
+        return  # libgit2 reports what is missing
+    try:
+        conf = pygit2.Config(str(path))
+        version = int(conf["core.repositoryformatversion"] or 0) if "core.repositoryformatversion" in conf else 0
+        extensions = [(e.name.split(".", 1)[1].lower(), e.value) for e in conf if e.name.lower().startswith("extensions.")]
+    except (pygit2.GitError, ValueError, KeyError):
+        return  # an unreadable config: libgit2 says what is wrong with it
+    if version < 1:
+        return
+    for name, value in extensions:
+        if name not in SERVED_EXTENSIONS:
+            raise unsupported_extension(name, value)
+        allowed = SERVED_EXTENSIONS[name]
+        if allowed is not None and (value or "").lower() not in allowed:
+            raise unsupported_extension(name, value)
+        if name == "refstorage" and (value or "").lower() == "reftable":
+            have = git_version()
+            if have is not None and have < REFTABLE_GIT:
+                raise RepoError(
+                    f"this repository uses the reftable ref backend (extensions.refstorage = reftable), which "
+                    f"the git on PATH ({'.'.join(map(str, have))}) cannot read",
+                    f"put git {'.'.join(map(str, REFTABLE_GIT[:2]))} or newer first on PATH; git ckpt serves reftable "
+                    "repositories through it; nothing was changed",
+                )
+
+
 class Repo:
     """An open, non-bare repository with a worktree.
 
     Attributes: ``workdir`` (Path, the worktree root), ``git_dir`` (Path, this worktree's
-    ``$GIT_DIR``), ``common_dir`` (Path, where refs and objects live), ``pg`` (the pygit2
-    Repository).  Construct with :meth:`discover`.
+    ``$GIT_DIR``), ``common_dir`` (Path, where refs and objects live).  The pygit2 Repository
+    is private: every object, ref and config read and write is a method here, so that this
+    class is the only holder of pygit2 objects (and a second ref backend fits behind it).
+    Construct with :meth:`discover`.
     """
 
     def __init__(self, pg: pygit2.Repository) -> None:
-        self.pg = pg
+        self._pg = pg
         if pg.is_bare or pg.workdir is None:
             raise RepoError(
                 "this is a bare repository; git ckpt checkpoints a working tree",
@@ -110,8 +321,21 @@ class Repo:
         else:
             self.common_dir = self.git_dir
         self._git_env: dict[str, str] | None = None
+        self._backend: str | None = None
+        # object ids of this repository (SHA-256 repositories are refused on opening, for now)
+        try:
+            fmt = str(pg.config["extensions.objectformat"]).lower()
+        except (KeyError, ValueError, pygit2.GitError):
+            fmt = "sha1"
+        self.object_format = OBJECT_FORMATS.get(fmt, OBJECT_FORMATS["sha1"])
+        self.zero_oid = self.object_format.zero
+        self.empty_tree = self.object_format.empty_tree
+        self.empty_blob = self.object_format.empty_blob
+        # loose refs the last refs_under() read (for pack_refs_if_many)
+        self.loose_refs_seen = 0
         # told once when a command has to wait for another one's lock (the CLI prints it)
         self.on_wait: Callable[[str], None] | None = None
+        self._worktree_lock: str | None = None  # "shared"/"exclusive" while this Repo holds it
 
     # ---------------------------------------------------------------- opening
 
@@ -126,8 +350,9 @@ class Repo:
         ``git rev-parse --git-dir`` discovery.
         """
         try:
+            found: str | None
             if git_dir:
-                pg = pygit2.Repository(git_dir)
+                found = git_dir
             else:
                 found = pygit2.discover_repository(str(start or os.getcwd()))
                 if found is None:
@@ -135,14 +360,19 @@ class Repo:
                         "not a git repository (or any of the parent directories)",
                         "run git ckpt inside a git worktree, or create one with git init",
                     )
-                pg = pygit2.Repository(found)
+            check_repository_format(Path(found))
+            pg = pygit2.Repository(found)
             if work_tree:  # $GIT_WORK_TREE, as git honours it
                 pg.workdir = os.path.abspath(work_tree)
         except pygit2.GitError as exc:
-            if "object format" in str(exc) or "objectformat" in str(exc).lower():
-                raise RepoError(f"this repository uses SHA-256 object ids, which libgit2 {pygit2.LIBGIT2_VERSION} (under git ckpt) cannot open",
-                                "use git ckpt in a SHA-1 repository; nothing was changed") from None
-            raise RepoError(f"cannot open the repository: {exc}", "check that .git is readable") from None
+            text = str(exc)
+            if "unsupported extension name extensions." in text:
+                name = text.rsplit("extensions.", 1)[1].strip().strip("'\"")
+                raise unsupported_extension(name, None) from None
+            if "object format" in text or "objectformat" in text.lower():
+                raise unsupported_extension("objectformat", "sha256") from None
+            raise RepoError(f"cannot open the repository: {exc}",
+                            "check that .git is readable and that git itself can use it (git status)") from None
         return cls(pg)
 
     # ---------------------------------------------------------------- git binary
@@ -203,10 +433,12 @@ class Repo:
             ("rebase-merge", "a rebase"),
             ("rebase-apply", "a rebase or am"),
             ("MERGE_HEAD", "a merge"),
-            ("CHERRY_PICK_HEAD", "a cherry-pick"),
-            ("REVERT_HEAD", "a revert"),
         ):
             if (g / name).exists():
+                return what
+        for name, what in (("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert")):
+            # pseudorefs: files in the files backend, entries of the reftable stack otherwise
+            if (self.read_ref(name) is not None) if self.ref_backend == "reftable" else (g / name).exists():
                 return what
         return None
 
@@ -220,7 +452,11 @@ class Repo:
 
     def head(self) -> tuple[str | None, str | None]:
         """Return ``(commit id or None if unborn, branch ref name or None if detached)``."""
-        pg = self.pg
+        if self.ref_backend == "reftable":
+            sym = self.git("symbolic-ref", "-q", "HEAD", check=False)
+            target = sym.stdout.decode("utf-8", "surrogateescape").strip() if sym.returncode == 0 else ""
+            return self.read_ref("HEAD"), target or None
+        pg = self._pg
         branch: str | None = None
         try:
             ref = pg.references.get("HEAD")
@@ -242,9 +478,34 @@ class Repo:
             proc = self.git("config", "--get", key, check=False)
             return proc.stdout.decode("utf-8", "replace").rstrip("\n") if proc.returncode == 0 else None
         try:
-            return str(self.pg.config[key])
+            return str(self._pg.config[key])
         except (KeyError, ValueError, pygit2.GitError):
             return None
+
+    def config_entries(self, prefix: str) -> list[tuple[str, str]]:
+        """Every git config entry whose name starts with ``prefix`` (e.g. ``ckpt.``), as
+        ``(name, value)`` in the order git reads them (system, global, local, worktree, then
+        ``git -c``), multi-valued keys once per value.  Names as git prints them: section and
+        key lowercase, subsection as written.  Read by libgit2, or by ``git config -z
+        --get-regexp`` when ``git -c`` passed settings in the environment (libgit2 ignores
+        those).  A key with no value (``[ckpt] flag``) reads as ``""``.  Raises
+        :class:`ConfigError` for a config file git cannot parse."""
+        if "GIT_CONFIG_PARAMETERS" in os.environ or "GIT_CONFIG_COUNT" in os.environ:
+            proc = self.git("config", "-z", "--get-regexp", "^" + re.escape(prefix), check=False)
+            if proc.returncode == 1 and not proc.stderr.strip():
+                return []  # no such entry
+            if proc.returncode != 0:
+                raise ConfigError(f"cannot read git config: {git_failure(('config',), proc).message}")
+            out = []
+            for rec in proc.stdout.split(b"\0"):
+                if rec:
+                    name, _, value = rec.partition(b"\n")
+                    out.append((name.decode("utf-8", "surrogateescape"), value.decode("utf-8", "surrogateescape")))
+            return out
+        try:
+            return [(e.name, e.value or "") for e in self._pg.config if e.name.startswith(prefix)]
+        except pygit2.GitError as exc:
+            raise ConfigError(f"cannot read git config: {exc}") from None
 
     def config_bool(self, key: str) -> bool:
         """A boolean git config value, git's spellings (true/yes/on/1); False when unset."""
@@ -255,9 +516,86 @@ class Repo:
         """Whether git ignores worktree-relative ``rel`` (``git check-ignore``); names that are
         not UTF-8 are asked of the git binary, the rest of libgit2."""
         try:
-            return bool(self.pg.path_is_ignored(rel))
+            return bool(self._pg.path_is_ignored(rel))
         except UnicodeEncodeError:
             return self.git("check-ignore", "-q", "--no-index", "--", rel, check=False).returncode == 0
+
+    def sparse_checkout(self) -> tuple[str, list[bytes]] | None:
+        """The sparse checkout of this worktree, or None when it has none: ``("cone", dirs)``
+        (``git sparse-checkout list``) or ``("patterns", [])`` for non-cone patterns.  Asks the
+        git binary only when ``$GIT_DIR/info/sparse-checkout`` exists (per-worktree config)."""
+        if not (self.git_dir / "info" / "sparse-checkout").is_file():
+            return None
+        out = self.git("config", "--bool", "core.sparseCheckout", check=False).stdout.strip()
+        if out != b"true":
+            return None
+        cone = self.git("config", "--bool", "core.sparseCheckoutCone", check=False).stdout.strip()
+        if cone == b"false":
+            return ("patterns", [])
+        proc = self.git("sparse-checkout", "list", check=False)
+        if proc.returncode != 0:
+            return ("patterns", [])
+        return ("cone", [ln.strip().strip(b'"').rstrip(b"/") for ln in proc.stdout.splitlines() if ln.strip()])
+
+    def outside_sparse_cone(self, tree: str, paths: list[bytes]) -> set[bytes]:
+        """Which of ``paths`` (entries of ``tree``) a sparse checkout of this worktree leaves out
+        of the worktree (git would mark them skip-worktree); empty when it is not sparse.
+
+        Cone mode mirrors ``dir.c``'s cone rule (files at the top, everything below a listed
+        directory, files directly inside its parents); pattern mode asks ``git ls-files -i``
+        with the sparse-checkout file as the pattern list."""
+        sparse = self.sparse_checkout()
+        if sparse is None or not paths:
+            return set()
+        kind, dirs = sparse
+        if kind == "cone":
+            parents = {b"/".join(d.split(b"/")[:i]) for d in dirs for i in range(1, d.count(b"/") + 1)}
+            out = set()
+            for p in paths:
+                parent = p.rpartition(b"/")[0]
+                if parent == b"" or parent in parents or any(p.startswith(d + b"/") for d in dirs):
+                    continue
+                out.add(p)
+            return out
+        with self.temp_index(copy_real=False) as idx:
+            self.git("read-tree", tree, index_file=idx)
+            inside = self.git("ls-files", "-c", "-i", "-z", "--exclude-from=" + str(self.git_dir / "info" / "sparse-checkout"),
+                              index_file=idx).stdout.split(b"\0")
+        return set(paths) - set(inside)
+
+    def ignored_under_tree(self, tree: str, paths: list[bytes]) -> set[bytes]:
+        """Which of ``paths`` git would ignore if the worktree held ``tree``: the ``.gitignore``
+        files of ``tree`` (at every depth) together with ``$GIT_DIR/info/exclude`` and
+        ``core.excludesFile``, as ``git check-ignore --no-index`` judges them.
+
+        The ``.gitignore`` blobs are written into a scratch worktree inside ``$GIT_DIR`` and
+        ``git check-ignore`` runs there, so the real worktree and index are not read."""
+        if not paths:
+            return set()
+        listing = self.git("ls-tree", "-r", "-z", tree).stdout.split(b"\0")
+        rules = []
+        for rec in listing:
+            info, _, path = rec.partition(b"\t")
+            if path == b".gitignore" or path.endswith(b"/.gitignore"):
+                mode, _typ, oid = info.split(b" ")
+                if mode in (b"100644", b"100755"):
+                    rules.append((path, oid.decode()))
+        with tempfile.TemporaryDirectory(prefix="ckpt-rules-", dir=self.git_dir) as scratch:
+            root = os.fsencode(scratch)
+            for path, oid in rules:
+                full = os.path.join(root, path)
+                os.makedirs(os.path.dirname(full), exist_ok=True)
+                with open(full, "wb") as fh:
+                    fh.write(self.read_blob(oid))
+            env = self.git_env()
+            env["GIT_WORK_TREE"] = scratch
+            env["GIT_INDEX_FILE"] = os.path.join(scratch, "no-index")
+            env.pop("GIT_LITERAL_PATHSPECS", None)  # check-ignore takes no pathspec magic; its paths are plain
+            proc = subprocess.run(["git", "check-ignore", "-z", "--stdin", "--no-index"], input=b"".join(p + b"\0" for p in paths),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=scratch, env=env)
+        if proc.returncode not in (0, 1):
+            raise git_failure(("check-ignore",), proc)
+        return {p for p in proc.stdout.split(b"\0") if p}
 
     def index_path(self) -> Path:
         """The real index file of this worktree."""
@@ -274,12 +612,23 @@ class Repo:
         """Hold ``$GIT_DIR/ckpt/lock`` (flock): exclusive for restore/undo, shared for save.
 
         Waits up to ``timeout`` seconds (``$GIT_CKPT_LOCK_TIMEOUT`` overrides it, e.g. 0 for an
-        agent that would rather be told at once), then raises :class:`BusyError` (exit 5)."""
+        agent that would rather be told at once), then raises :class:`BusyError` (exit 5).
+        Re-entrant on one :class:`Repo`: taken again while held (restore's pre-restore save), it
+        is already held and nothing waits; a shared hold cannot become exclusive."""
+        if self._worktree_lock is not None:
+            if exclusive and self._worktree_lock == "shared":
+                raise RuntimeError("the worktree lock is held shared; it cannot be taken exclusive inside")
+            yield
+            return
         with contextlib.suppress(ValueError):
             timeout = float(os.environ.get("GIT_CKPT_LOCK_TIMEOUT", timeout))
         with self.flock(self.ckpt_dir() / "lock", exclusive=exclusive, timeout=timeout,
                         holder="another git ckpt restore or save is running in this worktree"):
-            yield
+            self._worktree_lock = "exclusive" if exclusive else "shared"
+            try:
+                yield
+            finally:
+                self._worktree_lock = None
 
     @contextlib.contextmanager
     def flock(self, path: Path, *, exclusive: bool, timeout: float, holder: str) -> Iterator[None]:
@@ -332,32 +681,217 @@ class Repo:
             with contextlib.suppress(FileNotFoundError):
                 Path(str(path) + ".lock").unlink()
 
+    def worktree_roots(self) -> list[Path]:
+        """The root of every worktree of this repository that exists on disk, this one first:
+        the main worktree (none for a bare repository) and each linked one, as ``git worktree
+        list`` names them (a linked worktree whose directory is gone is left out)."""
+        out = [self.workdir]
+        try:
+            main = pygit2.Repository(str(self.common_dir))
+            if not main.is_bare and main.workdir:
+                out.append(Path(main.workdir).resolve())
+            for name in main.list_worktrees():
+                try:
+                    out.append(Path(main.lookup_worktree(name).path).resolve())
+                except (pygit2.GitError, KeyError, ValueError):
+                    continue
+        except pygit2.GitError:
+            pass
+        seen: list[Path] = []
+        for p in out:
+            if p not in seen and p.is_dir():
+                seen.append(p)
+        return seen
+
     # ---------------------------------------------------------------- refs
 
-    def read_ref(self, name: str) -> str | None:
-        """The object id a direct ref points at, or None when absent."""
+    def read_ref(self, name: str) -> Oid | None:
+        """The object id a ref points at (a symbolic ref resolved), or None when absent or not
+        a valid ref name (``git rev-parse -q --verify NAME``)."""
+        if self.ref_backend == "reftable":
+            if name.startswith("refs/"):
+                # for-each-ref matches a full name exactly (refnames hold no glob characters)
+                out = self.git("for-each-ref", "--format=%(refname) %(objectname)", "--end-of-options", name).stdout
+                for line in out.decode("utf-8", "surrogateescape").splitlines():
+                    refname, _, oid = line.partition(" ")
+                    if refname == name:
+                        return Oid(oid)
+                return None
+            proc = self.git("rev-parse", "-q", "--verify", "--end-of-options", name, check=False)
+            oid = proc.stdout.decode("ascii", "replace").strip()
+            return Oid(oid) if proc.returncode == 0 and oid else None
         try:
-            ref = self.pg.references.get(name)
+            ref = self._pg.references.get(name)
         except (pygit2.GitError, ValueError):
             return None
         if ref is None:
             return None
         try:
-            return str(ref.resolve().target)
-        except pygit2.GitError:
+            return Oid(ref.resolve().target)
+        except (pygit2.GitError, ValueError):
             return None
 
-    def refs_under(self, prefix: str) -> dict[str, str]:
-        """All refs whose name starts with ``prefix`` (e.g. ``refs/ckpt/T/``), name → object id."""
-        out: dict[str, str] = {}
-        for ref in self.pg.references.iterator():
-            name = ref.name
-            if name.startswith(prefix):
-                try:
-                    out[name] = str(ref.target)
-                except pygit2.GitError:
-                    continue
+    def refs_under(self, prefix: str) -> dict[RefName, Oid]:
+        """All direct refs whose name starts with ``prefix`` (e.g. ``refs/ckpt/T/``), name →
+        object id; like ``git for-each-ref PREFIX``, reading only refs under ``prefix``.
+
+        With git's ``files`` ref backend and a ``prefix`` ending in ``/`` the loose refs are read
+        from that directory alone and ``packed-refs`` is searched for the prefix (in C), so the
+        cost follows the refs under the prefix, not every ref of the repository (pygit2 offers
+        no prefix-limited iteration).  Loose refs are read before ``packed-refs``, the order in
+        which a concurrent ``git pack-refs`` (which writes ``packed-refs`` and then deletes the
+        loose files) can hide nothing; a loose ref wins over its packed copy, as in git.  Other
+        backends (reftable) and other prefixes ask ``git for-each-ref``.  Symbolic refs are
+        left out.
+        """
+        if not prefix.endswith("/") or not prefix.startswith("refs/") or self._ref_backend() != "files":
+            return self._for_each_ref(prefix)
+        out: dict[RefName, Oid] = {}
+        loose_root = self.common_dir / prefix
+        loose: dict[RefName, Oid] = {}
+        self._read_loose(loose_root, prefix, loose)
+        self.loose_refs_seen = len(loose)
+        try:
+            with open(self.common_dir / "packed-refs", "rb") as fh:
+                packed = fh.read()
+        except FileNotFoundError:
+            packed = b""
+        except OSError as exc:
+            raise io_or_corrupt(exc, "cannot read packed-refs") from None
+        needle = b" " + os.fsencode(prefix)
+        i = packed.find(needle)
+        while i != -1:
+            start = packed.rfind(b"\n", 0, i) + 1
+            end = packed.find(b"\n", i)
+            end = len(packed) if end == -1 else end
+            oid = packed[start:i]
+            if not oid.startswith((b"#", b"^")) and _HEX_OID.fullmatch(oid):
+                with contextlib.suppress(ValueError):  # a name git would refuse
+                    out[RefName(packed[i + 1:end].decode("utf-8", "surrogateescape"))] = Oid(oid.decode())
+            i = packed.find(needle, end)
+        out.update(loose)
         return out
+
+    def highest_number_under(self, prefix: str) -> int | None:
+        """The highest N of the refs ``PREFIX N`` (decimal, no leading zero), or None when there
+        is none; what ``max(refs_under(prefix))`` would give for numbered refs, without building
+        a record per ref (``save``, ``status`` and ``@`` need only the newest checkpoint).
+        With the ``files`` backend: the names in the loose directory and one regular-expression
+        pass over ``packed-refs``; otherwise :meth:`refs_under`."""
+        if not prefix.endswith("/") or not prefix.startswith("refs/") or self._ref_backend() != "files":
+            nums = [int(n[len(prefix):]) for n in self.refs_under(prefix) if n[len(prefix):].isdigit() and not n[len(prefix):].startswith("0")]
+            return max(nums) if nums else None
+        best: int | None = None
+        loose = 0
+        try:
+            with os.scandir(self.common_dir / prefix) as it:
+                for entry in it:
+                    name = entry.name
+                    if name.isdigit() and name.isascii() and not name.startswith("0") and entry.is_file(follow_symlinks=False):
+                        loose += 1
+                        best = max(best or 0, int(name))
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        except OSError as exc:
+            raise io_or_corrupt(exc, f"cannot read {prefix}") from None
+        self.loose_refs_seen = loose
+        try:
+            with open(self.common_dir / "packed-refs", "rb") as fh:
+                packed = fh.read()
+        except FileNotFoundError:
+            packed = b""
+        except OSError as exc:
+            raise io_or_corrupt(exc, "cannot read packed-refs") from None
+        if packed:
+            pattern = re.compile(rb"^[0-9a-f]{40}(?:[0-9a-f]{24})? " + re.escape(os.fsencode(prefix)) + rb"([1-9][0-9]*)$", re.M)
+            found = [int(m) for m in pattern.findall(packed)]
+            if found:
+                best = max(best or 0, max(found))
+        return best
+
+    def _read_loose(self, directory: Path, prefix: str, out: dict[RefName, Oid]) -> None:
+        """Loose refs under ``directory`` (the ref name ``prefix``), recursively, into ``out``."""
+        try:
+            entries = list(os.scandir(directory))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            raise io_or_corrupt(exc, f"cannot read {directory}") from None
+        for entry in entries:
+            name = entry.name
+            if name.endswith(".lock"):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    self._read_loose(Path(entry.path), f"{prefix}{name}/", out)
+                    continue
+                with open(entry.path, "rb") as fh:
+                    data = fh.read(200).strip()
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # deleted or packed meanwhile: packed-refs, read after this, has it
+            except OSError as exc:
+                raise io_or_corrupt(exc, f"cannot read ref {prefix}{name}") from None
+            if _HEX_OID.fullmatch(data):
+                with contextlib.suppress(ValueError):  # a name git would refuse
+                    out[RefName(prefix + name)] = Oid(data.decode())
+
+    @property
+    def ref_backend(self) -> str:
+        """``files`` (libgit2 reads and writes refs) or ``reftable`` (the git executable does)."""
+        return self._ref_backend()
+
+    def _ref_backend(self) -> str:
+        """``files`` or ``reftable`` (``extensions.refStorage``), read once."""
+        if self._backend is None:
+            fmt = "files"
+            if (self.common_dir / "reftable").is_dir():
+                fmt = "reftable"
+            else:
+                with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
+                    fmt = str(self._pg.config["extensions.refstorage"]).lower() or "files"
+            self._backend = fmt
+        return self._backend
+
+    def _for_each_ref(self, prefix: str) -> dict[RefName, Oid]:
+        """``git for-each-ref`` of the refs starting with ``prefix`` (any ref backend)."""
+        pattern = prefix if prefix.endswith("/") else prefix + "*"
+        out = self.git("for-each-ref", "--format=%(objectname) %(objecttype) %(refname)", pattern).stdout
+        refs: dict[RefName, Oid] = {}
+        for line in out.split(b"\n"):
+            oid, _, rest = line.partition(b" ")
+            _kind, _, name = rest.partition(b" ")
+            text = name.decode("utf-8", "surrogateescape")
+            if oid and text.startswith(prefix):
+                with contextlib.suppress(ValueError):
+                    refs[RefName(text)] = Oid(oid.decode())
+        return refs
+
+    def pack_refs_if_many(self, loose: int, threshold: int = 256) -> bool:
+        """Pack loose refs (``git pack-refs --all``, as ``git gc`` does) when ``loose`` (the count
+        of loose refs a caller just saw, e.g. :attr:`loose_refs_seen`) reaches ``threshold``.
+
+        git ckpt writes a ref per checkpoint and never triggers git's own housekeeping, so
+        without this every ref read would open thousands of files.  Best effort: a failure
+        (a lock held by a concurrent git) is ignored and tried again next time.  Returns
+        whether it packed."""
+        if loose < threshold or self._ref_backend() != "files":
+            return False
+        return self.git("pack-refs", "--all", check=False).returncode == 0
+
+    def update_refs(self, updates: list[tuple[str, str | None, str | None]], *, reason: str) -> None:
+        """Apply many ``(name, new or None to delete, expected old or None for absent)`` updates
+        in one transaction (``git update-ref --stdin -z``: every ref compared and locked, then all
+        written, or none), for the thousands of refs a push or fetch may touch; the same
+        compare-and-swap as :meth:`update_ref`.  Raises :class:`CkptError` with git's message."""
+        if not updates:
+            return
+        recs = []
+        for name, new, old in updates:
+            if new is None:
+                recs.append(b"delete %s\0%s\0" % (name.encode(), (old or "").encode()))
+            else:
+                recs.append(b"update %s\0%s\0%s\0" % (name.encode(), new.encode(), (old or self.zero_oid).encode()))
+        self.git("update-ref", "-m", reason, "--stdin", "-z", input=b"".join(recs))
 
     def update_ref(
         self,
@@ -377,7 +911,15 @@ class Repo:
         ``timeout`` seconds, then :class:`BusyError`); a different current value raises
         :class:`RefConflict` and writes nothing.  ``reflog`` makes sure a reflog is kept for the
         ref (libgit2 only appends to existing logs outside ``refs/heads`` and ``refs/notes``).
+        In a reftable repository the same transaction is ``git update-ref --stdin`` with the old
+        value (see :meth:`_update_ref_git`).
         """
+        name = RefName(name)
+        if new is not None:
+            new = Oid(new)
+        if self.ref_backend == "reftable":
+            self._update_ref_git(name, new, expected_old=expected_old, reason=reason, reflog=reflog, timeout=timeout)
+            return
         if reflog:
             log = self.common_dir / "logs" / name
             log.parent.mkdir(parents=True, exist_ok=True)
@@ -386,7 +928,7 @@ class Repo:
         delay = 0.005
         while True:
             try:
-                with self.pg.transaction() as txn:
+                with self._pg.transaction() as txn:
                     txn.lock_ref(name)
                     actual = self.read_ref(name)
                     if actual != expected_old:
@@ -410,7 +952,7 @@ class Repo:
         """The reflog of ref ``name`` as ``(old, new)`` pairs, oldest first (None for git's zero
         id); [] when the ref or its reflog does not exist.  Mirrors ``git reflog show NAME``."""
         try:
-            ref = self.pg.references[name]
+            ref = self._pg.references[name]
             entries = list(ref.log())
         except (KeyError, ValueError, pygit2.GitError):
             return []
@@ -421,6 +963,90 @@ class Repo:
 
         return [(hexid(e.oid_old), hexid(e.oid_new)) for e in reversed(entries)]
 
+    def _update_ref_git(self, name: str, new: str | None, *, expected_old: str | None, reason: str,
+                        reflog: bool, timeout: float) -> None:
+        """:meth:`update_ref` through ``git update-ref --no-deref --stdin -z``: one transaction
+        holding the expected old value (the zero id for "absent"), so git compares and swaps
+        under its own lock on any ref backend.  On failure the ref is re-read: another value
+        raises :class:`RefConflict`; a lock held by another writer is waited for up to
+        ``timeout`` seconds, then :class:`BusyError`.
+        """
+        old = expected_old or self.zero_oid
+        if new is None:
+            cmd = b"delete %s\0%s\0" % (name.encode(), old.encode())
+        else:
+            cmd = b"update %s\0%s\0%s\0" % (name.encode(), new.encode(), old.encode())
+        args = ["update-ref", "--no-deref", "-m", reason, *(["--create-reflog"] if reflog else []), "--stdin", "-z"]
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            proc = self.git(*args, input=cmd, check=False)
+            if proc.returncode == 0:
+                return
+            actual = self.read_ref(name)
+            if actual != expected_old:
+                raise RefConflict(name, expected_old, actual)
+            if b"lock" not in proc.stderr.lower():
+                raise git_failure(("update-ref",), proc)
+            if time.monotonic() >= deadline:
+                raise BusyError(f"ref {name} is locked by another process", "try again")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+    def swap(
+        self,
+        name: str | Callable[[], str],
+        build: Callable[[str | None], tuple[str | None, T]],
+        *,
+        reason: str | Callable[[str], str],
+        reflog: bool = False,
+        step: str | None = None,
+        before_write: Callable[[str | None, str | None], None] | None = None,
+        attempts: int = SWAP_ATTEMPTS,
+    ) -> T:
+        """The one read-build-compare-and-swap loop every ref update goes through.
+
+        Each attempt reads ``name`` (a ref name, or a function naming the ref for this attempt,
+        e.g. the next free checkpoint number), calls ``build(current value or None)`` for
+        ``(new value, result)`` and, when the new value differs, writes it with
+        :meth:`update_ref` expecting the value it read (``new`` None deletes).  ``build`` must
+        only write objects: it runs again, on the new value, after a lost race; it may raise
+        :class:`RefConflict` itself to ask for another attempt (a value it cannot build on).
+        ``reason`` is the reflog message (or a function of the ref name giving it).
+        ``before_write(old, new)`` runs once, before the first write: a side effect that must
+        precede the ref's move and must happen once (promote's ledger event).  ``step`` names the
+        point for :func:`fault` just before each write.  A lost race backs off (1 ms doubling to
+        50 ms, plus jitter) and retries; after ``attempts`` lost races :class:`BusyError`
+        (exit 5).  Returns ``build``'s result of the attempt that won (or that found nothing to
+        change).  Mirrors ``git update-ref NAME NEW OLD`` in a loop, as ``git notes`` and
+        ``git fetch`` do with their lock files.
+        """
+        delay = 0.001
+        wrote_once = False
+        ref = name
+        for _attempt in range(attempts):
+            ref = name() if callable(name) else name
+            old = self.read_ref(ref)
+            try:
+                new, result = build(old)
+                if new == old:
+                    return result
+                if before_write is not None and not wrote_once:
+                    before_write(old, new)
+                    wrote_once = True
+                if step:
+                    fault(step)
+                why = reason(ref) if callable(reason) else reason
+                self.update_ref(ref, new, expected_old=old, reason=why, reflog=reflog)
+                return result
+            except RefConflict:
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 0.05)
+        raise BusyError(
+            f"could not update {ref}: other processes kept changing it ({attempts} attempts)",
+            "run the command again",
+        )
+
     def move_head(self, new: str, *, expected_old: str | None, reason: str) -> None:
         """Move HEAD (the branch it names, or HEAD itself when detached) from ``expected_old``
         (None: unborn) to ``new``, like ``git update-ref -m REASON HEAD NEW OLD``.
@@ -429,7 +1055,7 @@ class Repo:
         HEAD's reflog, which libgit2's transaction would not.  A different current value raises
         :class:`RefConflict` and moves nothing.
         """
-        proc = self.git("update-ref", "-m", reason, "HEAD", new, expected_old or ZERO_OID, check=False)
+        proc = self.git("update-ref", "-m", reason, "HEAD", new, expected_old or self.zero_oid, check=False)
         if proc.returncode != 0:
             actual, _branch = self.head()
             if actual != expected_old:
@@ -438,22 +1064,26 @@ class Repo:
 
     # ---------------------------------------------------------------- objects
 
-    def blob(self, data: bytes) -> str:
+    def blob(self, data: bytes) -> Oid:
         """Write ``data`` as a blob and return its id (``git hash-object -w``)."""
         try:
             if len(data) >= 65536:
                 # libgit2 compresses and writes even when the object exists; git only freshens it.
                 oid = pygit2.hash(data)
-                if self.pg.odb.exists(oid):  # (`oid in repo` would read the whole object)
-                    return str(oid)
-            return str(self.pg.create_blob(data))
+                if self._pg.odb.exists(oid):  # (`oid in repo` would read the whole object)
+                    return Oid(oid)
+            return Oid(self._pg.create_blob(data))
         except (pygit2.GitError, OSError) as exc:  # libgit2 I/O errors arrive as OSError
             raise io_or_corrupt(exc, "cannot write an object") from None
+
+    def blob_id(self, data: bytes) -> str:
+        """The id ``data`` would have as a blob, nothing written (``git hash-object``)."""
+        return str(pygit2.hash(data))
 
     def read_blob(self, oid: str) -> bytes:
         """The bytes of blob ``oid``; :class:`CorruptError` if missing or not a blob."""
         try:
-            obj = self.pg[oid]
+            obj = self._pg[oid]
         except (KeyError, ValueError, pygit2.GitError):
             raise CorruptError(f"object {oid} is missing from the object store") from None
         if not isinstance(obj, pygit2.Blob):
@@ -464,7 +1094,7 @@ class Repo:
         """The size in bytes of blob ``oid`` from its header, without inflating it (``git
         cat-file -s``); :class:`CorruptError` if missing or not a blob."""
         try:
-            kind, size = self.pg.odb.read_header(oid)
+            kind, size = self._pg.odb.read_header(oid)
         except (KeyError, ValueError, pygit2.GitError):
             raise CorruptError(f"object {oid} is missing from the object store") from None
         if kind != pygit2.enums.ObjectType.BLOB:
@@ -492,12 +1122,12 @@ class Repo:
                 proc.kill()
             proc.wait()
 
-    def commit(self, tree: str, parents: list[str], message: str) -> str:
+    def commit(self, tree: str, parents: list[str], message: str) -> Oid:
         """Write a commit (author = committer = the user's identity, now) and return its id."""
         sig = self.signature()
         try:
-            return str(
-                self.pg.create_commit(
+            return Oid(
+                self._pg.create_commit(
                     None, sig, sig, message, pygit2.Oid(hex=tree), [pygit2.Oid(hex=p) for p in parents]
                 )
             )
@@ -507,11 +1137,11 @@ class Repo:
     def signature(self) -> pygit2.Signature:
         """The user's identity (``user.name``/``user.email``), or ``git-ckpt <git-ckpt@localhost>``."""
         try:
-            return self.pg.default_signature
+            return self._pg.default_signature
         except (pygit2.GitError, KeyError):
             return pygit2.Signature("git-ckpt", "git-ckpt@localhost")
 
-    def mktree(self, entries: list[tuple[int, str, bytes]]) -> str:
+    def mktree(self, entries: list[tuple[int, str, bytes]]) -> Oid:
         """Build a (nested) tree from ``(mode, oid, path)`` entries, paths as bytes with ``/``.
 
         Goes through a temporary index and ``git write-tree``, so any path bytes work; a flat
@@ -523,9 +1153,9 @@ class Repo:
         with self.temp_index(copy_real=False) as idx:
             data = b"".join(b"%o %s\t%s\0" % (mode, oid.encode(), path) for mode, oid, path in entries)
             self.git("update-index", "-z", "--index-info", input=data, index_file=idx)
-            return self.git("write-tree", "--missing-ok", index_file=idx).stdout.decode().strip()
+            return Oid(self.git("write-tree", "--missing-ok", index_file=idx).stdout.decode().strip())
 
-    def _mktree_flat(self, entries: list[tuple[int, str, bytes]]) -> str | None:
+    def _mktree_flat(self, entries: list[tuple[int, str, bytes]]) -> Oid | None:
         """:meth:`mktree` without a subprocess when every entry is a plain top-level UTF-8 name."""
         names = set()
         for mode, _oid, path in entries:
@@ -538,17 +1168,17 @@ class Repo:
         if len(names) != len(entries):
             return None
         try:
-            tb = self.pg.TreeBuilder()
+            tb = self._pg.TreeBuilder()
             for mode, oid, path in entries:
                 tb.insert(path.decode("utf-8"), pygit2.Oid(hex=oid), mode)
-            return str(tb.write())
+            return Oid(tb.write())
         except (pygit2.GitError, ValueError):
             return None  # e.g. an entry naming a missing object: git write-tree --missing-ok decides
 
     def paths_in_tree(self, tree: str, paths: list[bytes]) -> set[bytes]:
         """Which of ``paths`` (worktree-relative bytes) name an entry of ``tree``; looked up
         in-process (``git ls-tree TREE -- PATH`` for the rare name that is not UTF-8)."""
-        root = self.pg[tree].peel(pygit2.Tree)
+        root = self._pg[tree].peel(pygit2.Tree)
         found: set[bytes] = set()
         slow: list[bytes] = []
         for p in paths:
@@ -569,7 +1199,7 @@ class Repo:
     def entry_mode(self, tree: str, path: bytes) -> int | None:
         """The mode of the entry at ``path`` in ``tree`` (``0o100644``, ``0o40000``, …) or None."""
         try:
-            return self.pg[tree].peel(pygit2.Tree)[path.decode("utf-8")].filemode
+            return self._pg[tree].peel(pygit2.Tree)[path.decode("utf-8")].filemode
         except KeyError:
             return None
         except UnicodeDecodeError:
@@ -580,7 +1210,7 @@ class Repo:
         """``git update-index -z --index-info`` input holding the blobs of ``paths`` in ``tree``
         (so a small temporary index replaces ``git read-tree`` of the whole tree), or None when a
         path is not a UTF-8 name of a file or symlink there."""
-        root = self.pg[tree].peel(pygit2.Tree)
+        root = self._pg[tree].peel(pygit2.Tree)
         out = []
         for p in paths:
             try:
@@ -594,7 +1224,11 @@ class Repo:
         return b"".join(out)
 
     def ls_tree(self, tree: str, *paths: bytes) -> list[TreeEntry]:
-        """Recursive listing of ``tree`` (``git ls-tree -r -z``), optionally limited to ``paths``."""
+        """Recursive listing of ``tree`` (``git ls-tree -r -z``), optionally limited to ``paths``
+        (literal: a file, or a directory and all below it).  So many paths that they would not
+        fit a command line are applied to the whole listing here instead."""
+        if _too_many(paths):
+            return [e for e in self.ls_tree(tree) if _under(e.path, set(paths))]
         out = self.git("ls-tree", "-r", "-z", "--full-tree", tree, "--", *paths).stdout
         entries = []
         for rec in out.split(b"\0"):
@@ -605,17 +1239,52 @@ class Repo:
             entries.append(TreeEntry(path, int(mode, 8), oid.decode()))
         return entries
 
-    def diff_trees(self, old: str, new: str, paths: list[bytes] | None = None) -> list[tuple[TreeEntry | None, TreeEntry | None]]:
+    def tree_entries_once(self, tree: str, seen: set[str], prefix: bytes = b"") -> Iterator[TreeEntry]:
+        """The non-tree entries of ``tree`` (recursively, paths under ``prefix``), skipping every
+        subtree whose id is in ``seen`` and adding the ones walked to it; read in-process.
+
+        Walking many checkpoints with one ``seen`` visits each distinct tree once (like
+        ``git rev-list --objects`` does), where one ``git ls-tree -r`` per checkpoint would
+        re-list every shared directory.  Names are bytes as stored."""
+        if tree in seen:
+            return
+        seen.add(tree)
+        try:
+            obj = self._pg[tree]
+        except (KeyError, ValueError, pygit2.GitError):
+            return
+        stack = [(prefix, obj)]
+        while stack:
+            base, t = stack.pop()
+            for e in t:
+                name = base + e.raw_name
+                if e.filemode == 0o040000:
+                    sub = str(e.id)
+                    if sub in seen:
+                        continue
+                    seen.add(sub)
+                    try:
+                        stack.append((name + b"/", self._pg[sub]))
+                    except (KeyError, ValueError, pygit2.GitError):
+                        continue
+                else:
+                    yield TreeEntry(name, e.filemode, str(e.id))
+
+    def diff_trees(self, old: str, new: str, paths: list[bytes] | None = None) -> list[Change]:
         """Changed paths between two trees (``git diff-tree -r -z --no-renames``).
 
-        Returns ``(old entry or None, new entry or None)`` pairs in git's path order.
+        Returns :class:`Change` pairs ``(old entry or None, new entry or None)`` in git's path
+        order; ``.path`` and ``.status`` name the path and its letter.
         """
+        if paths and _too_many(paths):
+            wanted = {p.encode("utf-8", "surrogateescape") if isinstance(p, str) else p for p in paths}
+            return [c for c in self.diff_trees(old, new) if _under(c.path, wanted)]
         args = ["diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", old, new]
         if paths:
             args += ["--", *[p.decode("utf-8", "surrogateescape") if isinstance(p, bytes) else p for p in paths]]
         out = self.git(*args).stdout
         parts = out.split(b"\0")
-        result = []
+        result: list[Change] = []
         i = 0
         while i + 1 < len(parts):
             meta = parts[i]
@@ -627,15 +1296,160 @@ class Repo:
             m1, m2, o1, o2, _status = meta[1:].split(b" ")
             a = None if int(m1, 8) == 0 else TreeEntry(path, int(m1, 8), o1.decode())
             b = None if int(m2, 8) == 0 else TreeEntry(path, int(m2, 8), o2.decode())
-            result.append((a, b))
+            result.append(Change(a, b))
         return result
+
+    def first_parent_chain(self, commit: str, limit: int | None = None) -> list[str]:
+        """``commit`` and its first-parent ancestors, newest first, at most ``limit`` of them
+        (``git rev-list --first-parent [-n LIMIT] COMMIT``); reads commits only, never their
+        trees.  A short walk is done in-process, a whole one by git."""
+        if limit is not None and limit <= 64:
+            out: list[str] = []
+            oid: str | None = commit
+            while oid and len(out) < limit:
+                out.append(oid)
+                try:
+                    parents = self._pg[oid].parent_ids
+                except (KeyError, ValueError, pygit2.GitError):
+                    break
+                oid = str(parents[0]) if parents else None
+            return out
+        args = ["rev-list", "--first-parent"] + ([f"--max-count={limit}"] if limit is not None else []) + [commit, "--"]
+        return self.git(*args).stdout.decode().split()
+
+    def commit_tree_id(self, oid: str) -> str | None:
+        """The tree id of commit ``oid`` (``git rev-parse OID^{tree}``), or None when ``oid``
+        is not a commit of this repository."""
+        try:
+            return str(self._pg[oid].peel(pygit2.Commit).tree_id)
+        except (KeyError, ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
 
     def object_exists(self, oid: str) -> bool:
         """Whether ``oid`` is in the object store."""
         try:
-            return pygit2.Oid(hex=oid) in self.pg.odb
+            return pygit2.Oid(hex=oid) in self._pg.odb
         except (ValueError, pygit2.GitError):
             return False
+
+    def _object(self, oid: str) -> pygit2.Object | None:
+        try:
+            return self._pg[oid]
+        except (KeyError, ValueError, TypeError, pygit2.GitError):
+            return None
+
+    def object_type(self, oid: str) -> str | None:
+        """``commit``, ``tree``, ``blob`` or ``tag`` for ``oid``; None when it is missing or not
+        an object id (``git cat-file -t``)."""
+        obj = self._object(oid)
+        return None if obj is None else obj.type_str
+
+    def read_commit(self, oid: str) -> CommitInfo:
+        """Commit ``oid``'s tree and parents (``git cat-file commit``); :class:`CorruptError`
+        when it is missing or not a commit."""
+        obj = self._object(oid)
+        if obj is None:
+            raise CorruptError(f"object {oid} is missing from the object store")
+        if obj.type_str != "commit":
+            raise CorruptError(f"object {oid} is a {obj.type_str}, not a commit")
+        c = cast(pygit2.Commit, obj)
+        return CommitInfo(Oid(c.id), Oid(c.tree_id), tuple(Oid(p) for p in c.parent_ids))
+
+    def _tree(self, tree_ish: str) -> pygit2.Tree:
+        obj = self._object(tree_ish)
+        if obj is None:
+            raise CorruptError(f"object {tree_ish} is missing from the object store")
+        try:
+            return obj.peel(pygit2.Tree)
+        except (ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
+            raise CorruptError(f"object {tree_ish} is a {obj.type_str}, not a tree or commit") from None
+
+    def tree_of(self, tree_ish: str) -> Oid:
+        """The tree of a commit (a tree is its own), like ``git rev-parse X^{tree}``;
+        :class:`CorruptError` when missing or not a commit or tree."""
+        return Oid(self._tree(tree_ish).id)
+
+    def tree_entry(self, tree_ish: str, path: str) -> TreeEntry | None:
+        """The entry at ``path`` (``/``-separated, UTF-8) in the tree of ``tree_ish``, or None
+        (``git ls-tree TREE -- PATH`` without recursion); :class:`CorruptError` for a missing
+        or non-tree object."""
+        root = self._tree(tree_ish)
+        try:
+            e = root[path]
+        except (KeyError, ValueError):
+            return None
+        return TreeEntry(path.encode("utf-8", "surrogateescape"), e.filemode, Oid(e.id))
+
+    def tree_list(self, tree_ish: str) -> list[TreeEntry]:
+        """The entries of one tree level (``git ls-tree TREE``), names as bytes, in tree order;
+        :class:`CorruptError` for a missing or non-tree object."""
+        return [TreeEntry(e.raw_name or b"", e.filemode, Oid(e.id)) for e in self._tree(tree_ish)]
+
+    def tree_with(self, tree_ish: str | None, path: str, mode: int, oid: str) -> Oid:
+        """A new tree: ``tree_ish``'s tree (None: empty) with the entry at ``path``
+        (``/``-separated, UTF-8; missing subtrees are created) set to ``(mode, oid)``, like
+        ``git update-index --cacheinfo`` + ``git write-tree`` on a copy.  Nothing else
+        changes; :class:`CorruptError` for a missing or non-tree base."""
+        base = self._tree(tree_ish) if tree_ish else None
+        return Oid(self._tree_with(base, path.split("/"), mode, oid))
+
+    def _tree_with(self, base: pygit2.Tree | None, parts: list[str], mode: int, oid: str) -> pygit2.Oid:
+        tb = self._pg.TreeBuilder(base) if base is not None else self._pg.TreeBuilder()
+        if len(parts) == 1:
+            tb.insert(parts[0], pygit2.Oid(hex=oid), mode)
+        else:
+            sub = None
+            if base is not None and parts[0] in base:
+                found = self._object(str(base[parts[0]].id))
+                sub = found if isinstance(found, pygit2.Tree) else None
+            tb.insert(parts[0], self._tree_with(sub, parts[1:], mode, oid), pygit2.enums.FileMode.TREE)
+        try:
+            return tb.write()
+        except (pygit2.GitError, OSError) as exc:
+            raise io_or_corrupt(exc, "cannot write a tree") from None
+
+    def resolve_commit(self, rev: str) -> Oid | None:
+        """The commit ``rev`` names (``git rev-parse --verify REV^{commit}``), or None when it
+        names nothing or something that is not a commit."""
+        if self.ref_backend == "reftable":  # libgit2 would resolve no ref there
+            if not rev or "\0" in rev:
+                return None
+            proc = self.git("rev-parse", "-q", "--verify", "--end-of-options", rev + "^{commit}", check=False)
+            oid = proc.stdout.decode("ascii", "replace").strip()
+            return Oid(oid) if proc.returncode == 0 and oid else None
+        try:
+            return Oid(self._pg.revparse_single(rev).peel(pygit2.Commit).id)
+        except (KeyError, ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+
+    def descends(self, commit: str, ancestor: str) -> bool:
+        """Whether ``ancestor`` is a proper ancestor of ``commit`` (``git merge-base
+        --is-ancestor``, minus equality); False when either is missing."""
+        try:
+            return bool(self._pg.descendant_of(commit, ancestor))
+        except (KeyError, ValueError, pygit2.GitError):
+            return False
+
+
+# Pathspec bytes beyond which a listing is filtered in Python instead: command lines (with the
+# environment) are limited to 2 MiB on Linux and each argument to 128 KiB.
+_ARG_BUDGET = 256 * 1024
+
+
+def _too_many(paths) -> bool:
+    """Whether ``paths`` would not fit comfortably on a command line."""
+    return sum(len(p) + 1 for p in paths) > _ARG_BUDGET
+
+
+def _under(path: bytes, wanted: set) -> bool:
+    """Whether ``path`` is in ``wanted`` or below a directory in it (a literal pathspec match)."""
+    while True:
+        if path in wanted:
+            return True
+        cut = path.rfind(b"/")
+        if cut < 0:
+            return False
+        path = path[:cut]
 
 
 def _remove_stale(directory: Path, pattern: str, age: float = 3600.0) -> None:
@@ -652,15 +1466,19 @@ def git_failure(args: tuple[str | bytes, ...], proc: subprocess.CompletedProcess
     """Turn a failed ``git`` call into the matching :class:`CkptError` with git's first error line."""
     err = proc.stderr.decode("utf-8", "replace").strip()
     lines = [ln for ln in err.splitlines() if ln.strip()]
-    first = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), lines[0] if lines else "")
-    first = first.removeprefix("fatal: ").removeprefix("error: ")
+    start = next((i for i, ln in enumerate(lines) if ln.startswith(("fatal:", "error:"))), 0)
+    # git's whole message from its first error line on (a list of paths may follow it), capped
+    first = " ".join(ln.strip().removeprefix("fatal: ").removeprefix("error: ") for ln in lines[start:start + 20])
+    if len(first) > 2000:
+        first = first[:2000] + " ..."
     cmd = args[0].decode() if isinstance(args[0], bytes) else args[0]
     low = err.lower()
     if "no space left" in low or "read-only file system" in low or "permission denied" in low:
         return IOFailure(f"git {cmd} failed: {first}", "free disk space or fix permissions, then run the command again")
     if "index.lock" in low or ".lock': file exists" in low:
         return BusyError(f"git {cmd} failed: {first}", "another git process holds a lock; wait for it and retry")
-    return CkptError(f"git {cmd} failed (exit {proc.returncode}): {first}")
+    return CkptError(f"git {cmd} failed (exit {proc.returncode}): {first}",
+                     "that is git's own message; fix what it names and run the command again")
 
 
 def io_or_corrupt(exc: BaseException, what: str) -> CkptError:

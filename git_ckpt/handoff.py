@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import os
 
-import msgspec
-import pygit2
 
 from . import ledger, notes, store
+from . import trust
+from . import verify as vmod
 from .card import evidence_display
 from .config import Config
+from .evidence import evidence, mark_local
 from .errors import CkptError
-from .gitcore import EMPTY_TREE, Repo
-from .model import path_to_str
+from .gitcore import Repo
+from .model import path_to_str, to_builtins
+from .snapshot import capture
 from .store import Checkpoint
 
 
@@ -62,8 +64,8 @@ def first_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
 
 def _tree_of_commit(repo: Repo, commit: str | None) -> str:
     if not commit:
-        return EMPTY_TREE
-    return str(repo.pg[commit].peel(pygit2.Tree).id)
+        return repo.empty_tree
+    return repo.tree_of(commit)
 
 
 def numstat(repo: Repo, old_tree: str, new_tree: str) -> list[dict]:
@@ -104,15 +106,22 @@ def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> li
     checkpoint it ran on; ``current`` marks whether it ran on the current checkpoint's content;
     ``local`` whether this repository's own ``verify`` recorded it (False: fetched from a
     teammate, never evidence)."""
-    from .verify import mark_local
-
     best: dict[str, tuple[tuple, dict]] = {}
     if repo.read_ref(store.NOTES_REF) is None:
         return []
     known: set[str] | None = None
-    for n, oid in store.numbered(repo, task):
+    nums = store.numbered(repo, task)
+    # a long task: one walk of the notes tree, then only the checkpoints that have a note
+    blobs = notes.note_blobs(repo) if len(nums) > 64 else None
+    for n, oid in nums:
         try:
-            lines = notes.read_lines(repo, oid)
+            if blobs is None:
+                lines = notes.read_lines(repo, oid)
+            else:
+                blob = blobs.get(oid)
+                if blob is None:
+                    continue
+                lines = notes.parse_lines(repo.read_blob(blob), oid)
         except CkptError:
             continue
         if lines and known is None:
@@ -139,9 +148,7 @@ def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> li
 
 def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict]:
     """The latest result line of each verifier recorded on ``cp`` itself by this repository's
-    own ``verify`` (:func:`git_ckpt.verify.evidence`; a fetched line is not evidence)."""
-    from .verify import evidence
-
+    own ``verify`` (:func:`git_ckpt.evidence.evidence`; a fetched line is not evidence)."""
     out: dict[str, dict] = {}
     try:
         lines = evidence(repo, cp)
@@ -156,7 +163,7 @@ def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict]:
 
 def _items(items) -> list[dict]:
     return [{"n": i, "text": it.text, "status": it.status, "reason": it.reason, "at": it.at,
-             "evidence": [msgspec.to_builtins(e) for e in it.evidence],
+             "evidence": [to_builtins(e) for e in it.evidence],
              "evidence_text": [evidence_display(e) for e in it.evidence]} for i, it in enumerate(items, start=1)]
 
 
@@ -227,8 +234,6 @@ def workspace_state(repo: Repo, cfg: Config, task: str, cur: Checkpoint) -> str:
     """``clean`` when the worktree (files, index, overlay) is exactly ``cur``, ``changed`` when
     not, ``other-task`` when this worktree is on another task, ``unknown`` when it cannot be
     captured (index locked, mid-restore)."""
-    from .snapshot import capture
-
     if store.current_task(repo) != task:
         return "other-task"
     try:
@@ -261,6 +266,8 @@ def markdown(r: dict) -> str:
     from .model import escape
 
     r = _escaped(r, escape)
+    from .words import result_word
+
     out: list[str] = [f"# Handoff: {r['task']}" + (" (done)" if r["done"] else ""), ""]
     out.append(f"Goal: {r['goal'] or '(none recorded)'}")
     for c in r["constraints"]:
@@ -284,7 +291,7 @@ def markdown(r: dict) -> str:
             [f"- {t['status']} {t['path']:<{width}}  {_counts(t)}" for t in r["touched"]])
     section("Next", ([r["next"]] if r["next"] else []) + ([f"Hypothesis: {r['hypothesis']}"] if r["hypothesis"] else []))
     section("Last verifier results", [
-        f"- {v['verifier']}: {v['status']} on {v['checkpoint']}"
+        f"- {v['verifier']}: {result_word(v['status'], v['exit_code'])} on {v['checkpoint']}"
         + (f" (exit {v['exit_code']}" if v["exit_code"] is not None else " (")
         + (f", {float(v['duration']):.1f} s" if isinstance(v["duration"], (int, float)) else "") + ")"
         + ("" if v["on_current"] else " [not the current content]")
@@ -310,27 +317,14 @@ def _ws_text(state: str, cur: str | None) -> str:
 
 
 def _rerun(repo: Repo, cfg: Config, cp: Checkpoint, names: list[str]) -> tuple[dict[str, str] | None, str]:
-    """Re-run the required verifiers on ``cp`` through :mod:`git_ckpt.verify` when that module
-    offers a usable function; returns ({name: status} or None, a note saying what happened)."""
-    try:
-        from . import verify as vmod  # built by the verifier issue; optional here
-    except ImportError:
-        return None, "not re-run: this git-ckpt has no verifier runner"
-    fn = getattr(vmod, "verify", None)
-    if fn is None or not callable(fn):
-        return None, "not re-run: no usable verifier runner"
+    """Re-run the required verifiers on ``cp`` (:func:`git_ckpt.verify.verify`); returns
+    ({name: status} or None, a note saying what happened)."""
     try:
         # rerun: never reuse a recorded result; promote: a check does not move the promoted ref.
-        report = fn(repo, cfg, cp, only=names, rerun=True, promote=False)
-    except TypeError:
-        return None, "not re-run: the verifier runner has an unexpected interface"
+        report = vmod.verify(repo, cfg, cp, only=names, rerun=True, promote=False)
     except CkptError as exc:  # untrusted .ckpt.toml, worktree changed meanwhile
         return None, f"not re-run: {exc.message}"
-    statuses: dict[str, str] = {}
-    for o in getattr(report, "outcomes", []):
-        if isinstance(getattr(o, "name", None), str) and isinstance(getattr(o, "status", None), str):
-            statuses[o.name] = o.status
-    return statuses, "re-run"
+    return {o.name: o.status for o in report.outcomes}, "re-run"
 
 
 def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
@@ -341,8 +335,6 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
     own is drift).  An untrusted ``.ckpt.toml`` is drift too (its requirement may have been
     loosened).  Returns ``{"ok", "task", "current", "checks": [...], "drift": [...]}``; ``ok`` is
     False when anything drifted."""
-    from .snapshot import capture
-
     r = receipt(repo, task, cfg, workspace=False)
     checks: list[dict] = []
     drift: list[str] = []
@@ -382,12 +374,10 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
                 ws_ok = True
                 checks.append({"check": "worktree", "ok": True, "detail": f"matches {cur_id}"})
             else:
-                changed = [path_to_str((b or a).path) for a, b in repo.diff_trees(cur.tree, snap.tree)]
+                changed = [path_to_str(c.path) for c in repo.diff_trees(cur.tree, snap.tree)]
                 what = ("changed: " + ", ".join(changed[:20]) + (" …" if len(changed) > 20 else "")) if changed else "index, HEAD or overlay differ"
                 checks.append({"check": "worktree", "ok": False, "detail": what, "changed": changed})
                 drift.append(f"worktree differs from {cur_id}: {what}")
-    from . import trust
-
     st = trust.state(repo, cfg)
     if not st.ok:
         detail = f"{trust.untrusted_reason(st)}: its required verifiers were neither re-run nor can they be relied on (git ckpt trust)"

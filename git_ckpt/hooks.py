@@ -19,13 +19,20 @@ import json
 import os
 import shlex
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import CkptError
 from .gitcore import Repo
 
-HOOKS = ("pre-commit", "prepare-commit-msg", "pre-push")
+#: Every hook we install.  The gate hooks (pre-commit for ``git commit``, pre-merge-commit for a
+#: merge that commits by itself, pre-applypatch for ``git am``) share one script; prepare-commit-msg
+#: sets or removes the ``Ckpt-Verified`` trailer of every commit git prepares a message for (even
+#: under ``--no-verify``: rebase, cherry-pick, revert, amend); applypatch-msg removes it from a
+#: mailed patch; pre-push judges the commits being pushed.
+HOOKS = ("pre-commit", "pre-merge-commit", "pre-applypatch", "prepare-commit-msg", "applypatch-msg", "pre-push")
+#: Hooks written from another hook's template (only the ``HOOK=`` line differs).
+SAME_AS = {"pre-merge-commit": "pre-commit", "pre-applypatch": "pre-commit"}
 MARKER = b"# ID: git-ckpt-hook-5f1d2a9c"
 STATE_FILE = "hooks.json"
 
@@ -39,7 +46,12 @@ def template(name: str) -> bytes:
 
 def render(name: str, python: str | None = None) -> bytes:
     """The hook script ``name`` with the interpreter path filled in (shell-quoted)."""
-    return template(name).replace(b"@PYTHON@", shlex.quote(python or sys.executable).encode())
+    src = SAME_AS.get(name, name)
+    data = template(src)
+    if src != name:
+        data = data.replace(f"HOOK={src}\n".encode(), f"HOOK={name}\n".encode(), 1)
+        data = data.replace(f"git-ckpt hook: {src} ".encode(), f"git-ckpt hook: {name} ".encode(), 1)
+    return data.replace(b"@PYTHON@", shlex.quote(python or sys.executable).encode())
 
 
 def is_ours(path: Path) -> bool:
@@ -52,8 +64,9 @@ def is_ours(path: Path) -> bool:
 
 
 def hooks_dir(repo: Repo) -> Path:
-    """The directory git runs hooks from: ``git rev-parse --git-path hooks`` (core.hooksPath
-    honoured, relative paths taken from the worktree root, as git does for hooks)."""
+    """The directory git runs hooks from in ``repo``'s worktree: ``git rev-parse --git-path
+    hooks`` (core.hooksPath honoured; a relative core.hooksPath is taken from the root of *this*
+    worktree, as git does for hooks, so each linked worktree may have its own)."""
     out = repo.git("rev-parse", "--git-path", "hooks").stdout.decode().rstrip("\n")
     path = Path(out)
     if not path.is_absolute():
@@ -67,26 +80,69 @@ def hooks_path_setting(repo: Repo) -> str | None:
     return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
 
+@dataclass
+class Target:
+    """Where git runs hooks from for one worktree: its root, the hooks ``dir``, and the hook
+    files there that the worktree tracks (``tracked``, paths relative to the root: we never
+    rename or rewrite a tracked file)."""
+
+    worktree: Path
+    dir: Path
+    tracked: list[str] = field(default_factory=list)
+
+
+def _tracked(repo: Repo, d: Path) -> list[str]:
+    try:
+        rel = d.relative_to(repo.workdir)
+    except ValueError:
+        return []
+    names = [str(rel / n) for h in HOOKS for n in (h, f"{h}.legacy")]
+    out = repo.git("ls-files", "-z", "--", *names, check=False).stdout
+    return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+
+def targets(repo: Repo) -> list[Target]:
+    """One :class:`Target` per worktree of the repository (this one first): git resolves
+    ``core.hooksPath`` per worktree, so with a relative setting each worktree runs the hooks in
+    its own directory."""
+    out: list[Target] = []
+    for root in repo.worktree_roots():
+        try:
+            wt = repo if root == repo.workdir else Repo.discover(root)
+            d = hooks_dir(wt)
+            out.append(Target(root, d, _tracked(wt, d)))
+        except CkptError:
+            continue
+    return out
+
+
 def _state_path(repo: Repo) -> Path:
     d = repo.common_dir / "ckpt"
     d.mkdir(exist_ok=True)
     return d / STATE_FILE
 
 
-def _read_state(repo: Repo) -> dict:
+def _read_state(repo: Repo) -> dict[str, bool]:
+    """Hooks directories we installed into → whether install created that directory."""
     try:
         data = json.loads(_state_path(repo).read_text())
-        return data if isinstance(data, dict) else {}
     except (FileNotFoundError, ValueError):
         return {}
+    if not isinstance(data, dict):
+        return {}
+    if isinstance(data.get("dirs"), dict):
+        return {str(k): bool(v) for k, v in data["dirs"].items()}
+    if isinstance(data.get("dir"), str):  # the one-directory format of earlier versions
+        return {data["dir"]: bool(data.get("created_dir"))}
+    return {}
 
 
-def _write_state(repo: Repo, data: dict) -> None:
+def _write_state(repo: Repo, dirs: dict[str, bool]) -> None:
     from .store import atomic_write
 
     path = _state_path(repo)
-    if data:
-        atomic_write(path, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
+    if dirs:
+        atomic_write(path, (json.dumps({"dirs": dirs}, indent=1, sort_keys=True) + "\n").encode())
     else:
         try:
             path.unlink()
@@ -102,70 +158,118 @@ def _write_hook(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def install(repo: Repo, python: str | None = None) -> dict:
-    """Install the three hooks and set ``ckpt.gate = true``.
-
-    Returns ``{"dir", "hooks_path" (core.hooksPath or None), "installed": [names],
-    "legacy": [names kept as .legacy], "created_dir": bool, "python"}``.  Raises
-    :class:`CkptError` when a foreign hook and a ``.legacy`` file are both present (installing
-    would lose one of them) and nothing is changed.  Installing again updates our hooks.
-    """
-    d = hooks_dir(repo)
+def _check_dir(t: Target, setting: str | None) -> None:
+    """Raise :class:`CkptError` when installing into ``t.dir`` would lose or rewrite something."""
+    if t.tracked:
+        where = f"core.hooksPath = {setting}" if setting else "its hooks directory"
+        raise CkptError(
+            f"git runs the hooks of worktree {t.worktree} from {t.dir} ({where}), where {t.tracked[0]} is tracked;"
+            " git ckpt does not rename or rewrite tracked files, so the gate cannot be installed there",
+            "call git ckpt gate --hook from that hook yourself, or point core.hooksPath at a directory outside"
+            " the worktree (an absolute path), then run git ckpt hooks install again",
+        )
     for name in HOOKS:
-        hook, legacy = d / name, d / f"{name}.legacy"
+        hook, legacy = t.dir / name, t.dir / f"{name}.legacy"
         if (hook.exists() or hook.is_symlink()) and not is_ours(hook) and (legacy.exists() or legacy.is_symlink()):
             raise CkptError(
                 f"{hook} is not ours and {legacy} already exists; installing would lose one of them",
                 "merge or remove one of them by hand, then run git ckpt hooks install again",
             )
+
+
+def install(repo: Repo, python: str | None = None, since: str | None = None) -> dict:
+    """Install the hooks in every directory git runs hooks from (one per worktree when a
+    relative ``core.hooksPath`` makes them differ), set ``ckpt.gate = true``, and set
+    ``ckpt.gate.since`` (the pre-push hook judges only commits that are not ancestors of it) to
+    ``since`` or, when it is unset, to the current HEAD.
+
+    Returns ``{"dir" (this worktree's), "dirs": [every directory written], "hooks_path"
+    (core.hooksPath or None), "installed": [names], "legacy": [names kept as .legacy in this
+    worktree's directory], "created_dir": bool, "python", "since"}``.  Raises
+    :class:`CkptError`, changing nothing, when a foreign hook and a ``.legacy`` file are both
+    present (installing would lose one of them) or a hook file git would run is tracked (with a
+    relative ``core.hooksPath`` inside the worktree).  Installing again updates our hooks.
+    """
+    setting = hooks_path_setting(repo)
+    all_targets = targets(repo)
+    dirs: list[Path] = []
+    for t in all_targets:
+        _check_dir(t, setting)
+        if t.dir not in dirs:
+            dirs.append(t.dir)
     state = _read_state(repo)
-    created = False
-    if not d.is_dir():
-        d.mkdir(parents=True)
-        created = True
-    if state.get("dir") == str(d):
-        created = created or bool(state.get("created_dir"))
-    legacy_kept = []
-    for name in HOOKS:
-        hook, legacy = d / name, d / f"{name}.legacy"
-        if (hook.exists() or hook.is_symlink()) and not is_ours(hook):
-            os.replace(hook, legacy)
-            legacy_kept.append(name)
-        _write_hook(hook, render(name, python))
+    here = all_targets[0].dir if all_targets else hooks_dir(repo)
+    legacy_here: list[str] = []
+    created_here = False
+    for d in dirs:
+        created = False
+        if not d.is_dir():
+            d.mkdir(parents=True)
+            created = True
+        created = created or state.get(str(d), False)
+        for name in HOOKS:
+            hook, legacy = d / name, d / f"{name}.legacy"
+            if (hook.exists() or hook.is_symlink()) and not is_ours(hook):
+                os.replace(hook, legacy)
+                if d == here:
+                    legacy_here.append(name)
+            _write_hook(hook, render(name, python))
+        state[str(d)] = created
+        if d == here:
+            created_here = created
     repo.git("config", "ckpt.gate", "true")
-    _write_state(repo, {"dir": str(d), "created_dir": created})
+    since_set = since or repo.config_get("ckpt.gate.since")
+    if since_set is None:
+        head = repo.git("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False).stdout.decode().strip()
+        if head:
+            since_set = head
+    if since_set and since_set != repo.config_get("ckpt.gate.since"):
+        repo.git("config", "ckpt.gate.since", since_set)
+    _write_state(repo, state)
     return {
-        "dir": str(d), "hooks_path": hooks_path_setting(repo), "installed": list(HOOKS),
-        "legacy": legacy_kept, "created_dir": created, "python": python or sys.executable,
+        "dir": str(here), "dirs": [str(d) for d in dirs], "hooks_path": setting, "installed": list(HOOKS),
+        "legacy": legacy_here, "created_dir": created_here, "python": python or sys.executable,
+        "since": since_set,
     }
 
 
 def uninstall(repo: Repo) -> dict:
-    """Remove our hooks, put each ``.legacy`` hook back (a rename: same bytes, same mode), remove
-    the hooks directory if install created it and it is empty, and unset ``ckpt.gate``.
+    """Remove our hooks from every directory install wrote or git now runs hooks from, put each
+    ``.legacy`` hook back (a rename: same bytes, same mode), remove a hooks directory install
+    created once it is empty, and unset ``ckpt.gate`` (and ``ckpt.gate.since``).
 
-    Foreign hooks are never touched.  Returns ``{"dir", "removed": [names], "restored":
-    [names], "removed_dir": bool}``.
+    Foreign hooks are never touched.  Returns ``{"dir" (this worktree's), "dirs", "removed":
+    [names], "restored": [names], "removed_dir": bool}`` (names of this worktree's directory).
     """
-    d = hooks_dir(repo)
-    removed, restored = [], []
-    for name in HOOKS:
-        hook, legacy = d / name, d / f"{name}.legacy"
-        if not is_ours(hook):
-            continue
-        hook.unlink()
-        removed.append(name)
-        if legacy.exists() or legacy.is_symlink():
-            os.replace(legacy, hook)
-            restored.append(name)
     state = _read_state(repo)
+    here = hooks_dir(repo)
+    dirs = [here] + [t.dir for t in targets(repo)] + [Path(d) for d in state]
+    seen: list[Path] = []
+    removed, restored = [], []
     removed_dir = False
-    if state.get("dir") == str(d) and state.get("created_dir") and d.is_dir() and not any(d.iterdir()):
-        d.rmdir()
-        removed_dir = True
+    for d in dirs:
+        if d in seen:
+            continue
+        seen.append(d)
+        for name in HOOKS:
+            hook, legacy = d / name, d / f"{name}.legacy"
+            if not is_ours(hook):
+                continue
+            hook.unlink()
+            if d == here:
+                removed.append(name)
+            if legacy.exists() or legacy.is_symlink():
+                os.replace(legacy, hook)
+                if d == here:
+                    restored.append(name)
+        if state.get(str(d)) and d.is_dir() and not any(d.iterdir()):
+            d.rmdir()
+            removed_dir = removed_dir or d == here
     repo.git("config", "--unset-all", "ckpt.gate", check=False)
+    repo.git("config", "--unset-all", "ckpt.gate.since", check=False)
     _write_state(repo, {})
-    return {"dir": str(d), "removed": removed, "restored": restored, "removed_dir": removed_dir}
+    return {"dir": str(here), "dirs": [str(d) for d in seen], "removed": removed, "restored": restored,
+            "removed_dir": removed_dir}
 
 
 @dataclass
@@ -181,11 +285,7 @@ class HookState:
     python_ok: bool = False
 
 
-def status(repo: Repo) -> dict:
-    """``{"dir", "hooks_path", "gate" (ckpt.gate), "hooks": [HookState as dict]}``."""
-    from .gate import enabled
-
-    d = hooks_dir(repo)
+def _hook_states(d: Path) -> list[HookState]:
     out = []
     for name in HOOKS:
         hook = d / name
@@ -203,7 +303,36 @@ def status(repo: Repo) -> dict:
             out.append(HookState(name, "foreign", legacy))
         else:
             out.append(HookState(name, "absent", legacy))
+    return out
+
+
+def active_in(d: Path) -> bool:
+    """Whether every hook of ours is in ``d`` (the gate works for commits git makes there)."""
+    return all(is_ours(d / name) for name in HOOKS)
+
+
+def gate_active(repo: Repo) -> tuple[bool, Path]:
+    """Whether the gate acts on commits made in ``repo``'s worktree: ``ckpt.gate`` is true and
+    the directory git runs hooks from *here* (:func:`hooks_dir`) holds our hooks.  Returns that
+    and the directory."""
+    from .gate import enabled
+
+    d = hooks_dir(repo)
+    return enabled(repo) and active_in(d), d
+
+
+def status(repo: Repo) -> dict:
+    """``{"dir" (this worktree's hooks directory), "hooks_path", "gate" (ckpt.gate), "active"
+    (the gate acts here), "hooks": [HookState as dict], "worktrees": [{"worktree", "dir",
+    "active"}]}`` (every worktree: with a relative core.hooksPath each has its own directory)."""
+    from .gate import enabled
+
+    all_targets = targets(repo)
+    d = all_targets[0].dir if all_targets else hooks_dir(repo)
+    gate = enabled(repo)
     return {
-        "dir": str(d), "hooks_path": hooks_path_setting(repo), "gate": enabled(repo),
-        "hooks": [h.__dict__ for h in out],
+        "dir": str(d), "hooks_path": hooks_path_setting(repo), "gate": gate, "active": gate and active_in(d),
+        "hooks": [h.__dict__ for h in _hook_states(d)],
+        "worktrees": [{"worktree": str(t.worktree), "dir": str(t.dir), "active": gate and active_in(t.dir)}
+                      for t in all_targets],
     }

@@ -8,18 +8,16 @@ event is caught by :func:`verify`.  Appends are compare-and-swap on the ref, ret
 
 from __future__ import annotations
 
-import getpass
+import os
 import socket
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import msgspec
-import pygit2
 
-from .errors import BusyError, CorruptError
-from .gitcore import RefConflict, Repo, fault
+from .errors import CorruptError
+from .gitcore import Repo
 from .model import Card, Event, encode
 from . import store
 
@@ -31,7 +29,12 @@ def now_iso() -> str:
 
 def user_name() -> str:
     """The login name, or ``unknown``."""
+    for var in ("LOGNAME", "USER", "LNAME", "USERNAME"):  # getpass.getuser()'s order, without its import
+        if os.environ.get(var):
+            return os.environ[var]
     try:
+        import getpass
+
         return getpass.getuser()
     except Exception:  # noqa: BLE001 - no passwd entry in containers
         return "unknown"
@@ -51,13 +54,20 @@ class Record:
 
 def _read(repo: Repo, commit: str, task: str) -> Record:
     try:
-        c = repo.pg[commit]
-        tree = c.peel(pygit2.Tree)
-        ev = msgspec.json.decode(repo.read_blob(str(tree["event.json"].id)), type=Event)
-        card = msgspec.json.decode(repo.read_blob(str(tree["card.json"].id)), type=Card)
-    except (KeyError, ValueError, pygit2.GitError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+        tree = repo.read_commit(commit).tree
+        ev = msgspec.json.decode(_file(repo, tree, "event.json"), type=Event)
+        card = msgspec.json.decode(_file(repo, tree, "card.json"), type=Card)
+    except (CorruptError, msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise CorruptError(f"ledger of task {task} is corrupt at {commit[:12]}: {exc}", f"git ckpt log --verify --task {task} names the first bad event") from None
     return Record(commit, ev, card)
+
+
+def _file(repo: Repo, tree: str, name: str) -> bytes:
+    """The blob ``name`` at the top of ledger tree ``tree``; :class:`CorruptError` when absent."""
+    entry = repo.tree_entry(tree, name)
+    if entry is None:
+        raise CorruptError(f"no {name}")
+    return repo.read_blob(entry.oid)
 
 
 def head(repo: Repo, task: str) -> Record | None:
@@ -83,8 +93,8 @@ def append(
     ``task``; compare-and-swap on ``refs/ckpt/T/log``, rebuilt and retried when another process
     appended first.  Returns the new :class:`Record`."""
     ref = store.log_ref(task)
-    for _attempt in range(200):
-        old = repo.read_ref(ref)
+
+    def build(old: str | None) -> tuple[str, Record]:
         prev = _read(repo, old, task) if old else None
         cur_card = prev.card if prev else Card(task=task)
         new_card = cur_card
@@ -102,22 +112,12 @@ def append(
             prev=prev.event.hash if prev else None,
         )
         ev.hash = ev.compute_hash()
-        ev_blob = repo.blob(encode(ev))
-        card_blob = repo.blob(encode(new_card))
-        tree = repo.pg.TreeBuilder()
-        tree.insert("card.json", pygit2.Oid(hex=card_blob), pygit2.enums.FileMode.BLOB)
-        tree.insert("event.json", pygit2.Oid(hex=ev_blob), pygit2.enums.FileMode.BLOB)
-        tree_id = str(tree.write())
-        summary = describe(ev)
-        commit = repo.commit(tree_id, [old] if old else [], f"ckpt ledger {task} #{ev.seq}: {summary}\n")
-        fault("ledger.before-ref")
-        try:
-            repo.update_ref(ref, commit, expected_old=old, reason=f"ckpt: {type}", reflog=True)
-        except RefConflict:
-            time.sleep(0.002)
-            continue
-        return Record(commit, ev, new_card)
-    raise BusyError(f"could not append to the ledger of task {task}: too many concurrent writers", "run the command again")
+        tree = repo.mktree([(0o100644, repo.blob(encode(new_card)), b"card.json"),
+                            (0o100644, repo.blob(encode(ev)), b"event.json")])
+        commit = repo.commit(tree, [old] if old else [], f"ckpt ledger {task} #{ev.seq}: {describe(ev)}\n")
+        return commit, Record(commit, ev, new_card)
+
+    return repo.swap(ref, build, reason=f"ckpt: {type}", step="ledger.before-ref", reflog=True)
 
 
 def append_or_warn(repo: Repo, task: str, type: str, data: dict[str, Any],
@@ -138,29 +138,45 @@ def records(repo: Repo, task: str) -> list[Record]:
     while oid:
         rec = _read(repo, oid, task)
         out.append(rec)
-        c = repo.pg[oid]
-        oid = str(c.parent_ids[0]) if c.parent_ids else None
+        parents = repo.read_commit(oid).parents
+        oid = parents[0] if parents else None
     out.reverse()
     return out
+
+
+def iter_records(repo: Repo, task: str, newest: int | None = None) -> Iterator[Record]:
+    """The ledger entries of ``task`` oldest first, decoded one at a time as the caller reads
+    (``git ckpt log | head`` decodes only what it prints); with ``newest`` only the newest
+    that many (``log -n``), which reads only those.  Raises :class:`CorruptError` at an
+    unreadable entry."""
+    oid = repo.read_ref(store.log_ref(task))
+    if not oid:
+        return
+    for commit in reversed(repo.first_parent_chain(oid, newest)):
+        yield _read(repo, commit, task)
 
 
 def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int = 500) -> Record | None:
     """The newest event of ``task`` for which ``match`` is true, looking back ``limit`` events."""
     oid = repo.read_ref(store.log_ref(task))
     while oid and limit > 0:
-        rec = _read(repo, oid, task)
-        if match(rec.event):
-            return rec
-        c = repo.pg[oid]
-        oid = str(c.parent_ids[0]) if c.parent_ids else None
+        try:  # the event alone is decoded while looking; the card only for the one found
+            ev = msgspec.json.decode(_file(repo, repo.read_commit(oid).tree, "event.json"), type=Event)
+        except (CorruptError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise CorruptError(f"ledger of task {task} is corrupt at {oid[:12]}: {exc}", f"git ckpt log --verify --task {task} names the first bad event") from None
+        if match(ev):
+            return _read(repo, oid, task)
+        parents = repo.read_commit(oid).parents
+        oid = parents[0] if parents else None
         limit -= 1
     return None
 
 
-def result_ids(repo: Repo, tasks: list[str], want: set[str] | None) -> set[str]:
-    """Which of the result ids in ``want`` (:func:`git_ckpt.verify.result_id` of a note line) a
+def result_ids(repo: Repo, tasks: list[str], want: set[str] | None, *, isolated: bool = False) -> set[str]:
+    """Which of the result ids in ``want`` (:func:`git_ckpt.evidence.result_id` of a note line) a
     ``verify`` event in the ledgers of ``tasks`` names (its ``result``); every id named when
-    ``want`` is None.
+    ``want`` is None.  With ``isolated``, only events of ``verify --isolated`` runs count
+    (``[gate] isolated = true``).
 
     This is what makes a note line *evidence*: the ledger is written only by this repository's
     own commands (``fetch`` never writes it), while notes merge every teammate's lines.  Walks
@@ -171,16 +187,15 @@ def result_ids(repo: Repo, tasks: list[str], want: set[str] | None) -> set[str]:
         oid = repo.read_ref(store.log_ref(task))
         while oid and (want is None or not want <= found):
             try:
-                c = repo.pg[oid]
-                tree = c.peel(pygit2.Tree)
-                ev = msgspec.json.decode(repo.read_blob(str(tree["event.json"].id)), type=Event)
-            except (KeyError, ValueError, pygit2.GitError, msgspec.DecodeError, msgspec.ValidationError):
+                c = repo.read_commit(oid)
+                ev = msgspec.json.decode(_file(repo, c.tree, "event.json"), type=Event)
+            except (CorruptError, msgspec.DecodeError, msgspec.ValidationError):
                 break
-            if ev.type == "verify":
+            if ev.type == "verify" and (not isolated or ev.data.get("isolated") is True):
                 rid = ev.data.get("result")
                 if isinstance(rid, str) and (want is None or rid in want):
                     found.add(rid)
-            oid = str(c.parent_ids[0]) if c.parent_ids else None
+            oid = c.parents[0] if c.parents else None
         if want is not None and want <= found:
             break
     return found
@@ -208,13 +223,13 @@ def verify(repo: Repo, task: str) -> list[str]:
     while oid:
         chain.append(oid)
         try:
-            c = repo.pg[oid]
-        except (KeyError, ValueError):
+            c = repo.read_commit(oid)
+        except CorruptError:
             problems.append(f"ledger commit {oid[:12]} is missing")
             break
-        if len(c.parent_ids) > 1:
-            problems.append(f"ledger commit {oid[:12]} has {len(c.parent_ids)} parents")
-        oid = str(c.parent_ids[0]) if c.parent_ids else None
+        if len(c.parents) > 1:
+            problems.append(f"ledger commit {oid[:12]} has {len(c.parents)} parents")
+        oid = c.parents[0] if c.parents else None
     chain.reverse()
     prev_hash: str | None = None
     promoted_on_chain: set[str] = set()
@@ -313,10 +328,10 @@ def _first_divergence(repo: Repo, old_head: str, chain: list[str]) -> int | None
     while oid:
         old.append(oid)
         try:
-            c = repo.pg[oid]
-        except (KeyError, ValueError):
+            parents = repo.read_commit(oid).parents
+        except CorruptError:
             return None
-        oid = str(c.parent_ids[0]) if c.parent_ids else None
+        oid = parents[0] if parents else None
     old.reverse()
     for i, commit in enumerate(old):
         if i >= len(chain) or chain[i] != commit:
@@ -336,7 +351,9 @@ def describe(ev: Event) -> str:
     if t == "undo":
         return f"undo: restored {d.get('target')} (previous state {d.get('from')})"
     if t == "verify":
-        return f"verifier: {d.get('verifier')} ...... {d.get('status')} on {d.get('id')}"
+        from .words import result_word
+
+        return f"verifier: {d.get('verifier')} ...... {result_word(d.get('status'), d.get('exit_code'))} on {d.get('id')}"
     if t == "promote":
         return f"promoted {d.get('id')}" + (" (forced)" if d.get("forced") else "")
     if t == "gate-refused":
@@ -362,6 +379,8 @@ def describe(ev: Event) -> str:
         return f"fetched from {d.get('remote')}"
     if t == "handoff":
         return f"handoff receipt given at {d.get('id')}"
+    if t == "drop":
+        return f"dropped {d.get('id')}" + (" (forced)" if d.get("forced") else "")
     if t == "prune":
         return f"pruned {len(d.get('pruned', []))} checkpoints"
     return t

@@ -58,7 +58,16 @@ def _content_identity(root, plan) -> list:
             out.append([path_to_str(p), "other", st_.S_IFMT(info.st_mode), ""])
     return out
 
-INSTALL_HINT = "pip install 'git-ckpt[mcp]'"
+
+def install_hint() -> str:
+    """How to add the MCP SDK to the Python that runs git ckpt: the ``[mcp]`` extra is the one
+    requirement ``mcp>=1.0`` (git-ckpt is not on a package index: from a checkout it is
+    ``pip install '.[mcp]'``)."""
+    import shlex
+    import sys
+
+    return f"{shlex.quote(sys.executable)} -m pip install 'mcp>=1.0' (or, in a git-ckpt checkout: pip install '.[mcp]')"
+
 
 INSTRUCTIONS = """\
 git ckpt checkpoints this repository's working tree (files, index, HEAD, an overlay of chosen
@@ -82,7 +91,7 @@ def _load_sdk() -> tuple[Any, type[Exception]]:
             from mcp.server.fastmcp import FastMCP as Server  # mcp 1.x
             from mcp.server.fastmcp.exceptions import ToolError
         except ImportError:
-            raise UsageError("git ckpt mcp needs the MCP Python SDK, which is not installed", INSTALL_HINT) from None
+            raise UsageError("git ckpt mcp needs the MCP Python SDK, which is not installed", install_hint()) from None
     return Server, ToolError
 
 
@@ -114,20 +123,17 @@ class Tools:
         repo = self.repo()
         cfg = config.load(repo)
         t = self._task(repo, task)
-        with repo.worktree_lock(exclusive=False):
-            res = save(repo, cfg, task=t, message=message, kind=kind, next=next, hypothesis=hypothesis)
-        return {"id": res.id, "commit": res.commit, "created": res.created, "kind": res.kind, "task": res.task,
-                "warnings": res.warnings,
-                "text": f"checkpoint saved: {res.id}" if res.created else f"no changes since {res.id}; nothing saved"}
+        res = save(repo, cfg, task=t, message=message, kind=kind, next=next, hypothesis=hypothesis)
+        return {**res.to_json(), "text": res.text()}
 
     def list(self, task: str | None = None) -> dict:
-        from . import inspect
+        from . import views
 
-        from .verify import fetched_states
+        from .evidence import fetched_states
 
         repo = self.repo()
         t = self._task(repo, task)
-        rows = inspect.rows(repo, t)
+        rows = views.rows(repo, t)
         states = fetched_states(repo, rows, [t])  # as `git ckpt list`: fetched results marked
         out = []
         for r in rows:
@@ -137,15 +143,15 @@ class Tools:
         return {"task": t, "checkpoints": out}
 
     def show(self, checkpoint: str = "@") -> dict:
-        from . import inspect, store
+        from . import store, views
 
-        from .verify import evidence_tasks, mark_local
+        from .evidence import evidence_tasks, mark_local
 
         repo = self.repo()
         cp = store.resolve(repo, checkpoint, store.current_task(repo))
-        data = inspect.show(repo, cp)
+        data = views.show(repo, cp)
         lines = [r for r in data["results"] if "verifier" in r]
-        for r, own in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp))):
+        for r, own in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp)), strict=True):
             r["local"] = own  # as `git ckpt show`: False for a fetched result (never evidence)
         return data
 
@@ -186,9 +192,7 @@ class Tools:
                 "restore needs the plan_id of a current plan: " + ("none given" if not plan_id else "the worktree changed since that plan"),
                 "call ckpt_restore without apply, review the plan, then apply with its plan_id")
         res = restore(repo, cfg, cp, task=task, paths=rel or None)
-        return {"applied": True, "target": res.target, "saved": res.saved, "previous": res.previous,
-                "plan": res.plan.to_json(),
-                "text": (f"saved current state as {res.saved} (pre-restore); " if res.saved else "") + f"restored {res.target}"}
+        return {"applied": True, **res.to_json(), "text": "\n".join(res.lines())}
 
     def undo(self) -> dict:
         from . import config, store
@@ -196,15 +200,12 @@ class Tools:
 
         repo = self.repo()
         res = undo(repo, config.load(repo), task=store.current_task(repo))
-        return {"target": res.target, "saved": res.saved, "previous": res.previous, "text": f"undo: restored {res.target}"}
+        return {**res.to_json(), "text": "\n".join(res.lines())}
 
     def verify(self, checkpoint: str = "@", only: list[str] | None = None, isolated: bool = False) -> dict:
         from . import config, store
+        from . import verify as vmod
 
-        try:
-            from . import verify as vmod
-        except ImportError:
-            raise UsageError("this git-ckpt has no verifier runner") from None
         repo = self.repo()
         cp = store.resolve(repo, checkpoint, store.current_task(repo))
         report = vmod.verify(repo, config.load(repo), cp, only=only or None, isolated=isolated)
@@ -347,7 +348,7 @@ def _with_body(signature_fn: Callable[..., str], body: Callable[..., str]) -> Ca
             import inspect as _inspect
 
             names = list(_inspect.signature(signature_fn).parameters)
-            kwargs.update(zip(names, args))
+            kwargs.update(zip(names, args, strict=False))
         return body(**kwargs)
 
     return tool

@@ -109,7 +109,28 @@ def escape(text: str) -> str:
         return text
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
-_encoder = msgspec.json.Encoder(order="deterministic")
+
+
+def _plain(obj: Any) -> Any:
+    """msgspec's hook for our ``str`` subclasses (:class:`git_ckpt.gitcore.Oid`, ``RefName``):
+    encoded as the plain strings they are."""
+    if isinstance(obj, str):
+        return str(obj)
+    raise NotImplementedError(f"cannot encode {type(obj).__name__}")
+
+
+_encoder = msgspec.json.Encoder(order="deterministic", enc_hook=_plain)
+
+
+def encode_json(obj: Any) -> bytes:
+    """Deterministic JSON bytes of ``obj`` (sorted keys), no newline: what ``--json`` prints."""
+    return _encoder.encode(obj)
+
+
+def to_builtins(obj: Any) -> Any:
+    """``msgspec.to_builtins`` that takes our ``str`` subclasses (``Oid``, ``RefName``): the
+    Structs as plain dicts and lists, for JSON output."""
+    return msgspec.to_builtins(obj, enc_hook=_plain)
 
 
 def encode(obj: Any) -> bytes:
@@ -207,6 +228,8 @@ class Manifest(msgspec.Struct, kw_only=True):
     intent_to_add: PathList = []
     skip_worktree: PathList = []
     skip_worktree_absent: PathList = []
+    assume_unchanged: PathList = []
+    worktree: Text | None = None  # the worktree root it was saved in (shown when restored elsewhere)
     conflicts: PathList = []
     merge_heads: Annotated[list[ObjectId], msgspec.Meta(max_length=1000)] = []
     raw: PathList = []
@@ -216,6 +239,8 @@ class Manifest(msgspec.Struct, kw_only=True):
     next: Text | None = None
     hypothesis: Text | None = None
     ledger_head: ObjectId | None = None
+    agent: Short | None = None  # the coding agent whose hook saved it (claude-code, codex, ...)
+    agent_session: Short | None = None  # that agent's session id, from the hook's input
 
     def __post_init__(self) -> None:
         problem = task_name_problem(self.task)
@@ -223,7 +248,7 @@ class Manifest(msgspec.Struct, kw_only=True):
             raise ValueError(f"task: {problem}")
         if self.id != f"{self.task}/{self.number}":
             raise ValueError(f"id {_shown(self.id)} is not task/number ({self.task}/{self.number})")
-        for name in ("intent_to_add", "skip_worktree", "skip_worktree_absent", "conflicts", "raw", "skipped"):
+        for name in ("intent_to_add", "skip_worktree", "skip_worktree_absent", "assume_unchanged", "conflicts", "raw", "skipped"):
             _check_paths(name, getattr(self, name))
 
 

@@ -10,14 +10,11 @@ reads fan-out layouts too, so ``git log --notes=ckpt`` and ``git notes merge`` w
 from __future__ import annotations
 
 import sys
-import time
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
-import pygit2
 
-from .errors import BusyError
-from .gitcore import RefConflict, Repo, fault
+from .gitcore import Repo
 from .model import ObjectId, Short, escape
 from .store import NOTES_REF
 
@@ -62,13 +59,12 @@ def _locate(repo: Repo, notes_commit: str | None, target: str) -> tuple[str | No
     """Where the note on ``target`` lives in the notes tree (flat or fanned out) and its bytes."""
     if not notes_commit:
         return None, b""
-    tree = repo.pg[notes_commit].peel(pygit2.Tree)
+    tree = repo.tree_of(notes_commit)
     for name in (target, f"{target[:2]}/{target[2:]}", f"{target[:2]}/{target[2:4]}/{target[4:]}"):
-        try:
-            entry = tree[name]
-        except KeyError:
+        entry = repo.tree_entry(tree, name)
+        if entry is None:
             continue
-        return name, repo.read_blob(str(entry.id))
+        return name, repo.read_blob(entry.oid)
     return None, b""
 
 
@@ -76,20 +72,7 @@ def _note_blob(repo: Repo, notes_commit: str | None, target: str) -> bytes:
     return _locate(repo, notes_commit, target)[1]
 
 
-def _insert(repo: Repo, tree: pygit2.Tree | None, parts: list[str], blob: str) -> str:
-    """Write ``blob`` at ``parts`` below ``tree`` (None: empty), returning the new tree id."""
-    tb = repo.pg.TreeBuilder(tree) if tree is not None else repo.pg.TreeBuilder()
-    if len(parts) == 1:
-        tb.insert(parts[0], pygit2.Oid(hex=blob), pygit2.enums.FileMode.BLOB)
-    else:
-        sub = None
-        if tree is not None and parts[0] in tree:
-            sub = repo.pg[tree[parts[0]].id]
-        tb.insert(parts[0], pygit2.Oid(hex=_insert(repo, sub, parts[1:], blob)), pygit2.enums.FileMode.TREE)
-    return str(tb.write())
-
-
-def read_lines(repo: Repo, target: str, ref: str = NOTES_REF) -> list[dict]:
+def read_lines(repo: Repo, target: str, ref: str = NOTES_REF) -> list[dict[str, Any]]:
     """The valid result lines of the note on commit ``target`` (oldest first); [] when none.
 
     A malformed line (not JSON, not an object, or not a :class:`ResultLine`) is skipped with one
@@ -98,7 +81,7 @@ def read_lines(repo: Repo, target: str, ref: str = NOTES_REF) -> list[dict]:
     return parse_lines(_note_blob(repo, repo.read_ref(ref), target), target, ref)
 
 
-def parse_lines(data: bytes, target: str, ref: str = NOTES_REF) -> list[dict]:
+def parse_lines(data: bytes, target: str, ref: str = NOTES_REF) -> list[dict[str, Any]]:
     """:func:`read_lines` of note bytes ``data`` already read (the note on ``target`` in ``ref``).
 
     Each returned dict is a line exactly as stored (so its result id, a hash of it, is stable)
@@ -132,16 +115,17 @@ def note_blobs(repo: Repo, ref: str = NOTES_REF) -> dict[str, str]:
         return {}
     found: dict[str, tuple[int, str]] = {}
 
-    def walk(tree: pygit2.Tree, prefix: str, depth: int) -> None:
-        for entry in tree:
-            name = prefix + entry.name
-            if entry.type_str == "tree":
-                if depth < 2 and len(entry.name) == 2:
-                    walk(repo.pg[entry.id], name, depth + 1)
-            elif len(name) == 40 and depth < found.get(name, (3, ""))[0]:
-                found[name] = (depth, str(entry.id))
+    def walk(tree: str, prefix: str, depth: int) -> None:
+        for entry in repo.tree_list(tree):
+            part = entry.path.decode("utf-8", "replace")
+            name = prefix + part
+            if entry.is_tree:
+                if depth < 2 and len(part) == 2:
+                    walk(entry.oid, name, depth + 1)
+            elif len(name) == repo.object_format.hexsz and depth < found.get(name, (3, ""))[0]:
+                found[name] = (depth, entry.oid)
 
-    walk(repo.pg[notes_commit].peel(pygit2.Tree), "", 0)
+    walk(repo.tree_of(notes_commit), "", 0)
     return {k: v for k, (_d, v) in found.items()}
 
 
@@ -151,20 +135,14 @@ def append_line(repo: Repo, target: str, line: bytes, ref: str = NOTES_REF) -> s
     Compare-and-swap on ``ref``, rebuilt on the new value when another process wrote first.
     """
     assert b"\n" not in line
-    for _ in range(500):
-        old = repo.read_ref(ref)
+
+    def build(old: str | None) -> tuple[str, str]:
         where, existing = _locate(repo, old, target)
         if existing and not existing.endswith(b"\n"):
             existing += b"\n"
         blob = repo.blob(existing + line + b"\n")
-        base = repo.pg[old].peel(pygit2.Tree) if old else None
-        tree = _insert(repo, base, (where or target).split("/"), blob)
+        tree = repo.tree_with(old, where or target, 0o100644, blob)
         commit = repo.commit(tree, [old] if old else [], "Notes added by 'git ckpt'\n")
-        fault("notes.before-ref")
-        try:
-            repo.update_ref(ref, commit, expected_old=old, reason="ckpt: add result")
-        except RefConflict:
-            time.sleep(0.002)
-            continue
-        return commit
-    raise BusyError(f"could not append to {ref}: too many concurrent writers", "run the command again")
+        return commit, commit
+
+    return repo.swap(ref, build, reason="ckpt: add result", step="notes.before-ref")

@@ -18,12 +18,9 @@ import hashlib
 import io
 import os
 import stat
-import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterable
-
-import pathspec
 
 from .config import SECRET_PATTERNS, Config
 from .errors import ConfigError, CorruptError, IOFailure
@@ -109,6 +106,8 @@ def select(repo_root: Path, cfg: Config, is_ignored) -> Selection:
     include = [p for p in cfg.overlay.include if p.strip()]
     if not include:
         return Selection([], [], [], [])
+    import pathspec  # only when an overlay is configured (it costs more to import than a save of a small tree)
+
     try:
         inc = pathspec.GitIgnoreSpec.from_lines(include)
         exc = pathspec.GitIgnoreSpec.from_lines(cfg.overlay.exclude)
@@ -209,6 +208,8 @@ def build_tar(items: list[Item]) -> bytes:
 
     Parent directories are implied by the paths and not stored.
     """
+    import tarfile
+
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT, encoding="utf-8", errors="surrogateescape") as tar:
         for item in sorted(items, key=lambda i: i.path):
@@ -287,6 +288,8 @@ def read_archive(source, max_file_size: int, max_total: int | None = None) -> li
     ``MAX_ENTRIES`` entries or ``max_total`` bytes, or a truncated/garbled archive.  A file is
     refused from its header, before its content is read.
     """
+    import tarfile
+
     entries: list[Entry] = []
     total = 0
     max_total = MAX_TOTAL if max_total is None else max_total
@@ -436,14 +439,17 @@ def write_entry(root: Path, e: Entry, content: BinaryIO | None = None) -> None:
         raise IOFailure(f"cannot write overlay file {path_display(e.path)!r}: {exc.strerror}", "free disk space or fix permissions, then run git ckpt restore --continue") from None
 
 
-def write_entries(root: Path, source, entries: list[Entry]) -> None:
+def write_entries(root: Path, source, entries: list[Entry], before=None) -> None:
     """Write the validated ``entries`` (from :func:`read_archive` of the same ``source``) below
     ``root``, streaming each file's bytes from a second read of the archive; the caller has run
     :func:`check_writable`.  Each file's content is checked against the sha256 seen when the
-    archive was validated."""
+    archive was validated.  ``before(path)``, when given, runs before each entry is written (a
+    restore re-checks that nobody changed the file it replaces)."""
     wanted = {e.path: e for e in entries}
     for e in entries:
         if e.kind != "file":
+            if before is not None:
+                before(e.path)
             write_entry(root, e)
     if not any(e.kind == "file" for e in entries):
         return
@@ -454,6 +460,8 @@ def write_entries(root: Path, source, entries: list[Entry]) -> None:
                     continue
                 e = wanted.get(_safe_relpath(member.name))
                 if e is not None and e.kind == "file":
+                    if before is not None:
+                        before(e.path)
                     write_entry(root, e, tar.extractfile(member))
     except (tarfile.TarError, EOFError) as exc:
         raise CorruptError(f"overlay archive is corrupt: {exc}") from None

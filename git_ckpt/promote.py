@@ -5,7 +5,7 @@ refs/ckpt/T/promoted`` shows the history), and every promotion is a ``promote`` 
 appended before the ref moves (so the ref always names a commit some event promoted);
 ``force`` promotes without passing results and is recorded as forced.
 
-Results count only as this repository's own evidence (:func:`git_ckpt.verify.evidence`: a
+Results count only as this repository's own evidence (:func:`git_ckpt.evidence.evidence`: a
 line a local ``verify`` event names, never one merged in by ``fetch``), judged against a
 trusted ``.ckpt.toml`` (:mod:`git_ckpt.trust`), and only checkpoints of this repository are
 promoted.
@@ -13,73 +13,26 @@ promoted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
-from . import gatecache, ledger, notes, store
+from . import gatecache, ledger, store, trust
 from .config import Config
-from .errors import CheckFailed, CkptError, UsageError
-from .gitcore import RefConflict, Repo, fault
+from .errors import CheckFailed, UsageError
+from .evidence import (  # re-exported for callers of this module
+    Requirement as Requirement,
+)
+from .evidence import (
+    missing_text as missing_text,
+)
+from .evidence import (
+    requirement as requirement,
+)
+from .evidence import (
+    was_forced as was_forced,
+)
+from .gitcore import Repo, fault
 from .store import Checkpoint
-
-
-@dataclass
-class Requirement:
-    """Whether a checkpoint's content meets the required verifiers of a config.
-
-    ``required`` names every required verifier; ``passed`` maps those with a passing result on
-    this content and definition to that result line; ``missing`` maps the others to their latest
-    status (``"no result"`` when none); ``foreign`` names the missing ones for which only a line
-    this repository did not record (fetched from a teammate) says ``passed``."""
-
-    required: list[str]
-    passed: dict[str, dict] = field(default_factory=dict)
-    missing: dict[str, str] = field(default_factory=dict)
-    foreign: list[str] = field(default_factory=list)
-
-    @property
-    def satisfied(self) -> bool:
-        """True when every required verifier passed (also when none is required)."""
-        return not self.missing
-
-
-def requirement(repo: Repo, cfg: Config, cp: Checkpoint) -> Requirement:
-    """Evaluate the required verifiers of ``cfg`` against the results on ``cp``'s note: a result
-    counts when this repository's own ``verify`` recorded it (:func:`git_ckpt.verify.evidence`),
-    it is about ``cp``'s tree and overlay digest and the verifier's current definition, and the
-    newest such line says ``passed``.  ``cfg`` is taken as given: callers check it is trusted
-    (:func:`git_ckpt.trust.check`).  Raises :class:`CorruptError` for a corrupt note."""
-    from .verify import definition_hash, evidence, latest_results, overlay_digest
-
-    req = Requirement([v.name for v in cfg.verifier if v.required])
-    if not req.required:
-        return req
-    lines = notes.read_lines(repo, cp.commit)
-    latest = latest_results(evidence(repo, cp, lines), cp.tree, overlay_digest(cp))
-    every = None
-    for v in cfg.verifier:
-        if not v.required:
-            continue
-        line = latest.get((v.name, definition_hash(v)))
-        if line is not None and line.get("status") == "passed":
-            req.passed[v.name] = line
-        else:
-            req.missing[v.name] = str(line.get("status")) if line else "no result"
-            if every is None:
-                every = latest_results(lines, cp.tree, overlay_digest(cp))
-            other = every.get((v.name, definition_hash(v)))
-            if other is not None and other.get("status") == "passed":
-                req.foreign.append(v.name)
-    return req
-
-
-def missing_text(req: Requirement) -> tuple[str, str]:
-    """The first missing verifier and a phrase for it: ``no passing result`` / ``status S``,
-    plus ``(only a fetched result says passed; it is not evidence here)`` when that is why."""
-    name, status = next(iter(req.missing.items()))
-    text = "no passing result" if status == "no result" else "status " + status
-    if name in req.foreign:
-        text += " (only a result recorded elsewhere says passed: fetched results are not evidence here)"
-    return name, text
 
 
 @dataclass
@@ -95,7 +48,7 @@ class PromoteResult:
     forced: bool
     verifiers: list[str]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {"id": self.id, "commit": self.commit, "task": self.task, "previous": self.previous,
                 "changed": self.changed, "forced": self.forced, "verifiers": self.verifiers}
@@ -112,8 +65,6 @@ def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, rea
     that is already promoted is left alone (``changed`` False, no event) unless ``force`` adds
     a forced record.
     """
-    from . import trust
-
     if not store.is_local(repo, cp):
         raise UsageError(
             f"{cp.id} is not a checkpoint of this repository; only local checkpoints are promoted",
@@ -132,30 +83,26 @@ def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, rea
     task = cp.manifest.task
     ref = store.promoted_ref(task)
     forced = force and (not req.satisfied or not trusted)
-    for _ in range(50):
-        old = repo.read_ref(ref)
-        if old == cp.commit and not force:
-            gatecache.remember(repo, task=task)  # the commit gate's fast path (hooks/pre-commit)
-            return PromoteResult(cp.id, cp.commit, task, old, False, False, sorted(req.passed))
+    why = f"ckpt: promote {cp.id}" + (" (forced)" if forced else "")
+    logged: list[str | None] = []
+
+    def log_event(old: str | None, _new: str | None = None) -> None:
         # The event first, then the ref: the promoted ref never names a commit that no promote
-        # event on the ledger names (git ckpt log --verify checks it), even after a crash.
+        # event on the ledger names (git ckpt log --verify checks it), even after a crash.  Once:
+        # after a race lost to another writer of the ref, only the ref write is retried.
         ledger.append(repo, task, "promote", {
             "id": cp.id, "commit": cp.commit, "forced": forced, "previous": old, "reason": reason,
             "verifiers": sorted(req.passed), "missing": req.missing, "empty_requirement": not req.required,
             **({} if trusted else {"untrusted_config": True}),
         })
-        if old != cp.commit:
-            try:
-                repo.update_ref(ref, cp.commit, expected_old=old, reason=f"ckpt: promote {cp.id}" + (" (forced)" if forced else ""), reflog=True)
-            except RefConflict:
-                continue
-            fault("promote.after-ref")
-        gatecache.remember(repo, task=task)
-        return PromoteResult(cp.id, cp.commit, task, old, old != cp.commit, forced, sorted(req.passed))
-    raise CkptError(f"could not promote {cp.id}: refs/ckpt/{task}/promoted keeps changing", "run the command again")
+        logged.append(old)
 
-
-def was_forced(repo: Repo, task: str, commit: str) -> bool:
-    """Whether the newest ``promote`` event of ``task`` for ``commit`` was forced."""
-    rec = ledger.find_last(repo, task, lambda ev: ev.type == "promote" and ev.data.get("commit") == commit)
-    return bool(rec and rec.event.data.get("forced"))
+    previous = repo.swap(ref, lambda old: (cp.commit, old), reason=why, reflog=True, step="promote.before-ref",
+                         before_write=log_event)
+    changed = previous != cp.commit
+    if changed:
+        fault("promote.after-ref")
+    elif force and not logged:
+        log_event(previous)  # promoting the promoted checkpoint again with --force records it
+    gatecache.remember(repo, task=task)  # the commit gate's fast path (hooks/pre-commit)
+    return PromoteResult(cp.id, cp.commit, task, previous, changed, forced, sorted(req.passed))

@@ -28,23 +28,21 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
-import pygit2
 
-from . import ledger, overlay, secrets, store
+from . import ledger, overlay, secretscan, store
+from . import config
 from .errors import CkptError, RemoteError, UsageError
-from .gitcore import RefConflict, Repo, fault
+from .gitcore import Repo, fault
+from .restore import RestoreResult, restore
 from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
 
-if TYPE_CHECKING:
-    from .restore import RestoreResult
 
 NOTES_REMOTE_PREFIX = "refs/notes/ckpt-remotes/"
 DEFAULT_REMOTE = "origin"
 _REMOTE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_HEX40 = re.compile(rb"[0-9a-f]{40}")
+_OID_HEX = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")  # a note's name: an object id of either format
 
 
 def tracking_prefix(remote: str) -> str:
@@ -108,7 +106,7 @@ class PushResult:
     updates: list[RefUpdate] = field(default_factory=list)
     notes: NotesMerge = field(default_factory=NotesMerge)
     sent: bool = False
-    allowed_secrets: list[secrets.Finding] = field(default_factory=list)
+    allowed_secrets: list[secretscan.Finding] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """JSON-ready form."""
@@ -159,12 +157,12 @@ class PushRefused(RemoteError):
 class SecretsFound(RemoteError):
     """Possible secrets in what the push would send (``findings``)."""
 
-    def __init__(self, remote: str, findings: list[secrets.Finding]) -> None:
+    def __init__(self, remote: str, findings: list[secretscan.Finding]) -> None:
         shown = "; ".join(f.describe() for f in findings[:3]) + ("; ..." if len(findings) > 3 else "")
         super().__init__(
             f"refusing to push to {remote}: {len(findings)} possible secret(s) in what {remote} does not have yet: {shown}; nothing was sent",
             "if these are not secrets, push again with --allow-secrets; otherwise delete the checkpoints holding them "
-            "(git update-ref -d refs/ckpt/T/N) and save again without them",
+            "(git ckpt drop T/N), then git gc --prune=now, and save again without them",
         )
         self.findings = findings
 
@@ -229,10 +227,7 @@ def _descends(repo: Repo, new: str, old: str) -> bool:
         return True
     if not repo.object_exists(old):
         return False
-    try:
-        return repo.pg.descendant_of(new, old)
-    except (pygit2.GitError, ValueError, KeyError):
-        return False
+    return repo.descends(new, old)
 
 
 # ---------------------------------------------------------------------------- notes merge
@@ -242,11 +237,11 @@ def _note_map(repo: Repo, commit: str | None) -> dict[str, str]:
     """Annotated object id → note blob id of a notes commit (flat or fanned-out tree)."""
     if not commit:
         return {}
-    tree = str(repo.pg[commit].peel(pygit2.Tree).id)
+    tree = repo.tree_of(commit)
     out = {}
     for e in repo.ls_tree(tree):
         name = e.path.replace(b"/", b"")
-        if _HEX40.fullmatch(name) and e.mode in (0o100644, 0o100755):
+        if _OID_HEX.fullmatch(name) and e.mode in (0o100644, 0o100755):
             out[name.decode()] = e.oid
     return out
 
@@ -277,7 +272,7 @@ def cat_sort_uniq(*notes: bytes) -> bytes:
 
 def _merge_commit(repo: Repo, ours: str, theirs: str, remote: str) -> str:
     a, b = _note_map(repo, ours), _note_map(repo, theirs)
-    tb = repo.pg.TreeBuilder()
+    entries: list[tuple[int, str, bytes]] = []
     for target in sorted(a.keys() | b.keys()):
         x, y = a.get(target), b.get(target)
         if x == y or y is None:
@@ -286,8 +281,8 @@ def _merge_commit(repo: Repo, ours: str, theirs: str, remote: str) -> str:
             blob = y
         else:
             blob = repo.blob(cat_sort_uniq(repo.read_blob(x), repo.read_blob(y)))
-        tb.insert(target, pygit2.Oid(hex=blob), pygit2.enums.FileMode.BLOB)
-    tree = str(tb.write())
+        entries.append((0o100644, blob, target.encode()))
+    tree = repo.mktree(entries)
     return repo.commit(tree, [ours, theirs], f"Notes merged by 'git ckpt' from {remote} (cat_sort_uniq)\n")
 
 
@@ -304,10 +299,9 @@ def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
     cat_sort_uniq`` would build.  Compare-and-swap on the ref, rebuilt when another process
     (a verifier appending a result) wrote first.
     """
-    for _ in range(200):
-        ours = repo.read_ref(NOTES_REF)
+    def build(ours: str | None) -> tuple[str | None, NotesMerge]:
         if not theirs or theirs == ours or (ours and _descends(repo, ours, theirs)):
-            return NotesMerge("none", ours, 0)
+            return ours, NotesMerge("none", ours, 0)
         if ours is None or (_descends(repo, theirs, ours) and _keeps_every_line(repo, ours, theirs)):
             new, kind = theirs, "fast-forward"
         else:
@@ -316,13 +310,9 @@ def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
             new, kind = _merge_commit(repo, ours, theirs, remote), "merge"
         mine, merged = _note_map(repo, ours), _note_map(repo, new)
         added = sum(len(_lines(repo, blob) - _lines(repo, mine.get(t))) for t, blob in merged.items() if blob != mine.get(t))
-        fault("notes-merge.before-ref")
-        try:
-            repo.update_ref(NOTES_REF, new, expected_old=ours, reason=f"ckpt: merge notes from {remote}")
-        except RefConflict:
-            continue
-        return NotesMerge(kind, new, added)
-    raise RemoteError(f"could not merge the notes from {remote}: {NOTES_REF} kept changing", "run the command again")
+        return new, NotesMerge(kind, new, added)
+
+    return repo.swap(NOTES_REF, build, reason=f"ckpt: merge notes from {remote}", step="notes-merge.before-ref")
 
 
 # ---------------------------------------------------------------------------- fetch
@@ -346,7 +336,11 @@ def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
     if NOTES_REF in adv:
         specs.append(f"+{NOTES_REF}:{tracking_notes(remote)}")
     if specs:
+        from . import progress
+
+        shown = progress.meter(f"fetch: refs from {remote}", len(specs))  # a line when it took over a second
         _fetch_refs(repo, remote, specs)
+        shown.done()
     fault("fetch.after-fetch")
     after = repo.refs_under(prefix)
     updates = []
@@ -360,14 +354,34 @@ def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
     # Recorded in the current task's ledger when that task exists: a fetch alone never creates
     # a task (whose ledger a later push would send and collide on).
     if (updates or merged.added) and repo.read_ref(store.log_ref(task)):
+        by_task: dict[str, list[str]] = {}
+        for u in updates:
+            by_task.setdefault(u.ref[len(PREFIX):].rpartition("/")[0], []).append(u.ref)
         ledger.append(repo, task, "fetch", {
-            "remote": remote, "checkpoints": result.checkpoints,
-            "refs": [u.ref for u in updates], "notes_added": merged.added,
+            "remote": remote, "tasks": {t: ref_summary(refs, f"{PREFIX}{t}/") for t, refs in sorted(by_task.items())},
+            "notes_added": merged.added,
         })
     return result
 
 
 # ---------------------------------------------------------------------------- push
+
+
+def ref_summary(refs: list[str], prefix: str) -> dict:
+    """What a ledger event says about the refs of one task (``prefix`` = ``refs/ckpt/T/``) a push
+    sent: ``checkpoints``, their numbers as ranges (``"1-20000,20003"``), and ``refs``, the other
+    refs by name, so an event stays small however many checkpoints went."""
+    nums = sorted(int(r[len(prefix):]) for r in refs if r.startswith(prefix) and r[len(prefix):].isdigit())
+    others = [r for r in refs if not (r.startswith(prefix) and r[len(prefix):].isdigit())]
+    spans: list[str] = []
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        spans.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
+        i = j + 1
+    return {"checkpoints": ",".join(spans), "refs": others}
 
 
 def _ref_key(name: str) -> tuple:
@@ -422,15 +436,96 @@ def _parse_porcelain(out: bytes) -> dict[str, tuple[str, str]]:
     return res
 
 
-def _send(repo: Repo, remote: str, sends: list[RefUpdate]):
-    """``git push --porcelain --atomic`` of ``sends``, each with a lease on its old value."""
-    leases = [f"--force-with-lease={u.ref}:{u.old or ''}" for u in sends]
-    specs = [f"{u.new}:{u.ref}" for u in sends]
+STAGE_PREFIX = "refs/ckpt-push/"
+
+
+def _stage_name(stage: str, ref: str) -> str:
+    """``refs/X`` → ``STAGE/X``: where a ref waits for one wildcard refspec to push it."""
+    return stage + ref[len("refs/"):]
+
+
+def _remove_stale_stages(repo: Repo) -> None:
+    """Delete staging refs left by a push that was killed (their process is gone)."""
+    stale = []
+    for name, oid in repo.refs_under(STAGE_PREFIX).items():
+        owner = name[len(STAGE_PREFIX):].split("/", 1)[0].split("-", 1)[0]
+        if owner.isdigit() and not _alive(int(owner)):
+            stale.append((name, None, oid))
+    if stale:
+        try:
+            repo.update_refs(stale, reason="ckpt: remove staging refs of a killed push")
+        except CkptError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _send(repo: Repo, remote: str, sends: list[RefUpdate], went: list[RefUpdate]):
+    """One ``git push --porcelain --atomic`` of ``sends`` whose command line does not grow with
+    the number of refs: every ref that is created or fast-forwarded (checkpoints, ledgers,
+    notes) is first written under a private staging prefix (``refs/ckpt-push/PID-N/``, one
+    ``git update-ref --stdin`` transaction) and pushed by one wildcard refspec without force,
+    so the remote creates it or fast-forwards it and refuses anything else; a ref that must
+    move otherwise (a promoted ref ``updated``) is pushed by name with a lease on the value
+    the remote advertised.  (One refspec and one lease per ref would hit the 2 MiB argument
+    limit near 17,000 refs, and git matches explicit refspecs in quadratic time.)  The refs
+    that reached the remote are appended to ``went``; the staging refs are deleted.
+    Returns the ``git push`` run."""
+    explicit = [u for u in sends if u.status == "updated"]
+    staged = [u for u in sends if u.status != "updated"]
+    stage = f"{STAGE_PREFIX}{os.getpid()}-{secrets_token()}/"
+    leases = [f"--force-with-lease={u.ref}:{u.old or ''}" for u in explicit]
+    specs = ([f"{stage}*:refs/*"] if staged else []) + [f"{u.new}:{u.ref}" for u in explicit]
     base = ["push", "--porcelain", "--recurse-submodules=no"]
-    proc = repo.git(*base, "--atomic", *leases, remote, *specs, check=False)
-    if proc.returncode != 0 and b"does not support --atomic" in proc.stderr:
-        proc = repo.git(*base, *leases, remote, *specs, check=False)
+    from . import progress
+
+    repo.update_refs([(_stage_name(stage, u.ref), u.new, None) for u in staged], reason="ckpt: stage a push")
+    shown = progress.meter(f"push: refs to {remote}", len(sends))  # a line when it took over a second
+    try:
+        proc = repo.git(*base, "--atomic", *leases, remote, *specs, check=False)
+        if proc.returncode != 0 and b"does not support --atomic" in proc.stderr:
+            proc = repo.git(*base, *leases, remote, *specs, check=False)
+        if proc.returncode == 0:
+            shown.done()
+    except OSError as exc:  # E2BIG and the like: the push never started
+        raise RemoteError(f"could not run git push: {exc.strerror or exc}", "run git ckpt push again; if it persists, report it") from None
+    finally:
+        try:
+            repo.update_refs([(_stage_name(stage, u.ref), None, u.new) for u in staged], reason="ckpt: push staged")
+        except CkptError:
+            pass  # removed by the next push
+    status = _parse_porcelain(proc.stdout)
+    went += [u for u in sends if status.get(u.ref, ("!",))[0] != "!"]
     return proc
+
+
+def secrets_token() -> str:
+    """A short random name part (staging refs of two pushes of one process never collide)."""
+    return os.urandom(4).hex()
+
+
+def _track(repo: Repo, remote: str, went: list[RefUpdate]) -> None:
+    """Record in ``refs/ckpt-remotes/REMOTE/`` (and the notes tracking ref) what reached the
+    remote, in one ref transaction.  Only a cache of what the remote holds (the next fetch
+    rewrites it), so a failure is ignored."""
+    if not went:
+        return
+    current = repo.refs_under(tracking_prefix(remote))
+    current[tracking_notes(remote)] = repo.read_ref(tracking_notes(remote))
+    updates = [(t, u.new, current.get(t)) for u in went for t in [_tracking_name(remote, u.ref)] if current.get(t) != u.new]
+    try:
+        repo.update_refs(updates, reason=f"ckpt: push to {remote}")
+    except CkptError:
+        pass
+    repo.pack_refs_if_many(len(updates))
 
 
 def push(
@@ -455,23 +550,29 @@ def push(
     git's message, after a ``push-failed`` ledger event.
     """
     check_remote(repo, remote)
+    _remove_stale_stages(repo)
     if tasks is None:
         tasks = store.tasks(repo)
     recorded: set[str] = set()
+    landed: list[str] = []
     try:
         for _attempt in range(3):
             try:
-                return _push_once(repo, remote, tasks, allow_secrets, log_task, recorded)
+                return _push_once(repo, remote, tasks, allow_secrets, log_task, recorded, landed)
             except _Race:
                 continue
         raise RemoteError(f"{remote} kept changing while we pushed; nothing more was sent", "run git ckpt push again")
-    except RemoteError as exc:
-        for t in sorted(recorded):  # the push event is already in the ledger: say it did not go
-            ledger.append(repo, t, "push-failed", {"remote": remote, "error": exc.message})
+    except (CkptError, KeyboardInterrupt) as exc:
+        # the push event is already in the ledger: say it did not (all) go, and what did
+        error = exc.message if isinstance(exc, CkptError) else "interrupted"
+        for t in sorted(recorded):
+            ledger.append(repo, t, "push-failed", {"remote": remote, "error": error,
+                                                   "sent": ref_summary([r for r in landed if r.startswith(f"{PREFIX}{t}/")], f"{PREFIX}{t}/")})
         raise
 
 
-def _push_once(repo: Repo, remote: str, tasks: list[str], allow_secrets: bool, log_task: str | None, recorded: set[str]) -> PushResult:
+def _push_once(repo: Repo, remote: str, tasks: list[str], allow_secrets: bool, log_task: str | None, recorded: set[str],
+               landed: list[str]) -> PushResult:
     adv = ls_remote(repo, remote)
     ups = _plan(repo, tasks, adv, remote)
     refused = [u for u in ups if u.status == "refused"]
@@ -497,7 +598,7 @@ def _push_once(repo: Repo, remote: str, tasks: list[str], allow_secrets: bool, l
         if n.isdigit():
             cps.append(store.load(repo, u.new, id=f"{task}/{n}", ref=u.ref))
     tips = [u.new for u in sends] + ([notes_up.new] if notes_up else [])
-    findings = secrets.scan_push(repo, tips=tips, known=known, checkpoints=cps)
+    findings = secretscan.scan_push(repo, tips=tips, known=known, checkpoints=cps)
     if findings and not allow_secrets:
         raise SecretsFound(remote, findings)
     result.allowed_secrets = findings
@@ -507,7 +608,7 @@ def _push_once(repo: Repo, remote: str, tasks: list[str], allow_secrets: bool, l
     for t in event_tasks:
         if t in recorded:
             continue
-        ledger.append(repo, t, "push", {"remote": remote, "refs": by_task[t], "notes": notes_up is not None,
+        ledger.append(repo, t, "push", {"remote": remote, **ref_summary(by_task[t], f"{PREFIX}{t}/"), "notes": notes_up is not None,
                                         "secrets_allowed": len(findings)})
         recorded.add(t)
     for t in recorded:
@@ -525,7 +626,12 @@ def _push_once(repo: Repo, remote: str, tasks: list[str], allow_secrets: bool, l
         sends.append(notes_up)
         ups.append(notes_up)
     fault("push.before-send")
-    proc = _send(repo, remote, sends)
+    went: list[RefUpdate] = []
+    try:
+        proc = _send(repo, remote, sends, went)
+    finally:
+        landed += [u.ref for u in went]
+        _track(repo, remote, went)
     fault("push.after-send")
     status = _parse_porcelain(proc.stdout)
     rejected = {ref: s for ref, s in status.items() if s[0] == "!"}
@@ -533,14 +639,15 @@ def _push_once(repo: Repo, remote: str, tasks: list[str], allow_secrets: bool, l
         racy = rejected and all(any(w in s[1] for w in ("stale info", "fetch first", "non-fast-forward", "atomic push failed")) for s in rejected.values())
         if racy and any("atomic push failed" not in s[1] for s in rejected.values()):
             raise _Race()
-        detail = "; ".join(f"{ref} {s[1]}" for ref, s in rejected.items()) or _git_message(proc)
-        raise RemoteError(f"git push to {remote} failed: {detail}", "nothing was changed on the remote if it supports atomic pushes; check the remote and run git ckpt push again")
-    for u in sends:
-        track = _tracking_name(remote, u.ref)
-        try:
-            repo.update_ref(track, u.new, expected_old=repo.read_ref(track), reason=f"ckpt: push to {remote}")
-        except CkptError:
-            pass  # only a cache of what the remote holds; the next fetch rewrites it
+        detail = "; ".join(f"{ref} {s[1]}" for ref, s in list(rejected.items())[:4]) or _git_message(proc)
+        if len(rejected) > 4:
+            detail += f"; ... ({len(rejected)} refs)"
+        if landed:
+            hint = (f"{len(landed)} of {len(sends)} refs reached {remote} anyway (it does not support atomic pushes; "
+                    "the ledger's push-failed event names them); check the remote and run git ckpt push again to send the rest")
+        else:
+            hint = "nothing was changed on the remote if it supports atomic pushes; check the remote and run git ckpt push again"
+        raise RemoteError(f"git push to {remote} failed: {detail}", hint)
     result.updates = sorted(ups, key=lambda u: (u.ref != NOTES_REF, _ref_key(u.ref)))
     result.sent = True
     return result
@@ -563,9 +670,6 @@ def restore_into_worktree(repo: Repo, target: store.Checkpoint, path: Path) -> t
     :class:`~git_ckpt.errors.CorruptError` for a refused archive, git's failures as
     :class:`~git_ckpt.errors.CkptError`.
     """
-    from . import config
-    from .restore import restore
-
     path = Path(os.path.abspath(path))
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise UsageError(f"{path} already exists", "give a new directory for the worktree")

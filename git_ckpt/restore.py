@@ -21,9 +21,14 @@ Every step is idempotent, so an interrupted restore is finished by running it ag
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 import stat
+import tempfile
+import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
@@ -66,6 +71,13 @@ class Plan:
     head_changes: bool = False
     leave: int | None = None  # files of the target left as they are (counted for dry runs)
     blocked: list[bytes] = field(default_factory=list)
+    kept_ignored: list[bytes] = field(default_factory=list)  # not deleted: ignored under the target's rules
+    provenance: list[str] = field(default_factory=list)  # where the target was saved, when not here
+    sparse_skipped: list[bytes] = field(default_factory=list)  # tracked files outside the sparse cone, not written
+    head_branch: str | None = None  # the branch --reset-head moves (None: a detached HEAD)
+    head_from: str | None = None
+    head_to: str | None = None
+    head_unreachable: int = 0  # commits reachable from the branch now and not after the move
 
     @property
     def empty(self) -> bool:
@@ -84,6 +96,11 @@ class Plan:
             "index_changes": self.index_changes,
             "head_changes": self.head_changes,
             "leave": self.leave,
+            "keep_ignored": [path_to_str(p) for p in self.kept_ignored],
+            "provenance": self.provenance,
+            "outside_sparse_cone": [path_to_str(p) for p in self.sparse_skipped],
+            "head": {"branch": self.head_branch, "from": self.head_from, "to": self.head_to,
+                     "unreachable": self.head_unreachable} if self.head_changes else None,
         }
 
 
@@ -100,6 +117,26 @@ class RestoreResult:
     type: str = "restore"
     warnings: list[str] = field(default_factory=list)
     continued: bool = False  # finished an interrupted restore (``previous`` is its way back)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` result (and the MCP tool's data)."""
+        return {"target": self.target, "previous": self.previous, "saved": self.saved,
+                "dry_run": self.dry_run, "plan": self.plan.to_json()}
+
+    def lines(self) -> list[str]:
+        """What happened, one line each, for the terminal and the MCP tool alike (a dry run's
+        plan is printed by the CLI from :attr:`plan`)."""
+        out = [f"note: {note}" for note in self.plan.provenance]
+        if self.dry_run:
+            return [*out, f"would restore {self.target}:"]
+        if self.continued:
+            out.append(f"finishing the interrupted restore (the state before it is {self.previous})")
+        elif self.saved:
+            out.append(f"saved current state as {self.saved} (pre-restore)")
+        elif self.previous:
+            out.append(f"current state matches {self.previous}; not saved again")
+        out.append(f"restored {self.target}" if self.type == "restore" else f"undo: restored {self.target}")
+        return out
 
 
 def _under(path: bytes, paths: list[bytes] | None) -> bool:
@@ -197,6 +234,173 @@ def refuse_unsafe_target(repo: Repo, target: Checkpoint, plan: Plan, now: Snapsh
                                        _REFUSED_HINT.format(id=target.id))
 
 
+def _already_there(repo: Repo, tree: str, paths: list[bytes]) -> set[bytes]:
+    """Which of ``paths`` are regular files whose content (cleaned as ``git add`` would) and
+    executable bit are already those of ``tree``'s entry."""
+    root = os.fsencode(repo.workdir)
+    files = []
+    for p in paths:
+        mode = repo.entry_mode(tree, p)
+        try:
+            st = os.lstat(os.path.join(root, p))
+        except OSError:
+            continue
+        if mode in (0o100644, 0o100755) and stat.S_ISREG(st.st_mode) and bool(st.st_mode & 0o100) == (mode == 0o100755):
+            files.append(p)
+    if not files:
+        return set()
+    oids = repo.git("hash-object", "--stdin-paths", input=b"".join(p + b"\n" for p in files if b"\n" not in p)).stdout.split()
+    want = {e.path: e.oid for e in repo.ls_tree(tree, *files)}
+    return {p for p, oid in zip([p for p in files if b"\n" not in p], oids) if want.get(p) == oid.decode()}
+
+
+_Stat = tuple[int, int, int, int, int]  # (mode, size, mtime_ns, ctime_ns, inode)
+
+
+def _stat_of(full: bytes) -> _Stat | None:
+    try:
+        st = os.lstat(full)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def _content_matches(repo: Repo, now: Snapshot, rel: bytes, full: bytes | None = None) -> bool:
+    """Whether the file at ``rel`` (or at ``full``, where it was moved) holds what the capture
+    ``now`` recorded for it (its worktree tree entry, cleaned as ``git add`` would; or its
+    overlay digest)."""
+    import hashlib
+
+    full = full or os.path.join(os.fsencode(repo.workdir), rel)
+    try:
+        st = os.lstat(full)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    for f in now.overlay_info.files if now.overlay_info else []:
+        if path_from_str(f.path) == rel:
+            try:
+                data = os.readlink(full) if stat.S_ISLNK(st.st_mode) else open(full, "rb").read()
+            except OSError:
+                return False
+            return hashlib.sha256(data).hexdigest() == f.sha256
+    entries = repo.ls_tree(now.tree, rel)
+    entry = next((e for e in entries if e.path == rel), None)
+    if entry is None:
+        return stat.S_ISDIR(st.st_mode)  # an (empty) directory that gives way: nothing to lose
+    if stat.S_ISLNK(st.st_mode):
+        return entry.mode == 0o120000 and repo.blob_id(os.readlink(full)) == entry.oid
+    if not stat.S_ISREG(st.st_mode) or b"\n" in rel:
+        return False
+    with open(full, "rb") as fh:  # cleaned by the attributes of rel, wherever the bytes are
+        oid = repo.git("hash-object", "--stdin", "--path=" + os.fsdecode(rel), input=fh.read()).stdout.strip().decode()
+    return oid == entry.oid and (entry.mode == 0o100755) == bool(st.st_mode & 0o100)
+
+
+class Fingerprints:
+    """Stat identity of every file a restore will overwrite or delete, taken after the capture
+    and checked against it, then re-checked right before each write or delete: a file another
+    process changed since the capture is never overwritten or deleted unseen (issue 12)."""
+
+    def __init__(self, repo: Repo, now: Snapshot, plan: Plan) -> None:
+        self.repo, self.now = repo, now
+        self.root = os.fsencode(repo.workdir)
+        self.taken = time.time_ns()
+        touched = sorted(set(plan.delete + plan.write + plan.raw_write + plan.overlay_delete + plan.overlay_write))
+        self.stats: dict[bytes, _Stat | None] = {p: _stat_of(os.path.join(self.root, p)) for p in touched}
+        changed = self._changed_since_capture([p for p, st in self.stats.items() if st is not None and not stat.S_ISDIR(st[0])])
+        if changed:
+            raise BusyError(f"{path_display(changed[0])!r} changed while the restore was reading it (another process is writing it?); nothing was changed",
+                            "let the writer finish, then run the command again")
+
+    def _changed_since_capture(self, present: list[bytes]) -> list[bytes]:
+        """Which of ``present`` no longer hold what the capture recorded: regular files hashed in
+        one ``git hash-object --stdin-paths`` (clean filters applied), the rest one by one."""
+        overlay_paths = {path_from_str(f.path) for f in (self.now.overlay_info.files if self.now.overlay_info else [])}
+        batch = [p for p in present if p not in overlay_paths and b"\n" not in p and stat.S_ISREG(self.stats[p][0])]
+        changed = [p for p in present if p not in set(batch) and not _content_matches(self.repo, self.now, p)]
+        if batch:
+            oids = self.repo.git("hash-object", "--stdin-paths", input=b"".join(p + b"\n" for p in batch)).stdout.split()
+            listed = self.repo.ls_tree(self.now.tree, *batch) if len(batch) <= 500 else self.repo.ls_tree(self.now.tree)
+            want = {e.path: e for e in listed}
+            for p, oid in zip(batch, oids):
+                e = want.get(p)
+                if e is None or e.oid != oid.decode() or (e.mode == 0o100755) != bool(self.stats[p][0] & 0o100):
+                    changed.append(p)
+        return sorted(changed)
+
+    def check(self, rel: bytes) -> None:
+        """Raise :class:`BusyError` (the restore stops; the journal stays) when ``rel`` is no
+        longer what the capture saw: another stat identity, or, when its times are too recent
+        to trust (racy, as git's index is), other content."""
+        want = self.stats.get(rel, False)
+        if want is False or (want is not None and stat.S_ISDIR(want[0])):
+            return  # not planned, or an empty directory giving way (only empty ones are removed)
+        have = _stat_of(os.path.join(self.root, rel))
+        same = have == want
+        if same and have is not None and not stat.S_ISDIR(have[0]) and max(have[2], have[3]) >= self.taken - 50_000_000:
+            same = _content_matches(self.repo, self.now, rel)
+        if not same:
+            raise self.changed(rel)
+
+    def changed(self, rel: bytes) -> BusyError:
+        """The error that stops a restore at ``rel`` (exit 5; the journal stays)."""
+        return BusyError(f"{path_display(rel)!r} changed since the pre-restore save (another process is writing it); "
+                         "the restore stopped before touching it, nothing is lost",
+                         "when the writer has stopped: git ckpt restore --continue (saves the new content first), or git ckpt undo")
+
+    def _same(self, rel: bytes, full: bytes, moved: bool) -> bool:
+        want = self.stats.get(rel)
+        have = _stat_of(full)
+        if want is None or have is None:
+            return want == have
+        # a rename changes ctime: after moving it aside, identity is mode, size, mtime, inode
+        if (have[:3] + have[4:]) != (want[:3] + want[4:]) or (not moved and have[3] != want[3]):
+            return False
+        if max(want[2], want[3]) >= self.taken - 50_000_000:  # racily clean: compare content
+            return _content_matches(self.repo, self.now, rel, full)
+        return True
+
+    def take_away(self, rel: bytes, aside: bytes) -> bytes | None:
+        """Move the file at ``rel`` to ``aside`` (one rename), then check it is exactly what the
+        capture saw; put it back and raise when it is not.  Returns ``aside``, or None when
+        nothing was there.  The check runs on the moved file, so a writer that opens the path
+        again afterwards creates a new file instead of changing the one being replaced."""
+        full = os.path.join(self.root, rel)
+        if rel not in self.stats:
+            self.stats[rel] = _stat_of(full)  # not planned for (a parent directory giving way)
+        want = self.stats[rel]
+        if want is not None and stat.S_ISDIR(want[0]):
+            return None
+        try:
+            os.rename(full, aside)
+        except (FileNotFoundError, NotADirectoryError):
+            if want is not None:
+                raise self.changed(rel) from None
+            return None
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise IOFailure(f"cannot replace {path_display(rel)!r}: {exc.strerror}", "fix it, then run git ckpt restore --continue") from None
+            self.check(rel)  # another file system: check in place, then act
+            return full
+        if not self._same(rel, aside, moved=True):
+            self.put_back(rel, aside)
+            raise self.changed(rel)
+        return aside
+
+    def put_back(self, rel: bytes, aside: bytes) -> None:
+        """Return a file moved aside to ``rel``; when something new is there already, keep both
+        (the moved one as ``rel.ckpt-kept-N``) so nothing is lost."""
+        full = os.path.join(self.root, rel)
+        try:
+            os.link(aside, full, follow_symlinks=False)
+            os.unlink(aside)
+        except FileExistsError:
+            n = 1
+            while os.path.lexists(full + b".ckpt-kept-%d" % n):
+                n += 1
+            os.rename(aside, full + b".ckpt-kept-%d" % n)
+
+
 def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] | None, reset_head: bool = False) -> Plan:
     """Compare the current state ``now`` with ``target`` (limited to ``paths``) without writing."""
     plan = Plan(target=target.id)
@@ -211,13 +415,35 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
                 plan.delete.append(a.path)
         if b is not None and b.mode != GITLINK:
             plan.write.append(b.path)
+    # A file the target's ignore rules ignore is never deleted (it may be ignored now too, or
+    # have been saved only because the rules of the state left did not ignore it).
+    if plan.delete:
+        kept = repo.ignored_under_tree(target.tree, plan.delete)
+        if kept:
+            plan.kept_ignored = sorted(kept)
+            plan.delete = [p for p in plan.delete if p not in kept]
     # skip-worktree files that were not on disk at save time stay off the disk
     absent = {path_from_str(p) for p in target.manifest.skip_worktree_absent}
     if absent:
         plan.write = [p for p in plan.write if p not in absent]
-        for p in sorted(absent):
-            if _under(p, paths) and p not in plan.delete and os.path.lexists(os.path.join(root, p)) and p in tracked_now | set(now.skip_worktree):
-                plan.delete.append(p)
+        cand = [p for p in sorted(absent) if _under(p, paths) and p not in plan.delete and os.path.lexists(os.path.join(root, p))]
+        if cand:  # on disk now and held by the current snapshot (so saved): it goes
+            held = repo.paths_in_tree(now.tree, cand) | set(now.skip_worktree)
+            plan.delete += [p for p in cand if p in held]
+    # files absent now under skip-worktree that the target has on disk come back
+    back = [p for p in now.skip_absent if p not in absent and p not in plan.write and _under(p, paths)]
+    if back:
+        plan.write += sorted(p for p in repo.paths_in_tree(target.tree, back) if repo.entry_mode(target.tree, p) != GITLINK)
+    # A sparse checkout: tracked files outside the cone are never written (git keeps them
+    # skip-worktree, off the disk); one on disk that the pre-restore save holds goes, so the
+    # result is the clean sparse checkout of the target.  Untracked files are written anywhere.
+    if plan.write:
+        outside = repo.outside_sparse_cone(target.index_tree, repo.paths_in_tree(target.index_tree, plan.write))
+        if outside:
+            plan.sparse_skipped = sorted(outside)
+            plan.write = [p for p in plan.write if p not in outside]
+            held = repo.paths_in_tree(now.tree, [p for p in outside if os.path.lexists(os.path.join(root, p))])
+            plan.delete += sorted(p for p in held if p not in plan.delete)
     target_raw = _raw_map(repo, target)
     now_raw = {p for p, _m, _o in now.raw}
     written = set(plan.write)
@@ -225,7 +451,7 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         if _under(p, paths) and p not in written and repo.paths_in_tree(target.tree, [p]):
             plan.write.append(p)
     for p, e in sorted(target_raw.items()):  # validated by Checkpoint.raw_entries
-        if _under(p, paths) and (p in set(plan.write) or not _same_bytes(root, p, repo.read_blob(e.oid))):
+        if _under(p, paths) and p not in plan.sparse_skipped and (p in set(plan.write) or not _same_bytes(root, p, repo.read_blob(e.oid))):
             plan.raw_write.append(p)
     target.stage_entries()  # a malformed stages/ tree is refused before anything is written
     # overlay
@@ -240,6 +466,10 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         plan.blocked += _in_the_way(root, p, removed, saved=p in tracked_now)
     for p in plan.overlay_write:
         plan.blocked += _in_the_way(root, p, removed, saved=p in cur)
+    same = _already_there(repo, target.tree, [p for p in plan.blocked if p in set(plan.write)])
+    if same:  # an unsaved (ignored) file that already holds exactly the target's content: nothing to do
+        plan.blocked = [p for p in plan.blocked if p not in same]
+        plan.write = [p for p in plan.write if p not in same]
     # index
     m = target.manifest
     plan.index_changes = (
@@ -247,15 +477,40 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         or [path_to_str(p) for p in now.intent_to_add] != m.intent_to_add
         or [path_to_str(p) for p in now.skip_worktree] != m.skip_worktree
         or [path_to_str(p) for p in now.conflicts] != m.conflicts
+        or [path_to_str(p) for p in now.assume_unchanged] != m.assume_unchanged
     )
     if paths and plan.index_changes:
         plan.index_changes = bool(repo.diff_trees(now.index_tree, target.index_tree, paths)) or any(
             _under(path_from_str(p), paths) for p in m.intent_to_add + m.conflicts
-        ) or any(_under(p, paths) for p in now.intent_to_add + now.conflicts)
+        ) or any(_under(p, paths) for p in now.intent_to_add + now.conflicts) or any(
+            {p for p in mine if _under(p, paths)} != {path_from_str(p) for p in theirs if _under(path_from_str(p), paths)}
+            for mine, theirs in ((now.assume_unchanged, m.assume_unchanged), (now.skip_worktree, m.skip_worktree)))
     plan.head_changes = bool(reset_head and target.base and target.base != now.base)
+    if plan.head_changes:
+        plan.head_branch, plan.head_from, plan.head_to = now.branch, now.base, target.base
+        if now.base:
+            plan.head_unreachable = int(repo.git("rev-list", "--count", now.base, "^" + target.base).stdout.strip() or 0)
+    plan.provenance = provenance(repo, target, now)
     plan.blocked = sorted(set(plan.blocked))
     refuse_unsafe_target(repo, target, plan, now)
     return plan
+
+
+def _branch_name(ref: str | None) -> str:
+    return ref.removeprefix("refs/heads/") if ref else "(detached HEAD)"
+
+
+def provenance(repo: Repo, target: Checkpoint, now: Snapshot) -> list[str]:
+    """Notes for a target saved in another worktree or on another branch than the current
+    ones (empty when it was saved here).  The manifest is attacker-writable: shown escaped."""
+    m = target.manifest
+    out = []
+    here = str(repo.workdir)
+    if m.worktree is not None and m.worktree != here:
+        out.append(f"{target.id} was saved in worktree {path_display(os.fsencode(m.worktree))} (this is {path_display(os.fsencode(here))})")
+    if m.branch != now.branch:
+        out.append(f"{target.id} was saved on branch {path_display(_branch_name(m.branch).encode())} (this worktree is on {path_display(_branch_name(now.branch).encode())})")
+    return out
 
 
 def checkpoint_with_state(repo: Repo, task: str, state: str, *, first: Checkpoint | None = None,
@@ -294,8 +549,63 @@ def _check_paths_exist(repo: Repo, target: Checkpoint, now: Snapshot, paths: lis
                             "paths are literal and relative to the current directory; git ckpt show lists what a checkpoint holds")
 
 
+MERGE_MARK = "MERGE_RESTORED"  # in $GIT_DIR/ckpt: the MERGE_HEAD a restore wrote
+
+
+def _read(path) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def merge_restored(repo: Repo) -> bool:
+    """Whether the merge in progress is one a restore brought back (``MERGE_HEAD`` is exactly
+    what restore wrote): its state is in the checkpoint it came from, so restoring or undoing
+    again loses nothing, unlike a merge the user is in the middle of."""
+    mark = _read(repo.git_dir / "ckpt" / MERGE_MARK)
+    return mark is not None and mark == _read(repo.git_dir / "MERGE_HEAD")
+
+
+def set_merge_state(repo: Repo, target: Checkpoint) -> list[str]:
+    """After a whole restore: bring back the ``MERGE_HEAD`` of a checkpoint saved mid-merge (its
+    conflict stages are already in the index), or remove one an earlier restore wrote.  Only
+    when HEAD is the checkpoint's base (a merge state is relative to it) and the merged commits
+    exist; otherwise a warning says why not.  ``MERGE_MSG`` is written when absent, as git
+    would ("Merge commit 'X'").  Returns warnings."""
+    import re
+
+    git_dir = repo.git_dir
+    heads = [h for h in target.manifest.merge_heads if isinstance(h, str) and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", h)]
+    mark = git_dir / "ckpt" / MERGE_MARK
+    if not heads:
+        if merge_restored(repo):
+            for name in ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE"):
+                with contextlib.suppress(FileNotFoundError):
+                    (git_dir / name).unlink()
+            mark.unlink()
+        return []
+    if repo.in_progress() and not merge_restored(repo):
+        return []
+    head, _branch = repo.head()
+    if head != target.manifest.base:
+        return [f"{target.id} was saved during a merge; MERGE_HEAD was not brought back because HEAD moved since "
+                f"(git ckpt restore {target.id} --reset-head brings HEAD back too)"]
+    if not all(repo.object_exists(h) for h in heads):
+        return [f"{target.id} was saved during a merge of a commit this repository does not have; MERGE_HEAD was not brought back"]
+    data = "".join(h + "\n" for h in heads).encode()
+    store.atomic_write(git_dir / "MERGE_HEAD", data)
+    if not (git_dir / "MERGE_MSG").exists():
+        store.atomic_write(git_dir / "MERGE_MSG", ("Merge " + ", ".join(f"commit '{h}'" for h in heads) + "\n").encode())
+    store.atomic_write(mark, data)
+    return []
+
+
 def _check_ready(repo: Repo) -> None:
     what = repo.in_progress()
+    if what == "a merge" and merge_restored(repo):
+        what = None  # the merge a restore brought back: its checkpoint holds it
     if what:
         raise BusyError(f"{what} is in progress; restoring now could lose its state", "finish it or abort it first (e.g. git merge --abort), then restore")
     repo.check_index_unlocked()
@@ -317,9 +627,27 @@ def read_journal(repo: Repo) -> Journal | None:
         raise CorruptError(f"{_journal_path(repo)} is corrupt", "move it aside; git ckpt list shows the pre-restore checkpoint to restore") from None
 
 
+def cwd_dirs(root: bytes) -> frozenset[bytes]:
+    """The current directory and its parents inside the worktree ``root``, relative to it
+    (``b""`` for the root).  Restore never removes them, as git does not since 2.35
+    (``setup.c``: the "original cwd" is protected)."""
+    try:
+        here = os.fsencode(os.getcwd())
+    except FileNotFoundError:
+        return frozenset()
+    rel = os.path.relpath(here, root)
+    if rel == b"." or rel.startswith(b"..") or os.path.isabs(rel):
+        return frozenset()
+    parts = rel.split(b"/")
+    return frozenset(b"/".join(parts[:i]) for i in range(1, len(parts) + 1))
+
+
 def _prune_empty_dirs(root: bytes, rel: bytes) -> None:
+    keep = cwd_dirs(root)
     parent = os.path.dirname(rel)
     while parent:
+        if parent in keep:
+            return
         try:
             os.rmdir(os.path.join(root, parent))
         except OSError:
@@ -335,6 +663,8 @@ def _unlink(root: bytes, rel: bytes) -> None:
         return
     try:
         if stat.S_ISDIR(st.st_mode):
+            if rel in cwd_dirs(root):
+                return  # the current directory stays, empty (as git leaves it)
             os.rmdir(full)  # only ever an empty directory; never a recursive delete
         else:
             os.unlink(full)
@@ -371,19 +701,50 @@ def _overlay_entries(target: Checkpoint, cfg: Config, plan: Plan) -> list[overla
     return entries
 
 
-def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: list[bytes] | None, plan: Plan) -> None:
-    """Make the worktree, overlay and index equal ``target`` (steps 4–6).  Idempotent."""
-    root = os.fsencode(repo.workdir)
+def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: list[bytes] | None, plan: Plan,
+          prints: Fingerprints | None = None) -> None:
+    """Make the worktree, overlay and index equal ``target`` (steps 4–6).  Idempotent.
+
+    With ``prints``, each file is moved aside and checked against the capture right before it
+    is deleted or replaced (:meth:`Fingerprints.take_away`); new files are written beside the
+    worktree first and linked into place only where nothing appeared meanwhile."""
     entries = _overlay_entries(target, cfg, plan)
     # worktree: deletions first (a file may become a directory), then writes.
+    aside_dir = tempfile.mkdtemp(prefix="ckpt-aside-", dir=repo.git_dir)
+    try:
+        _apply_files(repo, target, plan, prints, aside_dir, entries)
+    finally:
+        with contextlib.suppress(OSError):  # only ever empty here; a file left in it was checked as saved
+            os.rmdir(aside_dir)
+    fault("restore.after-overlay")
+    if plan.index_changes:
+        _apply_index(repo, target, paths, now)
+    fault("restore.after-index")
+
+
+def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprints | None, aside_dir: str,
+                 entries: list[overlay.Entry]) -> None:
+    root = os.fsencode(repo.workdir)
+    check = prints.check if prints is not None else (lambda _p: None)
+    aside = os.fsencode(aside_dir) + b"/old"
     for p in plan.delete + plan.overlay_delete:  # overlay residue may be what fills a directory
-        _unlink(root, p)
+        if prints is None:
+            _unlink(root, p)
+            continue
+        moved = prints.take_away(p, aside)
+        if moved is None:
+            _unlink(root, p)  # an empty directory, or already gone
+        elif moved == aside:
+            os.unlink(aside)
+            _prune_empty_dirs(root, p)
+        else:
+            _unlink(root, p)
     fault("restore.after-delete")
     if plan.write:
         for p in plan.write:  # a directory may have to give way to a file: only an empty one
             full = os.path.join(root, p)
             with contextlib.suppress(OSError):
-                if stat.S_ISDIR(os.lstat(full).st_mode):
+                if stat.S_ISDIR(os.lstat(full).st_mode) and p not in cwd_dirs(root):
                     for dirpath, _dirs, _files in os.walk(full, topdown=False):
                         with contextlib.suppress(OSError):
                             os.rmdir(dirpath)
@@ -398,11 +759,28 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
                 repo.git("update-index", "-z", "--index-info", input=info, index_file=idx)
             else:
                 repo.git("read-tree", target.tree, index_file=idx)
-            repo.git("checkout-index", "-f", "-q", "-z", "--stdin", input=b"\0".join(order) + b"\0", index_file=idx)
+            from . import progress
+
+            # one checkout-index into a scratch prefix; on a terminal, batches, so the files written can be shown
+            step = 2000 if progress.active() and len(order) > 2000 else len(order)
+            shown = progress.meter("restore: writing files", len(order))
+            with tempfile.TemporaryDirectory(prefix="ckpt-write-", dir=repo.git_dir) as scratch:
+                prefix = os.fsencode(scratch) + b"/"
+                for i in range(0, len(order), step):
+                    batch = order[i:i + step]
+                    repo.git("checkout-index", "-f", "-q", "-z", "--stdin", "--prefix=" + os.fsdecode(prefix),
+                             input=b"\0".join(batch) + b"\0", index_file=idx)
+                    fault("restore.before-rename")
+                    for p in batch:
+                        _replace(root, p, prefix + p, prints, aside)
+                    shown.advance(len(batch))
+            shown.done()
     fault("restore.after-write")
     if plan.raw_write:
         raw = _raw_map(repo, target)
         for p in plan.raw_write:
+            if p not in plan.write:
+                check(p)
             data = repo.read_blob(raw[p].oid)
             full = os.path.join(root, p)
             with contextlib.suppress(FileNotFoundError):
@@ -413,22 +791,49 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
     # overlay (its deletions were done above)
     if plan.overlay_write:
         wanted = set(plan.overlay_write)
-        overlay.write_entries(repo.workdir, target.overlay_source(), [e for e in entries if e.path in wanted])
+        overlay.write_entries(repo.workdir, target.overlay_source(), [e for e in entries if e.path in wanted], before=check)
         missing = wanted - {e.path for e in entries}
         if missing:
             raise CorruptError(f"overlay of {target.id} lacks {len(missing)} files its manifest lists (e.g. {path_display(sorted(missing)[0])!r})")
-    fault("restore.after-overlay")
-    if plan.index_changes:
-        _apply_index(repo, target, paths, now)
-    fault("restore.after-index")
+
+
+def _replace(root: bytes, rel: bytes, src: bytes, prints: Fingerprints | None, aside: bytes) -> None:
+    """Put the freshly written ``src`` at ``rel``: the file there is moved aside and checked
+    (:meth:`Fingerprints.take_away`), the new one linked in only where nothing appeared
+    meanwhile, and the old one dropped only if nobody wrote to it since the check."""
+    dst = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    if prints is None:
+        os.replace(src, dst)
+        return
+    moved = prints.take_away(rel, aside)
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except FileExistsError:  # a writer created it after we moved the old one: keep both, stop
+        if moved == aside:
+            prints.put_back(rel, aside)
+        raise prints.changed(rel) from None
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+            raise IOFailure(f"cannot write {path_display(rel)!r}: {exc.strerror}", "fix it, then run git ckpt restore --continue") from None
+        shutil.move(src, dst)
+    if moved == aside:
+        if not prints._same(rel, aside, moved=True):  # written to after the check: it wins
+            os.replace(aside, dst)
+            raise prints.changed(rel)
+        os.unlink(aside)
 
 
 def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now: Snapshot) -> None:
     m = target.manifest
     ita = [path_from_str(p) for p in m.intent_to_add]
     skip = [path_from_str(p) for p in m.skip_worktree]
+    assumed = [path_from_str(p) for p in m.assume_unchanged]
     stages = _stage_entries(repo, target)
     if paths:
+        mine = [p for p in now.assume_unchanged if _under(p, paths)]
+        if mine:  # reset may not replace entries git is told not to look at
+            repo.git("update-index", "-z", "--no-assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in mine), check=False)
         spec = b"".join(p + b"\0" for p in paths)
         # Entries of the target for these paths, others left as they are.
         proc = repo.git("reset", "-q", "--no-refresh", target.index_commit, "--pathspec-from-file=-", "--pathspec-file-nul", input=spec, check=False)
@@ -437,27 +842,31 @@ def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now:
         ita = [p for p in ita if _under(p, paths)]
         skip = [p for p in skip if _under(p, paths)]
         stages = [s for s in stages if _under(s[3], paths)]
+        assumed = [p for p in assumed if _under(p, paths)]
     else:
         if now.intent_to_add:  # read-tree would keep the flag on an empty blob the target stages
             repo.git("update-index", "-z", "--force-remove", "--stdin", input=b"".join(p + b"\0" for p in now.intent_to_add))
         if now.assume_unchanged:  # read-tree refuses to replace entries it may not look at
             repo.git("update-index", "-z", "--no-assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in now.assume_unchanged))
         repo.git("read-tree", "--reset", target.index_tree)
-        keep = [p for p in now.assume_unchanged if repo.entry_mode(target.index_tree, p) is not None]
-        if keep:  # the user's local flag survives on the paths the target still has
-            repo.git("update-index", "-z", "--assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in keep), check=False)
     if stages:
-        data = b"".join(b"0 %s\t%s\0" % (b"0" * 40, p) for p in sorted({s[3] for s in stages}))
+        data = b"".join(b"0 %s\t%s\0" % (repo.zero_oid.encode(), p) for p in sorted({s[3] for s in stages}))
         data += b"".join(b"%o %s %d\t%s\0" % (mode, oid.encode(), stg, p) for mode, oid, stg, p in stages)
         repo.git("update-index", "-z", "--index-info", input=data)
     if ita:
         _add_intent_to_add(repo, ita)
+    if repo.sparse_checkout() is not None:  # outside the cone and off the disk: skip-worktree, as git keeps them
+        root = os.fsencode(repo.workdir)
+        entries = [e.path for e in repo.ls_tree(target.index_tree) if _under(e.path, paths)]
+        skip = sorted(set(skip) | {p for p in repo.outside_sparse_cone(target.index_tree, entries) if not os.path.lexists(os.path.join(root, p))})
     unskip = [p for p in now.skip_worktree if p not in set(skip) and _under(p, paths)]
     if unskip:  # read-tree keeps the flags of unchanged entries; clear the ones the target lacks
         repo.git("update-index", "-z", "--no-skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in unskip), check=False)
     if skip:
         repo.git("update-index", "-z", "--skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in skip))
     repo.git("update-index", "-q", "--refresh", "--ignore-submodules", check=False)
+    if assumed:  # after the refresh, which would otherwise record the disk's stat data for them
+        repo.git("update-index", "-z", "--assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in assumed), check=False)
 
 
 def _add_intent_to_add(repo: Repo, paths: list[bytes]) -> None:
@@ -516,13 +925,16 @@ def restore(
     reset_head: bool = False,
     type: str = "restore",
     ignore_journal: bool = False,
+    force: bool = False,
 ) -> RestoreResult:
     """Restore ``target`` into the worktree of ``repo`` (all of it, or only ``paths``).
 
     Saves the current state first as a ``pre-restore`` checkpoint of ``task`` unless it equals
     the latest checkpoint.  ``dry_run`` returns the plan and writes nothing.  Raises
     :class:`BusyError` while a merge/rebase is in progress, ``index.lock`` is held or a restore
-    is unfinished; :class:`CkptError` when an ignored file is in the way.
+    is unfinished; :class:`CkptError` when an ignored file is in the way; :class:`UsageError`
+    when ``reset_head`` would move a branch other than the one ``target`` was saved on, unless
+    ``force``.
     """
     with repo.worktree_lock(exclusive=True):
         _check_ready(repo)
@@ -535,12 +947,22 @@ def restore(
         if paths:
             _check_paths_exist(repo, target, now, paths)
         plan = make_plan(repo, target, now, paths, reset_head)
+        if plan.head_changes and now.branch and target.manifest.branch != now.branch and not force:
+            raise UsageError(
+                f"--reset-head would move branch {_branch_name(now.branch)} to the base of {target.id}, which was saved on "
+                f"{_branch_name(target.manifest.branch)}" + (f"; {plan.head_unreachable} commit(s) would no longer be reachable from it" if plan.head_unreachable else ""),
+                f"switch to {_branch_name(target.manifest.branch)} first, restore without --reset-head, or add --force to move {_branch_name(now.branch)}; nothing was changed")
         if plan.blocked:
             raise CkptError(
                 f"restoring {target.id} would overwrite {len(plan.blocked)} ignored, skipped or unsaved path(s) that no checkpoint holds: "
                 + ", ".join(path_display(p) for p in plan.blocked[:5]),
                 "move them aside (or add them to overlay.include), then restore again",
             )
+        here = cwd_dirs(os.fsencode(repo.workdir))
+        gone = [p for p in plan.write + plan.overlay_write if p in here]
+        if gone:
+            raise CkptError(f"restoring {target.id} would replace the current directory {path_display(gone[0])!r} with a file",
+                             "cd to the worktree root (or any directory the checkpoint keeps) and run the command again; nothing was changed")
         # A refused overlay archive (crafted or corrupt) must change nothing: no pre-restore
         # save, no journal.  apply() validates again; this only moves the refusal earlier.
         _overlay_entries(target, cfg, plan)
@@ -554,6 +976,7 @@ def restore(
             listed = repo.ls_tree(target.tree, *paths) if paths else repo.ls_tree(target.tree)
             plan.leave = max(0, len(listed) - len(set(plan.write)))
             return RestoreResult(target.id, None, None, plan, dry_run=True, type=type)
+        prints = Fingerprints(repo, now, plan)  # before the save: what it holds is what is on disk
         same = None if paths else checkpoint_with_state(repo, task, now.state(), first=target)
         if same is not None:
             prev_id, prev_commit, saved = same.id, same.commit, None
@@ -564,8 +987,10 @@ def restore(
                     from_id=prev_id, paths=[path_to_str(p) for p in paths or []], reset_head=reset_head)
         store.atomic_write(_journal_path(repo), encode(j))
         fault("restore.after-journal")
-        apply(repo, cfg, target, now, paths, plan)
+        apply(repo, cfg, target, now, paths, plan, prints)
         warns = _finish(repo, j, target, now)
+        if not paths:
+            warns += set_merge_state(repo, target)
         return RestoreResult(target.id, prev_id, saved, plan, type=type, warnings=warns)
 
 
@@ -595,12 +1020,15 @@ def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
         if plan.blocked:
             raise CkptError(f"finishing the restore of {target.id} would overwrite {len(plan.blocked)} ignored, skipped or unsaved path(s): "
                             + ", ".join(path_display(p) for p in plan.blocked[:5]), "move them aside, then run git ckpt restore --continue again")
+        prints = Fingerprints(repo, now, plan)
         # Work done since the interruption is saved first: nothing --continue replaces is lost.
         if _new_work(repo, now, target, store.load(repo, j.from_commit)):
             save(repo, cfg, task=j.task, message=f"before finishing the restore of {target.id}", kind="pre-restore",
                  snap=now, allow_empty=True, in_restore=True)
-        apply(repo, cfg, target, now, paths, plan)
+        apply(repo, cfg, target, now, paths, plan, prints)
         warns = _finish(repo, j, target, now)
+        if not paths:
+            warns += set_merge_state(repo, target)
         return RestoreResult(target.id, j.from_id, None, plan, type=j.type, warnings=warns, continued=True)
 
 

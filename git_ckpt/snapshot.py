@@ -22,13 +22,13 @@ import re
 import stat
 import tempfile
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Iterator
 
 from . import ledger, overlay, store
 from .config import Config
 from .errors import BusyError, CkptError
 from .gitcore import EMPTY_BLOB, RefConflict, Repo, fault, git_failure
-from .model import Manifest, digest, encode, path_display, path_to_str
+from .model import Manifest, digest, encode, path_display, path_from_str, path_to_str
 
 
 @dataclass
@@ -58,6 +58,7 @@ class Snapshot:
 
     def state(self) -> str:
         """A digest of everything restore would reproduce (not who or when)."""
+        extra = [[path_to_str(p) for p in self.assume_unchanged]] if self.assume_unchanged else []
         return digest(
             [
                 self.tree,
@@ -70,17 +71,17 @@ class Snapshot:
                 self.overlay_info.digest if self.overlay_info else "",
                 [path_to_str(p) for p in self.skip_absent],
                 self.merge_heads,
+                *extra,
             ]
         )
 
 
 _STAGE_REC = re.compile(rb"([A-Za-z?]) (\d+) ([0-9a-f]+) (\d)\t")
 _UNMERGED_REC = re.compile(rb"(?:^|(?<=\0))[A-Za-z?] ([0-7]+) ([0-9a-f]+) ([123])\t([^\0]*)")
-_EMPTY_REC = re.compile(rb"(?:^|(?<=\0))[A-Za-z?] [0-7]+ " + EMPTY_BLOB.encode() + rb" 0\t([^\0]*)")
 _SKIP_REC = re.compile(rb"(?:^|(?<=\0))[Ss] [0-7]+ [0-9a-f]+ 0\t([^\0]*)")
 
 
-def _parse_ls_files(out: bytes) -> tuple[list[tuple[int, str, int, bytes]], list[bytes], list[bytes]]:
+def _parse_ls_files(out: bytes, empty_blob: str = EMPTY_BLOB) -> tuple[list[tuple[int, str, int, bytes]], list[bytes], list[bytes]]:
     """Parse ``git ls-files -s -t -z``: (unmerged stage entries, empty-blob stage-0 paths, skip-worktree paths).
 
     Only the records that can matter are parsed in Python; a plain index is scanned in C.
@@ -89,7 +90,7 @@ def _parse_ls_files(out: bytes) -> tuple[list[tuple[int, str, int, bytes]], list
     empties: list[bytes] = []
     skips: list[bytes] = []
     interesting = (
-        EMPTY_BLOB.encode() in out
+        empty_blob.encode() in out
         or b"\0S " in out
         or out.startswith(b"S ")
         or b"\0s " in out
@@ -104,14 +105,14 @@ def _parse_ls_files(out: bytes) -> tuple[list[tuple[int, str, int, bytes]], list
         for m in _UNMERGED_REC.finditer(out):
             stages.append((int(m.group(1), 8), m.group(2).decode(), int(m.group(3)), m.group(4)))
     # Empty blobs can be many (empty __init__.py files): find them with bytes.find, in C.
-    needle = b" " + EMPTY_BLOB.encode() + b" 0\t"
+    needle = b" " + empty_blob.encode() + b" 0\t"
     i = out.find(needle)
     while i != -1:
         start = out.rfind(b"\0", 0, i) + 1
         end = out.find(b"\0", i)
         end = len(out) if end == -1 else end
         m = _STAGE_REC.match(out, start, end)
-        if m and m.group(3) == EMPTY_BLOB.encode() and m.group(4) == b"0":
+        if m and m.group(3) == empty_blob.encode() and m.group(4) == b"0":
             empties.append(out[m.end():end])
         i = out.find(needle, end)
     if b"\0S " in out or out.startswith(b"S ") or b"\0s " in out or out.startswith(b"s "):
@@ -275,7 +276,7 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
                 too_large.append(p)
         # -v: like -t, but the tag is lower case for assume-unchanged entries
         listing = repo.git("ls-files", "-s", "-v", "-z", index_file=idx_i).stdout
-        stages, empties, skips = _parse_ls_files(listing)
+        stages, empties, skips = _parse_ls_files(listing, repo.empty_blob)
         assumed = _assume_unchanged(listing)
         if assumed:  # git add does not look at these; the snapshot must hold what is on disk
             repo.git("update-index", "-z", "--no-assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in assumed), index_file=idx_w)
@@ -283,7 +284,8 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
         present = [p for p in skips if os.path.lexists(os.path.join(root, p))]
         if present:
             repo.git("update-index", "-z", "--no-skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in present), index_file=idx_w)
-        embedded = _add_all(repo, idx_w, too_large, sparse=bool(present))
+        # --sparse: a sparse checkout's untracked files outside the cone are saved (as git stash -u does)
+        embedded = _add_all(repo, idx_w, too_large, sparse=bool(present) or repo.sparse_checkout() is not None)
         w_tree = repo.git("write-tree", index_file=idx_w).stdout.decode().strip()
         if stages:
             conflicted = sorted({p for *_x, p in stages})
@@ -293,10 +295,10 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
     ita: list[bytes] = []
     if empties and flags_possible:
         if len(empties) <= 64:
-            present = repo.paths_in_tree(i_tree, empties)
+            staged = repo.paths_in_tree(i_tree, empties)
         else:  # one git ls-tree beats thousands of in-process lookups through big trees
-            present = {e.path for e in repo.ls_tree(i_tree, *empties)}
-        ita = [p for p in empties if p not in present]
+            staged = {e.path for e in repo.ls_tree(i_tree, *empties)}
+        ita = [p for p in empties if p not in staged]
     raw = _raw_check(repo, w_tree, base) if _filters_may_apply(repo, listing, untracked) else []
     sel = overlay.select(repo.workdir, cfg, repo.is_ignored)
     candidates = [i.path for i in sel.items] + sel.secrets + sel.too_large + sel.unsafe_links
@@ -339,22 +341,59 @@ class SaveResult:
     task: str
     warnings: list[str] = field(default_factory=list)
 
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` result (and the MCP tool's data)."""
+        return {"id": self.id, "commit": self.commit, "created": self.created, "kind": self.kind,
+                "task": self.task, "warnings": self.warnings}
 
-def warnings_for(snap: Snapshot) -> list[str]:
-    """Human warnings for what the snapshot left out."""
+    def text(self) -> str:
+        """The one line saying what happened, for the terminal and the MCP tool alike."""
+        if self.created:
+            return f"checkpoint saved: {self.id}"
+        return f"no changes since {self.id}; nothing saved (use --allow-empty to save anyway)"
+
+
+def warnings_for(snap: Snapshot, already: frozenset[bytes] = frozenset()) -> list[str]:
+    """Human warnings for what the snapshot left out, leaving out paths in ``already`` (those the
+    task's latest checkpoint left out too: each path is warned about once per task, not on every
+    save of an agent's every turn; :func:`left_out` of that checkpoint)."""
     out = []
     sel = snap.selection
-    if sel.secrets:
-        out.append("overlay: left out likely-secret files: " + ", ".join(path_display(p) for p in sel.secrets)
+
+    def new(paths: list[bytes]) -> list[bytes]:
+        return [p for p in paths if p not in already]
+
+    if new(sel.secrets):
+        out.append("overlay: left out likely-secret files: " + ", ".join(path_display(p) for p in new(sel.secrets))
                    + " (set overlay.allow_secrets = true to keep them)")
-    if sel.too_large or snap.too_large:
-        out.append("skipped files over the size limit: " + ", ".join(path_display(p) for p in sel.too_large + snap.too_large)
+    if new(sel.too_large + snap.too_large):
+        out.append("skipped files over the size limit: " + ", ".join(path_display(p) for p in new(sel.too_large + snap.too_large))
                    + " (raise overlay.max_file_size to keep them)")
-    if snap.embedded:
-        out.append("left out nested repositories with no commit (git cannot record them): " + ", ".join(path_display(p) for p in snap.embedded))
-    if sel.unsafe_links:
-        out.append("overlay: left out symlinks pointing outside the worktree: " + ", ".join(path_display(p) for p in sel.unsafe_links))
+    if new(snap.embedded):
+        out.append("left out nested repositories with no commit (git cannot record them): " + ", ".join(path_display(p) for p in new(snap.embedded)))
+    if new(sel.unsafe_links):
+        out.append("overlay: left out symlinks pointing outside the worktree: " + ", ".join(path_display(p) for p in new(sel.unsafe_links)))
     return out
+
+
+def left_out(cp: store.Checkpoint | None) -> frozenset[bytes]:
+    """The paths checkpoint ``cp`` recorded as left out (its manifest's ``skipped`` and the
+    overlay's ``skipped``): the warnings its save already gave."""
+    if cp is None:
+        return frozenset()
+    m = cp.manifest
+    return frozenset(path_from_str(p) for p in [*m.skipped, *m.overlay.skipped] if isinstance(p, str))
+
+
+def change_summary(repo: Repo, snap: Snapshot, since: store.Checkpoint | None) -> str:
+    """The default message of a checkpoint saved without one: what changed since the task's
+    latest checkpoint (or since HEAD for the first), e.g. ``M calc.py, A test_calc.py``."""
+    from .gitcore import EMPTY_TREE
+    from .words import change_summary as summary
+
+    old = since.tree if since is not None else (snap.base or EMPTY_TREE)  # diff-tree peels a commit
+    changes = [(c.status, path_display(c.path)) for c in repo.diff_trees(old, snap.tree)]
+    return summary(changes)
 
 
 def write_checkpoint(
@@ -366,6 +405,8 @@ def write_checkpoint(
     message: str,
     next: str | None = None,
     hypothesis: str | None = None,
+    agent: str | None = None,
+    agent_session: str | None = None,
 ) -> tuple[str, str]:
     """Write the meta, index and checkpoint commits and create ``refs/ckpt/T/N`` with the next free
     N (compare-and-swap from absent; a number taken concurrently moves on to the next one).
@@ -373,18 +414,15 @@ def write_checkpoint(
     Returns ``(id "T/N", checkpoint commit id)``.
     """
     tar_blob = repo.blob(overlay.build_tar(snap.selection.items)) if snap.selection.items else None
-    sub_entries: list[tuple[int, str, bytes]] = []
-    if tar_blob:
-        sub_entries.append((0o100644, tar_blob, b"overlay.tar"))
-    for mode, oid, stg, path in snap.stages:
-        sub_entries.append((mode, oid, b"stages/%d/" % stg + path))
-    for path, mode, oid in snap.raw:
-        sub_entries.append((mode, oid, b"raw/" + path))
     index_commit = repo.commit(snap.index_tree, [snap.base] if snap.base else [], f"ckpt index of {task}\n")
     sig = repo.signature()
-    nums = store.numbered(repo, task)
-    number = nums[-1][0] + 1 if nums else 1
-    for _attempt in range(1000):
+    number = next_number(repo, task)
+
+    def build(old: str | None) -> tuple[str, tuple[str, str]]:
+        nonlocal number
+        if old is not None:  # taken meanwhile by another save: the next number
+            number += 1
+            raise RefConflict(store.ckpt_ref(task, number - 1), None, old)
         cid = f"{task}/{number}"
         manifest = Manifest(
             id=cid,
@@ -405,29 +443,46 @@ def write_checkpoint(
             raw=[path_to_str(p) for p, _m, _o in snap.raw],
             skipped=[path_to_str(p) for p in snap.too_large + snap.embedded],
             skip_worktree_absent=[path_to_str(p) for p in snap.skip_absent],
+            assume_unchanged=[path_to_str(p) for p in snap.assume_unchanged],
+            worktree=str(repo.workdir),
             merge_heads=snap.merge_heads,
             overlay=snap.overlay_info,
             state=snap.state(),
             next=next,
             hypothesis=hypothesis,
             ledger_head=repo.read_ref(store.log_ref(task)),
+            agent=agent,
+            agent_session=agent_session,
         )
-        man_blob = repo.blob(encode(manifest))
-        meta_tree = repo.mktree([(0o100644, man_blob, b"manifest.json"), *sub_entries])
+        meta_tree = store.write_meta_tree(repo, manifest=repo.blob(encode(manifest)), overlay_tar=tar_blob,
+                                          stages=snap.stages, raw=snap.raw)
         meta_commit = repo.commit(meta_tree, [], f"ckpt meta {cid}\n")
         parents = ([snap.base] if snap.base else []) + [index_commit, meta_commit]
         subject = message.splitlines()[0] if message else ("pre-restore state" if kind == "pre-restore" else "checkpoint")
         body = f"ckpt {cid}: {subject}\n\nCkpt-Id: {cid}\nCkpt-Kind: {kind}\n"
         commit = repo.commit(snap.tree, parents, body)
-        fault("save.before-ref")
-        try:
-            repo.update_ref(store.ckpt_ref(task, number), commit, expected_old=None, reason=f"ckpt: save {cid}")
-        except RefConflict:
-            number += 1
-            continue
-        fault("save.after-ref")
-        return cid, commit
-    raise CkptError(f"could not find a free checkpoint number in task {task}")
+        return commit, (cid, commit)
+
+    cid, commit = repo.swap(lambda: store.ckpt_ref(task, number), build,
+                            reason=lambda ref: f"ckpt: save {ref.removeprefix(store.PREFIX)}", step="save.before-ref")
+    fault("save.after-ref")
+    return cid, commit
+
+
+def next_number(repo: Repo, task: str) -> int:
+    """The number the next checkpoint of ``task`` gets: one above the highest of its refs and of
+    the newest ``save`` event of its ledger, so a number whose ref was deleted (``drop``, ``gc``,
+    ``git update-ref -d``) is never given to a different checkpoint.  A damaged ledger counts
+    as having no saves (the refs still decide)."""
+    top = store.highest(repo, task)
+    high = top[0] if top else 0
+    with contextlib.suppress(CkptError, KeyError, ValueError):
+        rec = ledger.find_last(repo, task, lambda ev: ev.type == "save")
+        if rec is not None:
+            cid = rec.event.data.get("id")
+            if isinstance(cid, str) and cid.startswith(task + "/") and cid[len(task) + 1:].isdigit():
+                high = max(high, min(int(cid[len(task) + 1:]), 2**31))
+    return high + 1
 
 
 @contextlib.contextmanager
@@ -456,8 +511,8 @@ def _log_if_missing(repo: Repo, cp: store.Checkpoint) -> None:
             return
         if rec.event.type == "save" and rec.event.data.get("id") == cp.id:
             return
-        parents = repo.pg[oid].parent_ids
-        oid = str(parents[0]) if parents else None
+        parents = repo.read_commit(oid).parents
+        oid = parents[0] if parents else None
     else:
         return
     ledger.append(repo, m.task, "save", {"id": cp.id, "commit": cp.commit, "kind": m.kind, "message": m.message,
@@ -476,18 +531,55 @@ def save(
     allow_empty: bool = False,
     snap: Snapshot | None = None,
     in_restore: bool = False,
+    agent: str | None = None,
+    agent_session: str | None = None,
 ) -> SaveResult:
-    """Save the worktree of ``repo`` as the next checkpoint of ``task`` and log it in the ledger.
+    """Save the worktree of ``repo`` as the next checkpoint of ``task`` and log it in the ledger,
+    holding the worktree lock shared (:meth:`Repo.worktree_lock`: a restore in this worktree
+    waits, other saves do not; inside a restore, which holds it, nothing waits).
+
+    When the state equals the latest checkpoint of the task and ``allow_empty`` is False,
+    nothing is written and ``created`` is False.  Raises :class:`BusyError` during an
+    interrupted restore (unless ``in_restore``: the pre-restore save of an undo that rescues it),
+    while ``index.lock`` is held, or when the lock is not free in time.
+    Warnings name only paths the task's latest checkpoint did not already leave out; an empty
+    ``message`` of a manual or auto save becomes a summary of the changes since that checkpoint.
+    ``agent``/``agent_session`` (from an agent hook's input) go into the manifest.
+    """
+    with repo.worktree_lock(exclusive=False):
+        return _save(repo, cfg, task=task, message=message, kind=kind, next=next, hypothesis=hypothesis,
+                     allow_empty=allow_empty, snap=snap, in_restore=in_restore, agent=agent, agent_session=agent_session)
+
+
+def _save(
+    repo: Repo,
+    cfg: Config,
+    *,
+    task: str,
+    message: str = "",
+    kind: str = "manual",
+    next: str | None = None,
+    hypothesis: str | None = None,
+    allow_empty: bool = False,
+    snap: Snapshot | None = None,
+    in_restore: bool = False,
+    agent: str | None = None,
+    agent_session: str | None = None,
+) -> SaveResult:
+    """:func:`save` under the worktree lock.
 
     When the state equals the latest checkpoint of the task and ``allow_empty`` is False,
     nothing is written and ``created`` is False.  Raises :class:`BusyError` during an
     interrupted restore (unless ``in_restore``: the pre-restore save of an undo that rescues it) or while ``index.lock`` is held.
+    Warnings name only paths the task's latest checkpoint did not already leave out; an empty
+    ``message`` of a manual or auto save becomes a summary of the changes since that checkpoint.
+    ``agent``/``agent_session`` (from an agent hook's input) go into the manifest.
     """
     store.check_task_name(task)
     if not in_restore and (repo.git_dir / "ckpt" / "RESTORE").exists():
         raise BusyError("a restore was interrupted in this worktree", "run git ckpt restore --continue, or git ckpt undo")
     snap = snap or capture(repo, cfg)
-    warns = warnings_for(snap)
+
     def card_update(card):
         if next is not None:
             card.next = next
@@ -498,16 +590,20 @@ def save(
     # Under the task's save lock, a checkpoint ref and its save event appear together to other
     # savers (a process killed in between leaves the lock free and the next save logs it).
     with _task_lock(repo, task):
+        try:
+            last = store.latest(repo, task)
+        except CkptError:
+            last = None  # a damaged latest checkpoint must not stop new ones being saved
+        warns = warnings_for(snap, left_out(last))
+        if not message and kind in ("manual", "auto"):
+            message = change_summary(repo, snap, last)
         if not allow_empty:
-            try:
-                last = store.latest(repo, task)
-            except CkptError:
-                last = None  # a damaged latest checkpoint must not stop new ones being saved
             if last is not None and last.manifest.state == snap.state():
                 with contextlib.suppress(CkptError):
                     _log_if_missing(repo, last)
                 return SaveResult(last.id, last.commit, False, last.manifest.kind, task, warns)
-        cid, commit = write_checkpoint(repo, snap, task=task, kind=kind, message=message, next=next, hypothesis=hypothesis)
+        cid, commit = write_checkpoint(repo, snap, task=task, kind=kind, message=message, next=next, hypothesis=hypothesis,
+                                       agent=agent, agent_session=agent_session)
 
         problem = ledger.append_or_warn(
             repo,
@@ -519,4 +615,7 @@ def save(
         )
         if problem:
             warns.append(problem)
+    # numbered() just counted the task's loose refs: pack them as git gc would, so reading
+    # the refs of a long task stays one file read, not one per checkpoint
+    repo.pack_refs_if_many(repo.loose_refs_seen)
     return SaveResult(cid, commit, True, kind, task, warns)

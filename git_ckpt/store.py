@@ -20,13 +20,13 @@ import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Callable
 
 import msgspec
-import pygit2
 
-from .errors import CorruptError, NotFoundError, UsageError
-from .gitcore import Repo
-from .model import MAX_MANIFEST, Manifest, decode_manifest, escape, path_display, task_name_problem
+from .errors import CkptError, CorruptError, NotFoundError, UsageError
+from .gitcore import Repo, TreeEntry
+from .model import MAX_MANIFEST, Event, Manifest, decode_manifest, escape, path_display, task_name_problem
 
 PREFIX = "refs/ckpt/"
 REMOTE_PREFIX = "refs/ckpt-remotes/"
@@ -118,6 +118,20 @@ def tasks(repo: Repo) -> list[str]:
 # ---------------------------------------------------------------------------- checkpoints
 
 
+def write_meta_tree(repo: Repo, *, manifest: str, overlay_tar: str | None,
+                    stages: list[tuple[int, str, int, bytes]], raw: list[tuple[bytes, int, str]]) -> str:
+    """Write a checkpoint's meta tree, the layout :class:`Checkpoint` reads back: the blob
+    ``manifest.json``; ``overlay.tar`` when the overlay is not empty; ``stages/S/PATH`` for each
+    conflict stage ``(mode, blob, S, path)``; ``raw/PATH`` for each ``(path, mode, blob)`` whose
+    bytes git's filters would not give back.  Returns the tree id."""
+    entries: list[tuple[int, str, bytes]] = [(0o100644, manifest, b"manifest.json")]
+    if overlay_tar:
+        entries.append((0o100644, overlay_tar, b"overlay.tar"))
+    entries += [(mode, oid, b"stages/%d/" % stage + path) for mode, oid, stage, path in stages]
+    entries += [(mode, oid, b"raw/" + path) for path, mode, oid in raw]
+    return repo.mktree(entries)
+
+
 @dataclass
 class Checkpoint:
     """A checkpoint read from the object store.
@@ -150,32 +164,26 @@ class Checkpoint:
         return self.parents[0] if len(self.parents) == 3 else None
 
     @cached_property
-    def meta_tree(self) -> pygit2.Tree:
+    def meta_tree(self) -> str:
         """The meta commit's tree (manifest.json, overlay.tar, stages/, raw/)."""
-        return self.repo.pg[self.meta_commit].peel(pygit2.Tree)
+        return self.repo.tree_of(self.meta_commit)
 
     @cached_property
     def index_tree(self) -> str:
         """The tree of the index commit."""
-        return str(self.repo.pg[self.index_commit].peel(pygit2.Tree).id)
+        return self.repo.tree_of(self.index_commit)
 
     def meta_blob(self, name: str) -> bytes | None:
         """A blob at the top of the meta tree, or None when absent."""
-        try:
-            entry = self.meta_tree[name]
-        except KeyError:
-            return None
-        return self.repo.read_blob(str(entry.id))
+        entry = self.repo.tree_entry(self.meta_tree, name)
+        return None if entry is None else self.repo.read_blob(entry.oid)
 
     def meta_subtree(self, name: str) -> str | None:
         """The id of a subtree of the meta tree (``stages``, ``raw``), or None."""
-        try:
-            entry = self.meta_tree[name]
-        except KeyError:
-            return None
-        return str(entry.id) if entry.type_str == "tree" else None
+        entry = self.repo.tree_entry(self.meta_tree, name)
+        return entry.oid if entry is not None and entry.is_tree else None
 
-    def raw_entries(self) -> dict:
+    def raw_entries(self) -> dict[bytes, TreeEntry]:
         """``raw/`` of the meta tree, path (bytes) → TreeEntry, validated for a checkpoint that may
         be foreign: each a safe relative path (no ``..``, absolute path or ``.git``) of a regular
         file the checkpoint's tree holds.  Raises :class:`CorruptError` otherwise."""
@@ -219,43 +227,43 @@ class Checkpoint:
         """A callable opening ``overlay.tar`` as a stream (``with src() as fh``), or None when the
         overlay is empty: the archive is read twice (validate, then write) and never held whole
         in memory."""
-        try:
-            entry = self.meta_tree["overlay.tar"]
-        except KeyError:
+        entry = self.repo.tree_entry(self.meta_tree, "overlay.tar")
+        if entry is None:
             return None
-        if entry.type_str != "blob":
+        if entry.is_tree or entry.mode == 0o160000:
             raise CorruptError(f"overlay.tar of {self.id} is not a file", "git ckpt check names the damage")
-        oid = str(entry.id)
+        oid = entry.oid
         return lambda: self.repo.open_blob(oid)
 
 
 def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = None) -> Checkpoint:
     """Read the checkpoint at ``commit``.  Raises :class:`NotFoundError` when the commit is not a
     checkpoint, :class:`CorruptError` when its manifest is missing or malformed."""
-    try:
-        obj = repo.pg[commit]
-    except (KeyError, ValueError):
-        raise CorruptError(f"checkpoint object {commit} is missing from the object store") from None
-    if not isinstance(obj, pygit2.Commit):
+    kind = repo.object_type(commit)
+    if kind is None:
+        raise CorruptError(f"checkpoint object {commit} is missing from the object store")
+    if kind != "commit":
         raise CorruptError(f"{id or commit} does not point at a commit")
-    parents = [str(p) for p in obj.parent_ids]
+    info = repo.read_commit(commit)
+    parents: list[str] = list(info.parents)
     if len(parents) not in (2, 3):
         raise NotFoundError(f"{id or commit} is not a checkpoint commit", "git ckpt list shows the checkpoints")
     try:
-        meta = repo.pg[parents[-1]].peel(pygit2.Tree)
-        manifest_id = str(meta["manifest.json"].id)
-    except (KeyError, ValueError, pygit2.GitError):
+        entry = repo.tree_entry(parents[-1], "manifest.json")
+        if entry is None:
+            raise KeyError("manifest.json")
+        data = repo.read_blob(entry.oid) if repo.blob_size(entry.oid) <= MAX_MANIFEST else None
+    except (KeyError, CkptError):
         raise NotFoundError(f"{id or commit} is not a checkpoint commit (no manifest)", "git ckpt list shows the checkpoints") from None
-    if repo.blob_size(manifest_id) > MAX_MANIFEST:
+    if data is None:
         raise CorruptError(f"the manifest of {escape(id or commit)} is corrupt: larger than {MAX_MANIFEST} bytes",
                            "nothing was changed; the checkpoint was made by a broken or hostile tool")
-    data = repo.read_blob(manifest_id)
     try:
         manifest = decode_manifest(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise CorruptError(f"the manifest of {escape(id or commit)} is corrupt: {escape(str(exc))}",
                            "nothing was changed; the checkpoint was made by a broken or hostile tool (git ckpt check names the damage)") from None
-    return Checkpoint(repo, id or manifest.id, commit, ref, str(obj.tree_id), parents, manifest)
+    return Checkpoint(repo, id or manifest.id, commit, ref, info.tree, parents, manifest)
 
 
 def is_local(repo: Repo, cp: Checkpoint) -> bool:
@@ -270,7 +278,7 @@ def is_local(repo: Repo, cp: Checkpoint) -> bool:
 
 def numbered(repo: Repo, task: str, prefix: str = PREFIX) -> list[tuple[int, str]]:
     """``(N, commit id)`` of every numbered checkpoint of ``task``, ascending by N."""
-    out = []
+    out: list[tuple[int, str]] = []
     base = f"{prefix}{task}/"
     for name, oid in repo.refs_under(base).items():
         last = name[len(base):]
@@ -280,16 +288,77 @@ def numbered(repo: Repo, task: str, prefix: str = PREFIX) -> list[tuple[int, str
     return out
 
 
+def highest(repo: Repo, task: str, prefix: str = PREFIX) -> tuple[int, str] | None:
+    """``numbered(repo, task, prefix)[-1]`` (the newest checkpoint's number and commit) without
+    reading every ref of the task: a long task costs about what a short one does."""
+    base = f"{prefix}{task}/"
+    n = repo.highest_number_under(base)
+    if n is None:
+        return None
+    oid = repo.read_ref(f"{base}{n}")
+    if oid is None:  # a loose file that is no ref: let the full reading decide
+        nums = numbered(repo, task, prefix)
+        return nums[-1] if nums else None
+    return n, oid
+
+
 def latest(repo: Repo, task: str) -> Checkpoint | None:
     """The highest-numbered checkpoint of ``task``, or None."""
-    nums = numbered(repo, task)
-    if not nums:
+    top = highest(repo, task)
+    if top is None:
         return None
-    n, oid = nums[-1]
+    n, oid = top
     return load(repo, oid, id=f"{task}/{n}", ref=ckpt_ref(task, n))
 
 
 _AT = re.compile(r"@(?:~(\d+))?")
+
+
+def _newest_event(repo: Repo, task: str, match: Callable[[Event], bool], limit: int = 500) -> Event | None:
+    """The newest event of ``task``'s ledger (``refs/ckpt/T/log``: a first-parent chain of
+    commits whose trees hold ``event.json``) that ``match`` accepts, within ``limit`` events;
+    read here, below :mod:`git_ckpt.ledger` (which writes and verifies the chain), so that
+    resolving a name does not depend on the ledger module."""
+    oid: str | None = repo.read_ref(log_ref(task))
+    while oid and limit > 0:
+        c = repo.read_commit(oid)
+        entry = repo.tree_entry(c.tree, "event.json")
+        if entry is None:
+            raise CorruptError(f"ledger of task {task} is corrupt at {oid[:12]}: no event.json")
+        ev = msgspec.json.decode(repo.read_blob(entry.oid), type=Event)
+        if match(ev):
+            return ev
+        oid = c.parents[0] if c.parents else None
+        limit -= 1
+    return None
+
+
+def restored_here(repo: Repo, task: str) -> int | None:
+    """The number of the checkpoint this worktree was last restored to, when that restore (or
+    undo, whole) is newer than every save of ``task``: then the worktree matches it and ``@``
+    names it.  None when a save came after, or the ledger cannot say.
+
+    Walks the ledger back to the newest ``save`` event or whole restore/undo of this worktree
+    (at most 500 events); the event is attacker-writable, so its target is trusted only when
+    ``refs/ckpt/T/N`` still points at the commit it names."""
+    here = str(repo.git_dir)
+
+    def relevant(ev) -> bool:
+        return ev.type == "save" or (ev.type in ("restore", "undo") and ev.data.get("worktree") == here and not ev.data.get("paths"))
+
+    try:
+        ev = _newest_event(repo, task, relevant)
+    except (CorruptError, KeyError, ValueError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if ev is None or ev.type == "save":
+        return None
+    target, commit = ev.data.get("target"), ev.data.get("target_commit")
+    if not isinstance(target, str) or not isinstance(commit, str) or not target.startswith(task + "/"):
+        return None
+    num = target[len(task) + 1:]
+    if not num.isdigit() or num.startswith("0") or len(num) > 9:
+        return None
+    return int(num) if repo.read_ref(ckpt_ref(task, int(num))) == commit else None
 
 
 def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
@@ -309,7 +378,7 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
     if ":" in spec and not spec.startswith(":"):
         remote, _, body = spec.partition(":")
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", remote):
-            raise NotFoundError(f"invalid remote name in {spec!r}")
+            raise NotFoundError(f"invalid remote name in {spec!r}", "git remote lists the remotes; write REMOTE:T/N, e.g. origin:fix-auth/3")
         prefix = f"{REMOTE_PREFIX}{remote}/"
         shown_prefix = f"{remote}:"
     t, sep, rest = body.rpartition("/")
@@ -335,17 +404,23 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
             back = int(m.group(1) or 0)
             nums = numbered(repo, t, prefix)
             if not nums:
-                raise NotFoundError(f"task {t} has no checkpoints", "git ckpt save makes one")
-            if back >= len(nums):
-                raise NotFoundError(f"{spec}: task {t} has only {len(nums)} checkpoints")
-            n, oid = nums[-1 - back]
-            return load(repo, oid, id=f"{shown_prefix}{t}/{n}", ref=f"{prefix}{t}/{n}")
+                raise NotFoundError(f"task {shown_prefix}{t} has no checkpoints",
+                                    f"git ckpt fetch {shown_prefix[:-1]} brings them" if shown_prefix else "git ckpt save makes one")
+            top = len(nums) - 1
+            if prefix == PREFIX:  # after a whole restore, @ is the checkpoint this worktree matches
+                at = restored_here(repo, t)
+                if at is not None and (at, repo.read_ref(ckpt_ref(t, at))) in nums:
+                    top = nums.index((at, repo.read_ref(ckpt_ref(t, at))))
+            if back > top:
+                listing = f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t}"
+                raise NotFoundError(f"{spec}: task {shown_prefix}{t} has only {top + 1} checkpoint(s) up to {t}/{nums[top][0]}",
+                                    f"@ is {t}/{nums[top][0]}, @~{top} the oldest; {listing} shows them")
+            n, found = nums[top - back]
+            return load(repo, found, id=f"{shown_prefix}{t}/{n}", ref=f"{prefix}{t}/{n}")
     if shown_prefix:
         raise NotFoundError(f"no checkpoint {spec}", "use REMOTE:T/N, e.g. origin:fix-auth/3")
-    try:
-        obj = repo.pg.revparse_single(spec)
-        commit = obj.peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-        raise NotFoundError(f"unknown checkpoint {spec!r}", "git ckpt list shows the checkpoints of the current task") from None
-    cp = load(repo, str(commit.id))
+    commit = repo.resolve_commit(spec)
+    if commit is None:
+        raise NotFoundError(f"unknown checkpoint {spec!r}", "git ckpt list shows the checkpoints of the current task")
+    cp = load(repo, commit)
     return cp

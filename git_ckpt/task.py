@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import msgspec
+from typing import Any, Sequence
+
 
 from . import ledger, store
 from .gitcore import Repo
-from .model import Card
+from .model import Card, to_builtins
 
 
-def start(repo: Repo, task: str, *, goal: str | None = None, constraints: list[str] = (), acceptance: list[str] = ()) -> Card:
+def start(repo: Repo, task: str, *, goal: str | None = None, constraints: Sequence[str] = (), acceptance: Sequence[str] = ()) -> Card:
     """Make ``task`` current in this worktree and record its card (goal, constraints,
     acceptance) in a ``task-start`` ledger event.  Starting an existing task switches to it and
     updates only the fields given."""
@@ -30,6 +31,38 @@ def start(repo: Repo, task: str, *, goal: str | None = None, constraints: list[s
     return rec.card
 
 
+def fetched_tasks(repo: Repo) -> dict[str, list[str]]:
+    """Task name → the remotes whose fetched checkpoints (``refs/ckpt-remotes/R/T/N``) use it."""
+    out: dict[str, list[str]] = {}
+    for ref in repo.refs_under(store.REMOTE_PREFIX):
+        parts = ref[len(store.REMOTE_PREFIX):].split("/")
+        if len(parts) == 3 and parts[2].isdigit():
+            out.setdefault(parts[1], [])
+            if parts[0] not in out[parts[1]]:
+                out[parts[1]].append(parts[0])
+    return out
+
+
+def start_notices(repo: Repo, task: str, *, goal: str | None) -> list[str]:
+    """What ``task start`` should tell before it starts ``task``: that a teammate's fetched
+    task has that name (a later ``push`` of yours would be refused: checkpoints are never
+    overwritten), that the task already exists (its checkpoints and card are kept), and that
+    ``goal`` replaces a different goal it had."""
+    store.check_task_name(task)
+    out = []
+    remotes = fetched_tasks(repo).get(task, [])
+    mine = store.numbered(repo, task)
+    if remotes and not mine:
+        out.append(f"{', '.join(r + ':' + task for r in remotes)} already exists (fetched); pushing a task of "
+                   f"the same name would be refused (checkpoints are never overwritten): to continue that work, "
+                   f"start a task of your own (e.g. {task}-2) and git ckpt restore {remotes[0]}:{task}/@")
+    if mine or repo.read_ref(store.log_ref(task)):
+        old = ledger.card(repo, task)
+        if goal is not None and old.goal and old.goal != goal:
+            out.append(f"task {task} already exists ({len(mine)} checkpoint(s)); its goal {old.goal!r} is replaced by {goal!r}")
+    return out
+
+
 def done(repo: Repo, task: str) -> Card:
     """Mark ``task`` done on its card (a ``card`` event)."""
     def update(card: Card) -> Card:
@@ -39,7 +72,7 @@ def done(repo: Repo, task: str) -> Card:
     return ledger.append(repo, task, "card", {"done": True}, update).card
 
 
-def listing(repo: Repo) -> list[dict]:
+def listing(repo: Repo) -> list[dict[str, Any]]:
     """Every task: name, checkpoint count, goal, done, and whether it is current here."""
     cur = store.current_task(repo)
     out = []
@@ -51,6 +84,7 @@ def listing(repo: Repo) -> list[dict]:
     return out
 
 
-def card_json(card: Card) -> dict:
+def card_json(card: Card) -> dict[str, Any]:
     """The card as JSON-ready data."""
-    return msgspec.to_builtins(card)
+    out: dict[str, Any] = to_builtins(card)
+    return out

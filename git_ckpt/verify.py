@@ -13,7 +13,7 @@ For each configured verifier:
   compare-and-swap) and one ``verify`` event to the ledger naming that line (``result``: its
   :func:`result_id`).
 
-Only lines a local ``verify`` event names are *evidence* (:func:`local_lines`): notes merge
+Only lines a local ``verify`` event names are *evidence* (:func:`git_ckpt.evidence.local_lines`): notes merge
 every teammate's lines on ``fetch``, so a line someone else wrote (or forged) is shown but never
 reused, never promotes, and never satisfies the gate or ``verify-commit``.  A fetched checkpoint
 (``REMOTE:T/N``) can be verified: its results go to the note and to the *current* task's
@@ -38,13 +38,28 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
-from . import ledger, notes, store
+from . import ledger, notes, store, trust
+from . import overlay
+from . import promote as promotion
 from .config import Config, VerifierConfig
+from .evidence import (  # the evidence queries, re-exported for callers of this module
+    definition_hash as definition_hash,
+    evidence as evidence,
+    evidence_tasks as evidence_tasks,
+    fetched_states as fetched_states,
+    latest_results as latest_results,
+    local_lines as local_lines,
+    mark_local as mark_local,
+    overlay_digest as overlay_digest,
+    result_id as result_id,
+    shown_states as shown_states,
+)
 from .errors import CkptError, NotFoundError, UsageError
-from .gitcore import _LOCATION_VARS, Repo, change_status, fault
-from .model import digest, encode, path_display
+from .gitcore import _LOCATION_VARS, Repo, fault
+from .model import encode, path_display
+from .snapshot import capture
 from .store import Checkpoint
 
 LOG_CAP = 64 * 1024 * 1024
@@ -53,16 +68,6 @@ KILL_GRACE = 2.0
 Sink = Callable[[bytes], None]
 
 FAILING = ("failed", "timeout", "changed-files")
-
-
-def definition_hash(v: VerifierConfig) -> str:
-    """sha256 of what decides a verifier's verdict: its command, environment and cwd."""
-    return digest({"command": v.command, "env": dict(sorted(v.env.items())), "cwd": v.cwd})
-
-
-def overlay_digest(cp: Checkpoint) -> str:
-    """The overlay digest recorded in the checkpoint's manifest ("" when it has no overlay)."""
-    return cp.manifest.overlay.digest if cp.manifest.overlay else ""
 
 
 # ------------------------------------------------------------------------------ running one command
@@ -91,7 +96,7 @@ def status_for(returncode: int) -> tuple[str, int]:
     return "failed", returncode
 
 
-def _kill_group(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+def _kill_group(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
     """Send ``sig`` to the verifier's whole process group, then SIGKILL after a grace period."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, sig)
@@ -225,12 +230,12 @@ class Outcome:
     required: bool
     reused: bool
     log: str
-    line: dict
+    line: dict[str, Any]
     reused_from: str | None = None
     changed: list[str] = field(default_factory=list)
     message: str = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {
             "verifier": self.name, "status": self.status, "exit_code": self.exit_code,
@@ -258,7 +263,7 @@ class Report:
     exit_code: int = 0
     fetched: bool = False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {
             "checkpoint": self.checkpoint, "commit": self.commit, "isolated": self.isolated,
@@ -270,7 +275,7 @@ class Report:
 
 
 def result_line(cp: Checkpoint, v: VerifierConfig, *, status: str, exit_code: int, duration: float,
-                started_at: str, host: str, log: str, reused: bool) -> dict:
+                started_at: str, host: str, log: str, reused: bool) -> dict[str, Any]:
     """The agreed note line (schema ``ckpt/1``) for a result of ``v`` on ``cp``."""
     return {
         "schema": "ckpt/1", "checkpoint": cp.id, "verifier": v.name, "definition": definition_hash(v),
@@ -280,102 +285,8 @@ def result_line(cp: Checkpoint, v: VerifierConfig, *, status: str, exit_code: in
     }
 
 
-def _encode_line(line: dict) -> bytes:
+def _encode_line(line: dict[str, Any]) -> bytes:
     return encode(line).rstrip(b"\n")
-
-
-def latest_results(lines: list[dict], tree: str, overlay: str) -> dict[tuple[str, str], dict]:
-    """The newest line per ``(verifier, definition)`` among ``lines`` about content
-    ``(tree, overlay)``."""
-    out: dict[tuple[str, str], dict] = {}
-    # newest by start time, whatever order a notes merge left the lines in (git's own
-    # cat_sort_uniq sorts them by bytes); file order breaks ties
-    ordered = sorted(enumerate(lines), key=lambda il: (str(il[1].get("started_at") or ""), il[0]))
-    for _i, ln in ordered:
-        if ln.get("tree") != tree or (ln.get("overlay") or "") != overlay:
-            continue
-        name, dh = ln.get("verifier"), ln.get("definition")
-        if isinstance(name, str) and isinstance(dh, str):
-            out[(name, dh)] = ln
-    return out
-
-
-def result_id(line: dict) -> str:
-    """sha256 of a result line's deterministic encoding: what a ``verify`` ledger event records
-    (``result``) to say this repository's own ``verify`` wrote that line."""
-    return digest(line)
-
-
-def evidence_tasks(repo: Repo, cp: Checkpoint) -> list[str]:
-    """The tasks whose ledgers hold the ``verify`` events of ``cp``'s results: its own task for a
-    checkpoint of this repository, every local task for a fetched one (verified while some
-    task was current)."""
-    return [cp.manifest.task] if store.is_local(repo, cp) else store.tasks(repo)
-
-
-def local_lines(repo: Repo, lines: list[dict], tasks: list[str], tree: str, overlay: str) -> list[dict]:
-    """The lines of ``lines`` about content ``(tree, overlay)`` that this repository's own
-    ``verify`` recorded: a ``verify`` event in the ledger of one of ``tasks`` names their
-    :func:`result_id`.  Lines merged in from a teammate's notes (``fetch``) are left out."""
-    about = [ln for ln in lines if ln.get("tree") == tree and (ln.get("overlay") or "") == overlay]
-    if not about:
-        return []
-    ids = [result_id(ln) for ln in about]
-    known = ledger.result_ids(repo, tasks, set(ids))
-    return [ln for ln, rid in zip(about, ids) if rid in known]
-
-
-def evidence(repo: Repo, cp: Checkpoint, lines: list[dict] | None = None) -> list[dict]:
-    """:func:`local_lines` of ``cp``'s note (read when ``lines`` is None) about its own content.
-    Raises :class:`CorruptError` for a corrupt note."""
-    if lines is None:
-        lines = notes.read_lines(repo, cp.commit)
-    return local_lines(repo, lines, evidence_tasks(repo, cp), cp.tree, overlay_digest(cp))
-
-
-def mark_local(repo: Repo, lines: list[dict], tasks: list[str], known: set[str] | None = None) -> list[bool]:
-    """For display (``show``, ``list``): whether each line was recorded by this repository's own
-    ``verify`` (False: fetched from a teammate, shown but never evidence).  ``known`` is a set
-    of result ids already collected (:func:`git_ckpt.ledger.result_ids` with ``want`` None)."""
-    if not lines:
-        return []
-    ids = [result_id(ln) for ln in lines]
-    if known is None:
-        known = ledger.result_ids(repo, tasks, set(ids))
-    return [rid in known for rid in ids]
-
-
-def shown_states(lines: list[dict], local: list[bool]) -> tuple[dict[str, str], list[str]]:
-    """What ``list`` shows per verifier: the newest status (by start time, as
-    :func:`latest_results` orders lines) among this repository's own results, or, when it has
-    none for that verifier, the newest fetched one; and the names shown from fetched results."""
-    own: dict[str, str] = {}
-    other: dict[str, str] = {}
-    for i, ln in sorted(enumerate(lines), key=lambda il: (str(il[1].get("started_at") or ""), il[0])):
-        name = ln.get("verifier")
-        if isinstance(name, str):
-            (own if local[i] else other)[name] = str(ln.get("status", "?"))
-    fetched = sorted(set(other) - set(own))
-    return {**{n: other[n] for n in fetched}, **own}, fetched
-
-
-def fetched_states(repo: Repo, rows: list, tasks: list[str] | None) -> dict[str, tuple[dict[str, str], list[str]]]:
-    """For ``list``: checkpoint commit → :func:`shown_states`, for rows (``.commit``,
-    ``.verifiers``) that show a verifier state.  ``tasks`` are the ledgers holding the rows'
-    results (None: every local task, for fetched checkpoints).  The ledgers are read once, and
-    only when some row has a result."""
-    out: dict[str, tuple[dict[str, str], list[str]]] = {}
-    todo = [r for r in rows if r.verifiers]
-    if not todo:
-        return out
-    known = ledger.result_ids(repo, store.tasks(repo) if tasks is None else tasks, None)
-    for r in todo:
-        try:
-            lines = notes.read_lines(repo, r.commit)
-        except CkptError:
-            continue
-        out[r.commit] = shown_states(lines, mark_local(repo, lines, [], known))
-    return out
 
 
 def ledger_task(repo: Repo, cp: Checkpoint) -> str:
@@ -385,15 +296,17 @@ def ledger_task(repo: Repo, cp: Checkpoint) -> str:
     return cp.manifest.task if store.is_local(repo, cp) else store.current_task(repo)
 
 
-def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig) -> tuple[dict, str, bool] | None:
+def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig, *, isolated: bool = False) -> tuple[dict[str, Any], str, bool] | None:
     """A passing result of ``v`` (same definition) on the same content, on ``cp`` itself or on
     another checkpoint of its task with the same tree, that this repository's own ``verify``
-    recorded (:func:`local_lines`; a fetched line is never reused).  Returns ``(line,
-    checkpoint id, on cp itself)`` or None."""
+    recorded (:func:`local_lines`; a fetched line is never reused; with ``isolated``, only a
+    result of a ``verify --isolated`` run, so an isolated run never passes off an in-place
+    verdict as its own).  Returns ``(line, checkpoint id, on cp itself)`` or None."""
     dh = definition_hash(v)
     ovl = overlay_digest(cp)
     tasks = evidence_tasks(repo, cp)
-    own = latest_results(local_lines(repo, notes.read_lines(repo, cp.commit), tasks, cp.tree, ovl), cp.tree, ovl).get((v.name, dh))
+    own = latest_results(local_lines(repo, notes.read_lines(repo, cp.commit), tasks, cp.tree, ovl, isolated=isolated),
+                         cp.tree, ovl).get((v.name, dh))
     if own is not None:
         return (own, cp.id, True) if own.get("status") == "passed" else None
     if not store.is_local(repo, cp):
@@ -402,10 +315,10 @@ def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig) -> tuple[dict, 
         if oid == cp.commit:
             continue
         try:
-            if str(repo.pg[oid].tree_id) != cp.tree:
+            if repo.tree_of(oid) != cp.tree:
                 continue
-            ln = latest_results(local_lines(repo, notes.read_lines(repo, oid), [cp.manifest.task], cp.tree, ovl),
-                                cp.tree, ovl).get((v.name, dh))
+            ln = latest_results(local_lines(repo, notes.read_lines(repo, oid), [cp.manifest.task], cp.tree, ovl,
+                                            isolated=isolated), cp.tree, ovl).get((v.name, dh))
         except (CkptError, KeyError, ValueError):
             continue
         if ln is not None and ln.get("status") == "passed":
@@ -419,8 +332,6 @@ def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig) -> tuple[dict, 
 def changed_paths(repo: Repo, cfg: Config, cp: Checkpoint) -> list[str]:
     """Paths the checkpoint holds whose content, mode or presence now differs in ``repo``'s
     worktree (new files do not count: a verifier may write caches and reports)."""
-    from .snapshot import capture
-
     snap = capture(repo, cfg)
     if snap.tree == cp.tree:
         return []
@@ -430,14 +341,11 @@ def changed_paths(repo: Repo, cfg: Config, cp: Checkpoint) -> list[str]:
 def worktree_mismatch(repo: Repo, cfg: Config, cp: Checkpoint) -> list[str]:
     """Why the worktree is not the checkpoint's content: changed paths (all of them, with
     ``A``/``D``/``M``) and ``overlay`` when the overlay differs; [] when it matches."""
-    from .snapshot import capture
-
     snap = capture(repo, cfg)
     out = []
     if snap.tree != cp.tree:
-        for a, b in repo.diff_trees(cp.tree, snap.tree):
-            letter = change_status(a, b)
-            out.append(f"{letter} {path_display((b or a).path)}")
+        for c in repo.diff_trees(cp.tree, snap.tree):
+            out.append(f"{c.status} {path_display(c.path)}")
     now_ovl = snap.overlay_info.digest if snap.overlay_info else ""
     if now_ovl != overlay_digest(cp):
         out.append("overlay files differ")
@@ -449,8 +357,6 @@ def materialise(repo: Repo, cfg: Config, cp: Checkpoint) -> Iterator[Path]:
     """A temporary linked worktree (``git worktree add --detach``) holding exactly the
     checkpoint: its tree checked out through the smudge side, the ``raw/`` bytes, and the overlay
     extracted by the strict extractor.  Removed (``git worktree remove --force``) afterwards."""
-    from . import overlay
-
     # The directory name comes from tempfile alone: nothing in the (possibly fetched) manifest
     # names a path on this machine, and clean-up removes only the worktree this call created.
     tmp = Path(tempfile.mkdtemp(prefix="ckpt-verify-"))
@@ -488,7 +394,7 @@ def select(cfg: Config, only: list[str] | None) -> list[VerifierConfig]:
     return [v for v in cfg.verifier if v.name in only]
 
 
-def _record(repo: Repo, cp: Checkpoint, line: dict, *, isolated: bool, reused_from: str | None = None) -> None:
+def _record(repo: Repo, cp: Checkpoint, line: dict[str, Any], *, isolated: bool, reused_from: str | None = None) -> None:
     notes.append_line(repo, cp.commit, _encode_line(line))
     fault("verify.after-note")
     ledger.append(repo, ledger_task(repo, cp), "verify", {
@@ -540,11 +446,9 @@ def verify(
     worktree does not match the checkpoint, and re-raises :class:`KeyboardInterrupt` after
     recording ``interrupted``.
     """
-    from . import promote as promotion
-    from . import trust
-
     chosen = select(cfg, only)
     trust.check(repo, cfg)
+    isolated = isolated or cfg.gate.isolated  # [gate] isolated = true: only isolated runs count
     report = Report(cp.id, cp.commit, isolated)
     report.fetched = not store.is_local(repo, cp)
     if chosen:
@@ -586,7 +490,7 @@ def verify(
 def _run_one(repo: Repo, run_repo: Repo, cfg: Config, cp: Checkpoint, v: VerifierConfig, *, root: Path,
              rerun: bool, isolated: bool, sink: Sink) -> Outcome:
     if not rerun:
-        found = find_reusable(repo, cp, v)
+        found = find_reusable(repo, cp, v, isolated=isolated)
         if found is not None:
             line, from_id, same = found
             if not same:
@@ -633,5 +537,7 @@ def describe(o: Outcome) -> str:
         detail = f"reused from {o.reused_from}, " + detail
     if not o.required:
         detail += ", not required"
-    words = {"error": o.message or "error"}.get(o.status, o.status)
+    from .words import result_word
+
+    words = result_word(o.status, o.exit_code)
     return f"verifier: {o.name} ...... {words} ({detail})"

@@ -15,6 +15,51 @@ import pytest
 
 BIN = Path(sys.executable).parent
 REAL_HOME = os.environ.get("HOME", "")
+TEST_DATE = "1767225600 +0000"  # 2026-01-01T00:00:00Z
+
+# The repository format every test repository is created in (``.ci/run`` sets it per run):
+# ``files`` (git's files ref backend, SHA-1 ids; the default), ``reftable`` (the reftable ref
+# backend), ``sha256`` (SHA-256 object ids) or ``reftable-sha256``.  It is applied through the
+# sealed gitconfig (``init.defaultRefFormat`` / ``init.defaultObjectFormat``), so every ``git
+# init`` and ``git clone`` of a test gets it, and through :func:`init_repo`'s explicit options,
+# which fail loudly on a git too old to know them.  Needs git >= 2.45 unless ``files``.
+REPO_FORMATS = {
+    "files": {},
+    "reftable": {"ref-format": "reftable"},
+    "sha256": {"object-format": "sha256"},
+    "reftable-sha256": {"ref-format": "reftable", "object-format": "sha256"},
+}
+REPO_FORMAT = os.environ.get("CKPT_TEST_REPO_FORMAT", "files") or "files"
+
+
+def git_version() -> tuple[int, ...]:
+    """The version of the ``git`` on PATH, e.g. ``(2, 55, 0)``."""
+    out = subprocess.run(["git", "--version"], stdout=subprocess.PIPE, check=True).stdout.decode()
+    return tuple(int(p) for p in out.split()[2].split(".")[:3] if p.isdigit())
+
+
+def pytest_configure(config):
+    if REPO_FORMAT not in REPO_FORMATS:
+        raise pytest.UsageError(f"CKPT_TEST_REPO_FORMAT={REPO_FORMAT!r}: use one of {', '.join(REPO_FORMATS)}")
+    if REPO_FORMAT != "files" and git_version() < (2, 45):
+        raise pytest.UsageError(f"CKPT_TEST_REPO_FORMAT={REPO_FORMAT} needs git >= 2.45 on PATH "
+                                f"(found {'.'.join(map(str, git_version()))}); put git 2.55 first on PATH")
+
+
+def init_options(fmt: str = REPO_FORMAT) -> list[str]:
+    """``git init`` options creating a repository of format ``fmt`` (see :data:`REPO_FORMATS`):
+    none in a default run (any git), both formats spelled out otherwise (the sealed gitconfig's
+    defaults would apply to what is not)."""
+    if fmt == "files" and REPO_FORMAT == "files":
+        return []
+    chosen = {"ref-format": "files", "object-format": "sha1", **REPO_FORMATS[fmt]}
+    return [f"--{k}={v}" for k, v in chosen.items()]
+
+
+@pytest.fixture
+def repo_format() -> str:
+    """The repository format of this run (``CKPT_TEST_REPO_FORMAT``)."""
+    return REPO_FORMAT
 
 
 @pytest.fixture(autouse=True)
@@ -26,6 +71,7 @@ def hermetic(tmp_path_factory, monkeypatch):
         "[user]\n\tname = Test User\n\temail = test@example.com\n"
         "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n[tag]\n\tgpgsign = false\n"
         "[core]\n\tautocrlf = false\n[advice]\n\tdetachedHead = false\n[protocol \"file\"]\n\tallow = always\n"
+        + "".join(f"[init]\n\tdefault{k.title().replace('-', '')} = {v}\n" for k, v in REPO_FORMATS[REPO_FORMAT].items())
     )
     for var in list(os.environ):
         if var.startswith("GIT_") or var.startswith("XDG_"):
@@ -37,7 +83,14 @@ def hermetic(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local/state"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_EDITOR", "true")
+    # an editor that fails: a command that unexpectedly opens one fails loudly instead of
+    # silently accepting whatever message git prepared (a test that wants one sets it itself)
+    monkeypatch.setenv("GIT_EDITOR", "false")
+    # the tests' own commits get fixed dates (git's test suite does the same), so commit ids
+    # are the same on every run; git ckpt's own commits (libgit2) keep the real time, and the
+    # ages gc and list work with come from manifests and the ledger, not from commit dates
+    monkeypatch.setenv("GIT_AUTHOR_DATE", TEST_DATE)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", TEST_DATE)
     monkeypatch.setenv("GIT_PAGER", "cat")
     monkeypatch.setenv("PAGER", "cat")
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
@@ -146,10 +199,11 @@ def fsck_clean(cwd) -> None:
     assert proc.returncode == 0 and not proc.stdout.strip(), (proc.stdout, proc.stderr)
 
 
-def init_repo(path: Path, *, commit: bool = True) -> Path:
-    """A new repository at ``path`` with one commit (README) unless ``commit`` is False."""
+def init_repo(path: Path, *, commit: bool = True, fmt: str = REPO_FORMAT) -> Path:
+    """A new repository at ``path`` with one commit (README) unless ``commit`` is False, in
+    repository format ``fmt`` (default: this run's ``CKPT_TEST_REPO_FORMAT``)."""
     path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", "main")
+    git(path, "init", "-q", "-b", "main", *init_options(fmt))
     if commit:
         (path / "README").write_text("readme\n")
         git(path, "add", "README")
@@ -161,6 +215,14 @@ def init_repo(path: Path, *, commit: bool = True) -> Path:
 def repo(tmp_path) -> Path:
     """A fresh repository with one commit."""
     return init_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def core(repo):
+    """The :class:`git_ckpt.gitcore.Repo` of ``repo``, for the in-process tier (``tests/unit``)."""
+    from git_ckpt.gitcore import Repo
+
+    return Repo.discover(repo)
 
 
 def worktree_state(root: Path, skip=(".git",)) -> dict:

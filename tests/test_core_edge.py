@@ -236,9 +236,10 @@ def test_assume_unchanged_edits_are_captured_and_never_lost(repo):
     assert git(repo, "show", "refs/ckpt/default/2:f") == b"PRECIOUS\n"
     ckpt(repo, "restore", "1")
     assert (repo / "f").read_text() == "a\n"
-    assert git(repo, "ls-files", "-v", "f") == b"h f\n"  # the user's flag is kept
+    assert git(repo, "ls-files", "-v", "f") == b"H f\n"  # the flag follows the checkpoint (issue 12)
     ckpt(repo, "undo")
     assert (repo / "f").read_text() == "PRECIOUS\n"
+    assert git(repo, "ls-files", "-v", "f") == b"h f\n"
 
 
 def test_verify_after_restore_targets_the_restored_checkpoint(repo):
@@ -333,13 +334,14 @@ def test_a_command_that_waits_for_a_lock_says_so(repo):
     fd = os.open(lock / "lock", os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
     proc = subprocess.Popen(["git", "ckpt", "save"], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    import time
-
-    time.sleep(2.5)
+    # the handshake: the line saying it waits is the sign it is blocked on our lock
+    waiting = proc.stderr.readline()
+    assert waiting == b"warning: waiting: another git ckpt restore or save is running in this worktree\n"
+    assert proc.poll() is None and not (repo / ".git/refs/ckpt/default/1").exists()
     os.close(fd)  # releases the lock
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0
     assert out == b"checkpoint saved: default/1\n"
-    assert err == b"warning: waiting: another git ckpt restore or save is running in this worktree\n"
+    assert err == b""  # told once
     res = ckpt(repo, "save", "--allow-empty", env={"GIT_CKPT_LOCK_TIMEOUT": "0"})  # free now: no wait
     assert res.err == ""

@@ -229,7 +229,7 @@ def test_gc_killed(tmp_path, step):
     # every checkpoint the event names is either still there or recorded with its commit
     commits = prune[0]["data"]["commits"]
     assert set(commits) == {"default/1", "default/2", "default/3"}
-    for cid, commit in commits.items():
+    for commit in commits.values():
         assert git(root, "cat-file", "-t", commit).strip() == b"commit"
     # running gc again completes the prune
     ckpt(root, "gc", "--keep", "2")

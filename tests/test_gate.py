@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -11,9 +12,10 @@ from test_verify import events, promoted, rev, verifier, write_config
 PY = sys.executable
 
 
-def commit(repo, *args, ok=True):
+def commit(repo, *args, ok=True, env=None):
     """Run a real `git commit ARGS` (hooks fire); assert it succeeded or was refused."""
-    proc = subprocess.run(["git", "commit", "-q", *args], cwd=repo, capture_output=True, text=True)
+    proc = subprocess.run(["git", "commit", "-q", *args], cwd=repo, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
     assert (proc.returncode == 0) == ok, proc
     return proc
 
@@ -89,7 +91,7 @@ def test_commit_a_is_gated_on_the_tree_it_would_commit(repo):
     refused = commit(repo, "-a", "-m", "all", ok=False)
     assert "  M c" in refused.stderr and "in 1 path(s)" in refused.stderr
     # an empty message still aborts the commit: the trailer is not added to an empty message
-    empty = commit(repo, ok=False)  # GIT_EDITOR=true leaves the message empty
+    empty = commit(repo, ok=False, env={"GIT_EDITOR": "true"})  # an editor that leaves the message empty
     assert "Aborting commit due to empty commit message" in empty.stderr
     ok = commit(repo, "-m", "index only")  # the index alone is exactly the promoted tree
     assert git(repo, "show", "HEAD:c") == b"c\n"
@@ -167,11 +169,12 @@ def test_pre_push_warns_or_refuses(repo, tmp_path):
     git(repo, "remote", "add", "origin", str(remote))
     git(repo, "push", "-q", "origin", "main")
     write_config(repo, verifier("ok", ["true"]) + '[gate]\npre_push = "warn"\n')
-    ckpt(repo, "hooks", "install")
-    # HEAD ("config") was committed before the hooks: unverified
+    ckpt(repo, "hooks", "install", "--since", "main~1")
+    # HEAD ("config") was committed after the gate's since point (main~1) and never verified
     proc = subprocess.run(["git", "push", "origin", "main"], cwd=repo, capture_output=True, text=True)
     assert proc.returncode == 0, proc
-    assert "warning: pushing unverified commit " in proc.stderr and "no checkpoint has this tree" in proc.stderr
+    assert "warning: 1 of 1 pushed commit(s) are not verified checkpoints:\n" in proc.stderr
+    assert f"  {rev(repo, 'HEAD')[:12]}: no checkpoint has this tree\n" in proc.stderr
     (repo / ".ckpt.toml").write_text(verifier("ok", ["true"]) + '[gate]\npre_push = "refuse"\n')
     ckpt(repo, "trust")
     ckpt(repo, "save")
@@ -186,7 +189,7 @@ def test_pre_push_warns_or_refuses(repo, tmp_path):
     assert proc.returncode != 0, proc
     assert "error: push refused: 1 commit(s) are not verified checkpoints" in proc.stderr
     short = rev(repo, "HEAD")[:12]
-    assert f"pushing unverified commit {short}" in proc.stderr
+    assert f"  {short}: no checkpoint has this tree" in proc.stderr
     assert rev(repo, "HEAD~1")[:12] not in proc.stderr  # the gated commit is verified
     git(repo, "reset", "-q", "--hard", "HEAD~1")
     proc = subprocess.run(["git", "push", "origin", "main"], cwd=repo, capture_output=True, text=True)

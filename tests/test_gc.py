@@ -65,7 +65,7 @@ def test_gc_never_prunes_what_is_relied_on(seven):
 
 
 def test_gc_age_rule_and_config_defaults(seven):
-    from git_ckpt import config, gc
+    from git_ckpt import config, retention
     from git_ckpt.gitcore import Repo
 
     root = seven
@@ -74,11 +74,11 @@ def test_gc_age_rule_and_config_defaults(seven):
     (root / ".ckpt.toml").write_text('[retention]\nkeep = 3\nolder_than = "2d"\n')
     repo = Repo.discover(root)
     cfg = config.load(repo)
-    pol = gc.policy(cfg, keep=None, older_than=None, max_bytes=None)
+    pol = retention.policy(cfg, keep=None, older_than=None, max_bytes=None)
     assert (pol.keep, pol.older_than) == (3, 2 * 86400)
-    res = gc.gc(repo, cfg, tasks=["default"], pol=pol, now=time.time() + 86400)  # a day later: too young
+    res = retention.gc(repo, cfg, tasks=["default"], pol=pol, now=time.time() + 86400)  # a day later: too young
     assert res.pruned == []
-    res = gc.gc(repo, cfg, tasks=["default"], pol=pol, now=time.time() + 3 * 86400)
+    res = retention.gc(repo, cfg, tasks=["default"], pol=pol, now=time.time() + 3 * 86400)
     assert [cid for cid, _c in res.pruned] == ["default/1", "default/2", "default/3", "default/4"]
     assert numbered(root) == [5, 6, 7]
 
@@ -107,8 +107,8 @@ def test_gc_refuses_with_a_corrupt_ledger(seven):
 
 
 def test_gc_usage_errors(seven):
-    assert ckpt(seven, "gc", "--older-than", "soon", rc=6).err.startswith("error: --older-than: cannot read duration")
-    assert ckpt(seven, "gc", "--max-bytes", "lots", rc=6).err.startswith("error: --max-bytes: cannot read size")
+    assert ckpt(seven, "gc", "--older-than", "soon", rc=2).err.startswith("error: --older-than: cannot read duration")
+    assert ckpt(seven, "gc", "--max-bytes", "lots", rc=2).err.startswith("error: --max-bytes: cannot read size")
     ckpt(seven, "gc", "--keep", "-1", rc=2)
     ckpt(seven, "gc", "--task", "default", "--all", rc=2)
 

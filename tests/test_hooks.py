@@ -9,6 +9,8 @@ from pathlib import Path
 from conftest import BIN, ckpt, git, worktree_state
 from test_verify import write_config
 
+from git_ckpt.hooks import HOOKS
+
 FOREIGN = b"#!/bin/sh\necho foreign-ran >> \"$(git rev-parse --git-common-dir)/foreign.log\"\nexit ${FOREIGN_EXIT:-0}\n"
 
 
@@ -32,8 +34,9 @@ def test_install_chains_a_foreign_hook_and_uninstall_restores_it_exactly(repo):
     before = hooks_state(hooks)
     res = ckpt(repo, "hooks", "install")
     assert res.out.splitlines() == [
-        f"installed pre-commit, prepare-commit-msg, pre-push in {hooks}",
+        f"installed pre-commit, pre-merge-commit, pre-applypatch, prepare-commit-msg, applypatch-msg, pre-push in {hooks}",
         "kept your existing pre-commit hook as pre-commit.legacy; it runs first",
+        f"pre-push judges commits that are not ancestors of {git(repo, 'rev-parse', 'HEAD').decode()[:12]} (git config ckpt.gate.since)",
         "gate on: commits must match the promoted, verified checkpoint (git config ckpt.gate true)",
     ]
     assert (hooks / "pre-commit.legacy").read_bytes() == FOREIGN
@@ -59,7 +62,7 @@ def test_install_chains_a_foreign_hook_and_uninstall_restores_it_exactly(repo):
     commit(repo, "-m", "x")
     res = ckpt(repo, "hooks", "uninstall")
     assert res.out.splitlines() == [
-        f"removed pre-commit, prepare-commit-msg, pre-push from {hooks}",
+        f"removed pre-commit, pre-merge-commit, pre-applypatch, prepare-commit-msg, applypatch-msg, pre-push from {hooks}",
         "restored your previous pre-commit hook",
         "gate off (git config ckpt.gate unset)",
     ]
@@ -84,10 +87,10 @@ def test_core_hooks_path_is_used_and_left_alone(repo):
     assert not target.exists()
     write_config(repo, "")
     res = ckpt(repo, "hooks", "install")
-    assert f"installed pre-commit, prepare-commit-msg, pre-push in {target}" in res.out
+    assert f"installed pre-commit, pre-merge-commit, pre-applypatch, prepare-commit-msg, applypatch-msg, pre-push in {target}" in res.out
     assert "hint: core.hooksPath is set to my-hooks; the hooks were installed there, and the setting was left alone" in res.err
     assert git(repo, "config", "--get", "core.hooksPath") == b"my-hooks\n"
-    assert sorted(p.name for p in target.iterdir()) == ["pre-commit", "pre-push", "prepare-commit-msg"]
+    assert sorted(p.name for p in target.iterdir()) == sorted(HOOKS)
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
     with open(repo / ".git" / "info" / "exclude", "a") as fh:
         fh.write("my-hooks/\n")  # a hooks directory inside the worktree is not part of the checkpoint

@@ -86,8 +86,9 @@ def test_missing_sdk_is_a_clear_error(repo, tmp_path):
     (fake / "mcp" / "__init__.py").write_text("raise ImportError('no mcp here')\n")
     res = run(["git", "ckpt", "mcp"], repo, env={"PYTHONPATH": str(fake)}, check=False)
     assert res.returncode == 2
-    assert res.stderr.decode() == ("error: git ckpt mcp needs the MCP Python SDK, which is not installed\n"
-                                   "hint: pip install 'git-ckpt[mcp]'\n")
+    err, hint = res.stderr.decode().splitlines()
+    assert err == "error: git ckpt mcp needs the MCP Python SDK, which is not installed"
+    assert hint.startswith("hint: /") and hint.endswith(" -m pip install 'mcp>=1.0' (or, in a git-ckpt checkout: pip install '.[mcp]')")
 
 
 def test_outside_a_repository(tmp_path):
@@ -174,3 +175,27 @@ def test_a_plan_covers_the_content_it_overwrites(repo):
         assert done["applied"] is True and (repo / "x.py").read_text() == "saved\n"
 
     anyio.run(_session_run, repo, body)
+
+
+def test_the_mcp_tools_say_what_the_cli_says(repo):
+    """One renderer per result: save, restore and undo print the same lines in the terminal and
+    in the MCP tools' ``text``; their JSON is the CLI's ``--json`` result."""
+    from git_ckpt.mcp_server import Tools
+
+    tools = Tools(str(repo))
+    (repo / "f").write_text("one\n")
+    saved = tools.save(message="one")
+    cli = ckpt(repo, "save", "-m", "again")
+    assert cli.out == "no changes since default/1; nothing saved (use --allow-empty to save anyway)\n"
+    assert saved["text"] == "checkpoint saved: default/1"
+    (repo / "f").write_text("two\n")
+    plan = tools.restore("default/1")
+    done = tools.restore("default/1", apply=True, plan_id=plan["plan_id"])
+    assert done["text"].split("\n") == ["saved current state as default/2 (pre-restore)", "restored default/1"]
+    undone = ckpt(repo, "undo")
+    assert undone.out.splitlines() == ["current state matches default/1; not saved again", "undo: restored default/2"]
+    again = tools.restore("default/1", apply=True, plan_id=tools.restore("default/1")["plan_id"])
+    assert again["text"].split("\n") == ["current state matches default/2; not saved again", "restored default/1"]
+    json_undo = ckpt(repo, "undo", "--json").json()["result"]
+    assert set(json_undo) == {"target", "previous", "saved", "dry_run", "plan"}
+    assert set(tools.undo()) == set(json_undo) | {"text"}

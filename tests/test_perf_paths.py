@@ -8,7 +8,7 @@ import time
 from conftest import ckpt, git
 from test_verify import verifier, write_config
 
-from git_ckpt.inspect import age
+from git_ckpt.views import age
 
 
 def test_age_matches_strptime():

@@ -407,7 +407,7 @@ def _verifier_team(tmp_path: Path, marker: Path):
     runs); both trusted it; returns (bare, alice, bob, the verifier's definition hash)."""
     from git_ckpt import config
     from git_ckpt.gitcore import Repo
-    from git_ckpt.verify import definition_hash
+    from git_ckpt.evidence import definition_hash
 
     bare, alice, bob = _team(tmp_path)
     cfg = ('[overlay]\ninclude = ["fixtures/"]\n\n[[verifier]]\nname = "tests"\n'

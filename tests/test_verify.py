@@ -121,8 +121,10 @@ def test_passing_result_is_reused_unless_rerun(repo, tmp_path):
     assert counter.read_text() == "run\n"
     ckpt(repo, "verify", "--rerun")
     assert counter.read_text() == "run\nrun\n"
-    # a changed definition (here a local git config override) is not reused
-    git(repo, "config", "ckpt.verifier.count.command", f"echo other >> {counter}")
+    # a changed definition (a trusted .ckpt.toml edit; a git config one is ignored) is not reused
+    (repo / ".ckpt.toml").write_text(verifier("count", ["sh", "-c", f"echo other >> {counter}"]))
+    ckpt(repo, "trust")
+    ckpt(repo, "save", "-m", "new definition")
     res = ckpt(repo, "verify")
     assert "reused" not in res.out and counter.read_text() == "run\nrun\nother\n"
 
@@ -244,15 +246,13 @@ def test_not_executable_is_126(repo, tmp_path):
 
 def test_ctrl_c_records_interrupted(repo, tmp_path):
     started = tmp_path / "started"
+    os.mkfifo(started)
     pidfile = tmp_path / "pid"
-    write_config(repo, verifier("wait", ["sh", "-c", f"sleep 60 & echo $! > {pidfile}; touch {started}; wait"]))
+    write_config(repo, verifier("wait", ["sh", "-c", f"sleep 60 & echo $! > {pidfile}; echo ready > {started}; wait"]))
     ckpt(repo, "save")
     proc = subprocess.Popen([str(BIN / "git-ckpt"), "verify"], cwd=repo, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 20
-    while not started.exists():
-        assert time.monotonic() < deadline, "verifier did not start"
-        time.sleep(0.05)
+    assert started.read_text() == "ready\n"  # the handshake: blocks until the verifier runs
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, (out, err)

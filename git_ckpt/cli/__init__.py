@@ -12,7 +12,6 @@ import errno
 import importlib
 import os
 import sys
-import traceback
 from typing import Any, Callable
 
 import click
@@ -20,12 +19,15 @@ import click
 from ..errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
+    EXIT_USAGE,
     CkptError,
     IOFailure,
     UsageError,
 )
 
 SCHEMA = "ckpt/1"
+# Commands whose long operations show progress on a terminal (never the ones hooks run).
+PROGRESS_COMMANDS = frozenset({"restore", "undo", "check", "gc", "push", "fetch", "attempt"})
 _HERE = os.path.dirname(__file__)
 
 
@@ -49,7 +51,83 @@ class LazyGroup(click.Group):
         cmd = getattr(mod, "command", None)
         if cmd is not None:
             require_utf8(cmd)
+            whole_summaries(cmd)
         return cmd
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """As click's, but an unknown command gets "Did you mean …?" from every command here
+        (click only looks at commands it has already imported)."""
+        name = click.utils.make_str(args[0])
+        if self.get_command(ctx, name) is None and not name.startswith("-") and not ctx.resilient_parsing:
+            raise click.exceptions.NoSuchCommand(name, possibilities=self.list_commands(ctx), ctx=ctx)
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None:
+                whole_summaries(cmd)
+        super().format_commands(ctx, formatter)
+
+
+def summary(help_text: str | None) -> str:
+    """The first sentence of a docstring, whole (click would cut it at 45 characters with
+    ``...``): the text up to the first ``. `` or the end of the first paragraph."""
+    import re
+
+    para = " ".join((help_text or "").strip().split("\n\n", 1)[0].split())
+    end = re.search(r"(?<!\be\.g)(?<!\bi\.e)[.!?]\s+(?=[A-Z`])", para)  # not "i.e. the", "e.g. a"
+    return para if end is None else para[: end.start() + 1]
+
+
+def _complete_checkpoint(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Checkpoint names for shell completion: ``@``, ``promoted``, every ``T/N`` and fetched
+    ``R:T/N`` (names only: nothing is loaded)."""
+    from .. import store
+
+    try:
+        repo = open_repo()
+        names = ["@", "@~1", "promoted"]
+        names += sorted({r[len(store.PREFIX):] for r in repo.refs_under(store.PREFIX) if r.rpartition("/")[2].isdigit()},
+                        key=lambda n: (n.rpartition("/")[0], int(n.rpartition("/")[2])))
+        for ref in repo.refs_under(store.REMOTE_PREFIX):
+            parts = ref[len(store.REMOTE_PREFIX):].split("/")
+            if len(parts) == 3 and parts[2].isdigit():
+                names.append(f"{parts[0]}:{parts[1]}/{parts[2]}")
+    except Exception:  # noqa: BLE001 - completion never fails the shell
+        return []
+    return [n for n in names if n.startswith(incomplete)]
+
+
+def _complete_task(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Task names for shell completion."""
+    from .. import store
+
+    try:
+        return [t for t in store.tasks(open_repo()) if t.startswith(incomplete)]
+    except Exception:  # noqa: BLE001
+        return []
+
+
+def _add_completers(cmd: click.Command) -> None:
+    for p in cmd.params:
+        if getattr(p, "_custom_shell_complete", None) is not None:
+            continue
+        if isinstance(p, click.Argument) and p.name in ("ckpt", "ckpts", "ckpt2"):
+            p._custom_shell_complete = _complete_checkpoint
+        elif p.name == "task" or (isinstance(p, click.Argument) and p.name == "name" and cmd.name in ("show", "done", "note")):
+            p._custom_shell_complete = _complete_task
+
+
+def whole_summaries(cmd: click.Command) -> None:
+    """Give ``cmd`` and its subcommands a ``short_help`` that is their whole first sentence, so
+    ``git ckpt -h`` and ``git ckpt task -h`` list summaries that are never cut mid-sentence."""
+    if not cmd.short_help and cmd.help:
+        cmd.short_help = summary(cmd.help)
+    _add_completers(cmd)
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            whole_summaries(sub)
 
 
 class Utf8Text(click.types.StringParamType):
@@ -75,6 +153,31 @@ class Utf8Text(click.types.StringParamType):
 
 
 UTF8_TEXT = Utf8Text()
+
+
+class _Checked(click.types.StringParamType):
+    """A text option read by one of config's parsers (a duration, a size): a value the parser
+    refuses is a usage error (exit 2) naming the option, checked before anything runs; the
+    value itself is passed on unchanged."""
+
+    def __init__(self, name: str, parse: str) -> None:
+        self.name = name
+        self._parse = parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        value = super().convert(value, param, ctx)
+        from .. import config
+        from ..errors import ConfigError
+
+        try:
+            getattr(config, self._parse)(value, param_name(param))
+        except ConfigError as exc:
+            raise UsageError(exc.message, exc.hint) from None
+        return value
+
+
+DURATION = _Checked("duration", "parse_duration")
+SIZE = _Checked("size", "parse_size")
 
 
 def param_name(param: click.Parameter | None) -> str:
@@ -107,8 +210,9 @@ def require_utf8(cmd: click.Command) -> None:
 def cli() -> None:
     """git ckpt: checkpoint a Git working tree into hidden refs and restore it exactly.
 
-    Checkpoints live in refs/ckpt/TASK/N of this repository.  See `man git-ckpt` for the
-    storage layout, checkpoint names and exit codes.
+    Checkpoints live in refs/ckpt/TASK/N of this repository.  `git ckpt help` (or
+    `git help ckpt`) opens the manual: storage layout, checkpoint names, exit codes;
+    `git ckpt COMMAND -h` gives a command's options.
     """
 
 
@@ -122,9 +226,15 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def open_repo():
     """Open the repository of the current directory (``$GIT_DIR`` honoured)."""
+    from ..errors import RepoError
     from ..gitcore import Repo
 
-    repo = Repo.discover(os.getcwd(), os.environ.get("GIT_DIR"), os.environ.get("GIT_WORK_TREE"))
+    try:
+        cwd = os.getcwd()
+    except FileNotFoundError:  # the shell sits in a directory something removed
+        raise RepoError("the current directory no longer exists (something removed it)",
+                        "cd to the worktree again (e.g. cd \"$PWD\" or its root) and run the command again; nothing was changed") from None
+    repo = Repo.discover(cwd, os.environ.get("GIT_DIR"), os.environ.get("GIT_WORK_TREE"))
     repo.on_wait = lambda holder: warn(f"waiting: {holder}")
     return repo
 
@@ -132,10 +242,10 @@ def open_repo():
 def emit(command: str, result: Any, as_json: bool, human: Callable[[], None]) -> None:
     """Print ``result`` as the JSON envelope, or call ``human`` to print text."""
     if as_json:
-        import msgspec
+        from ..model import encode_json
 
         out = {"schema": SCHEMA, "command": command, "result": result}
-        sys.stdout.write(msgspec.json.encode(out, order="deterministic").decode() + "\n")
+        sys.stdout.write(encode_json(out).decode() + "\n")
     else:
         human()
 
@@ -169,10 +279,10 @@ def say(text: str = "") -> None:
 
 def _report(exc: CkptError, as_json: bool, command: str) -> int:
     if as_json:
-        import msgspec
+        from ..model import encode_json
 
         env = {"schema": SCHEMA, "command": command, "error": {"code": exc.code, "message": exc.message, "hint": exc.hint, "exit_code": exc.exit_code}}
-        sys.stdout.write(msgspec.json.encode(env, order="deterministic").decode() + "\n")
+        sys.stdout.write(encode_json(env).decode() + "\n")
     from ..model import escape
 
     click.echo(f"error: {escape(exc.message)}", err=True)
@@ -197,11 +307,23 @@ def _crash_log(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the CLI and exit with the documented code."""
+    if "_GIT_CKPT_COMPLETE" in os.environ:  # a shell asking for completions (git ckpt completion)
+        from click.shell_completion import shell_complete
+
+        sys.exit(shell_complete(cli, {}, "git-ckpt", "_GIT_CKPT_COMPLETE", os.environ["_GIT_CKPT_COMPLETE"]))
     args = list(sys.argv[1:] if argv is None else argv)
     own = args[: args.index("--")] if "--" in args else args  # not the options of `attempt -- CMD`
     as_json = "--json" in own
     _ARGS[:] = args
     command = next((a for a in args if not a.startswith("-")), "")
+    if command in PROGRESS_COMMANDS and not as_json:
+        from .. import progress
+
+        progress.enable(True)
+    if argv is None and sys.argv and sys.argv[0].endswith("git-ckpt"):
+        from ..manual import ensure_installed  # an editable install has no man page: put it in place
+
+        ensure_installed(sys.argv[0])
     try:
         rv = cli.main(args=args, prog_name="git ckpt", standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
@@ -210,9 +332,12 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("error: interrupted", err=True)
         code = EXIT_INTERRUPTED
+    except click.exceptions.NoArgsIsHelpError as exc:  # `git ckpt`, `git ckpt task`: the group's help
+        click.echo(exc.ctx.get_help())
+        code = EXIT_USAGE
     except click.ClickException as exc:  # usage errors: one line and a hint, like every error
         ctx = getattr(exc, "ctx", None)
-        where = ctx.command_path if ctx is not None else "git ckpt"
+        where = ctx.command_path if ctx is not None else command_path(args)
         code = _report(UsageError(exc.format_message(), f"{where} -h shows the usage"), as_json, command)
     except CkptError as exc:
         code = _report(exc, as_json, command)
@@ -238,7 +363,26 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code)
 
 
+def command_path(args: list[str]) -> str:
+    """``git ckpt save`` / ``git ckpt task start``: the (sub)command ``args`` name, for the hint
+    of a usage error click reports without a context (a missing option value, say)."""
+    path, cmd = ["git ckpt"], cli
+    for a in args:
+        if a == "--":
+            break
+        if a.startswith("-") or not isinstance(cmd, click.Group):
+            continue
+        sub = cmd.get_command(click.Context(cmd), a)
+        if sub is None:
+            break
+        path.append(a)
+        cmd = sub
+    return " ".join(path)
+
+
 def _internal(exc: BaseException, as_json: bool, command: str) -> int:
+    import traceback
+
     path = _crash_log("".join(traceback.format_exception(exc)))
     err = CkptError(f"internal error: {type(exc).__name__}: {exc}", f"this is a bug in git-ckpt; please report it with {path}")
     err.exit_code = EXIT_INTERNAL

@@ -3,34 +3,40 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
-from . import emit, json_option, open_repo, say
+from . import emit, json_option, open_repo, say, warn
 
-AGENT = click.Choice(["claude-code", "generic"])
+AGENT = click.Choice(["claude-code", "codex", "gemini", "cursor", "copilot", "generic"])
+HOOKED = click.Choice(["claude-code", "codex", "gemini", "cursor", "copilot"])
 
 
 @click.group("agent")
 def command() -> None:
-    """Install or remove agent hooks: save before compaction and at the end of a turn, hand the
-    receipt to a new session."""
+    """Install or remove agent hooks (Claude Code, Codex, Gemini CLI, Cursor, Copilot CLI): save before compaction and at the end of a turn, hand the receipt to a new session."""
 
 
 @command.command("install")
 @click.argument("agent", type=AGENT)
 @click.option("--print", "print_", is_flag=True, help="Print the configuration instead of writing it (any agent).")
-@click.option("--local", is_flag=True, help="Write .claude/settings.local.json (not committed) instead of .claude/settings.json.")
+@click.option("--local", is_flag=True, help="claude-code: write .claude/settings.local.json (not committed) instead of .claude/settings.json.")
 @json_option
 def install_cmd(agent: str, print_: bool, local: bool, as_json: bool) -> int:
-    """Merge AGENT's hooks into its settings file, keeping every existing key."""
+    """Merge AGENT's hooks into its settings file, keeping every existing key.
+
+    The hooks run git-ckpt from the agent's PATH, else through $GIT_COMMON_DIR/ckpt/git-ckpt
+    (written here, naming this machine's git-ckpt), so the settings file holds nothing
+    machine-specific and can be committed.
+    """
     from .. import agent as agent_mod
 
     if print_:
         snip = agent_mod.snippet(agent)
 
         def human() -> None:
-            if agent == "claude-code":
+            if agent != "generic":
                 say(json.dumps(snip, indent=2))
             else:
                 for when, cmd in snip.items():
@@ -46,6 +52,8 @@ def install_cmd(agent: str, print_: bool, local: bool, as_json: bool) -> int:
             say(f"{'created' if res['created'] else 'updated'} {res['path']}: added hooks {', '.join(res['added'])}")
         if res["already"]:
             say(f"already installed in {res['path']}: {', '.join(res['already'])}")
+        if res["note"]:
+            say(f"note: {res['note']}")
 
     emit("agent install", res, as_json, human)
     return 0
@@ -53,18 +61,23 @@ def install_cmd(agent: str, print_: bool, local: bool, as_json: bool) -> int:
 
 @command.command("uninstall")
 @click.argument("agent", type=AGENT)
-@click.option("--local", is_flag=True, help="Undo an install into .claude/settings.local.json.")
+@click.option("--local/--shared", "local", default=None,
+              help="Only the local (.claude/settings.local.json) or only the shared settings file; default: wherever it was installed.")
 @json_option
-def uninstall_cmd(agent: str, local: bool, as_json: bool) -> int:
-    """Remove exactly what install added (the original bytes and permissions come back when the file is unchanged)."""
+def uninstall_cmd(agent: str, local: bool | None, as_json: bool) -> int:
+    """Remove exactly what install added, wherever it was installed (the original bytes and permissions come back when a file is unchanged)."""
     from .. import agent as agent_mod
 
-    res = agent_mod.uninstall(open_repo(), agent, local=local)
-    text = {"original": f"restored {res['path']} to its original bytes",
-            "removed-file": f"removed {res['path']} (install created it)",
-            "edited": f"removed the git ckpt hooks from {res['path']} (it was edited since install; the rest is kept)",
-            "gone": f"{res['path']} no longer exists; forgot the install record"}[res["restored"]]
-    emit("agent uninstall", res, as_json, lambda: say(text))
+    rows = agent_mod.uninstall(open_repo(), agent, local=local)
+
+    def human() -> None:
+        for res in rows:
+            say({"original": f"restored {res['path']} to its original bytes",
+                 "removed-file": f"removed {res['path']} (install created it)",
+                 "edited": f"removed the git ckpt hooks from {res['path']} (it was edited since install; the rest is kept)",
+                 "gone": f"{res['path']} no longer exists; forgot the install record"}[res["restored"]])
+
+    emit("agent uninstall", rows[0] if len(rows) == 1 else rows, as_json, human)
     return 0
 
 
@@ -83,4 +96,45 @@ def status_cmd(as_json: bool) -> int:
             say(f"{r['agent']}: {r['path']} ({', '.join(r['events'])})" + ("" if r["intact"] else " [edited since install]"))
 
     emit("agent status", rows, as_json, human)
+    return 0
+
+
+@command.command("hook")
+@click.argument("agent", type=HOOKED)
+@click.argument("action", type=click.Choice(["start", "compact", "turn", "end"]))
+def hook_cmd(agent: str, action: str) -> int:
+    """What the installed hooks run: read the agent's JSON input on stdin, then give the receipt
+    (start) or save an auto checkpoint recording the agent's session id (compact, turn, end).
+
+    Always exits 0 and prints no progress: a hook never blocks the agent; a problem is one
+    warning line on stderr.
+    """
+    from .. import agent as agent_mod
+
+    payload = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read(agent_mod.MAX_INPUT)
+    info = agent_mod.session_of(payload)
+    out = agent_mod.quiet_output(agent)
+    try:
+        from .. import config, store
+
+        repo = open_repo()
+        cfg = config.load(repo)
+        task = store.current_task(repo)
+        if action == "start":
+            from .. import handoff
+
+            r = handoff.receipt(repo, task, cfg)
+            out = agent_mod.start_output(agent, handoff.markdown(r))
+            handoff.mark(repo, task, r["current"])
+        else:
+            from ..snapshot import save
+
+            res = save(repo, cfg, task=task, message=agent_mod.MESSAGES[action], kind="auto",
+                       agent=agent, agent_session=info.get("session"))
+            for w in res.warnings:
+                warn(w)
+    except Exception as exc:  # noqa: BLE001 - a hook must never fail the agent
+        message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+        warn(f"git ckpt {agent} hook ({action}): {message}")
+    sys.stdout.write(out)
     return 0

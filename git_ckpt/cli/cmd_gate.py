@@ -12,7 +12,7 @@ from . import emit, json_option, open_repo
 @click.command("gate")
 @click.option("--hook", is_flag=True, help="Running from a hook: say nothing when the gate is off.")
 @click.option("--message-file", type=click.Path(dir_okay=False), default=None,
-              help="prepare-commit-msg mode: add the Ckpt-Verified trailer to FILE when the commit is allowed; never refuses.")
+              help="prepare-commit-msg mode: set the Ckpt-Verified trailer in FILE when the commit is allowed, remove any when it is not; never refuses.")
 @json_option
 def command(hook: bool, message_file: str | None, as_json: bool) -> int:
     """Allow a commit only when the tree of the index being committed ($GIT_INDEX_FILE when git
@@ -28,7 +28,7 @@ def command(hook: bool, message_file: str | None, as_json: bool) -> int:
     elsewhere it allows everything (exit 0).
     """
     from ..errors import UntrustedError
-    from ..gate import add_trailer, gate
+    from ..gate import gate, set_trailer
 
     repo = open_repo()
     index_file = os.environ.get("GIT_INDEX_FILE") or None
@@ -40,8 +40,8 @@ def command(hook: bool, message_file: str | None, as_json: bool) -> int:
 
         remember(repo, tree=res.tree)  # so the hooks answer the next commit of this state without Python
     if message_file is not None:
-        if res.enabled and res.allowed and res.promoted:
-            add_trailer(repo, message_file, res.promoted)
+        if res.enabled:
+            set_trailer(repo, message_file, res.promoted if res.allowed else None)
         emit("gate", res.to_json(), as_json, lambda: None)
         return 0
 

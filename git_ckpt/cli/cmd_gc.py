@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from . import emit, json_option, open_repo, say
+from . import DURATION, SIZE, emit, json_option, open_repo, say
 
 
 @click.command("gc")
 @click.option("--keep", type=int, default=None, help="Keep the newest N checkpoints of each task.")
-@click.option("--older-than", default=None, help="Prune only checkpoints older than this (30d, 12h, 90m).")
-@click.option("--max-bytes", default=None, help="Then prune the oldest until checkpoint objects fit in SIZE (500MiB).")
+@click.option("--older-than", type=DURATION, default=None, help="Prune only checkpoints older than this (30d, 12h, 90m).")
+@click.option("--max-bytes", type=SIZE, default=None, help="Then prune the oldest until checkpoint objects fit in SIZE (500MiB).")
 @click.option("--dry-run", "-n", is_flag=True, help="Print what would be pruned; change nothing.")
 @click.option("--task", default=None, help="Prune this task (default: the current task).")
 @click.option("--all", "all_", is_flag=True, help="Prune every task.")
@@ -23,16 +23,16 @@ def command(keep: int | None, older_than: str | None, max_bytes: str | None, dry
     promoted, handoff points and both sides of the last restore/undo are never pruned.  A prune
     event in the ledger lists every id and commit pruned.
     """
-    from .. import config, gc, store
+    from .. import config, retention, store
     from ..errors import UsageError
 
     if task and all_:
         raise UsageError("give --task or --all, not both")
     repo = open_repo()
     cfg = config.load(repo)
-    pol = gc.policy(cfg, keep=keep, older_than=older_than, max_bytes=max_bytes)
+    pol = retention.policy(cfg, keep=keep, older_than=older_than, max_bytes=max_bytes)
     tasks = store.tasks(repo) if all_ else [store.check_task_name(task) if task else store.current_task(repo)]
-    res = gc.gc(repo, cfg, tasks=tasks, pol=pol, dry_run=dry_run)
+    res = retention.gc(repo, cfg, tasks=tasks, pol=pol, dry_run=dry_run)
 
     def human() -> None:
         verb = "would prune" if dry_run else "pruned"

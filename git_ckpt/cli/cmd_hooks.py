@@ -9,27 +9,46 @@ from . import emit, json_option, open_repo, say
 
 @click.group("hooks")
 def command() -> None:
-    """Install, remove or inspect the pre-commit, prepare-commit-msg and pre-push hooks.
+    """Install, remove or inspect the gate's hooks: pre-commit, pre-merge-commit and
+    pre-applypatch (the gate), prepare-commit-msg and applypatch-msg (the Ckpt-Verified
+    trailer), pre-push (the pushed commits).
 
-    They go into the directory git runs hooks from (git rev-parse --git-path hooks: core.hooksPath
-    and linked worktrees included; core.hooksPath is never changed).  A hook already there is
-    kept as HOOK.legacy and run first; uninstall puts back exactly what was there.
+    They go into every directory git runs hooks from (git rev-parse --git-path hooks in each
+    worktree: core.hooksPath, relative ones included, and linked worktrees; core.hooksPath is
+    never changed).  A hook already there is kept as HOOK.legacy and run first; uninstall puts
+    back exactly what was there.
     """
 
 
 @command.command("install")
+@click.option("--since", default=None, metavar="REV",
+              help="pre-push judges only commits that are not ancestors of REV (git config ckpt.gate.since; default: the current HEAD when unset).")
 @json_option
-def install_cmd(as_json: bool) -> int:
-    """Write the hooks and set git config ckpt.gate true (the gate acts only where it is set)."""
+def install_cmd(since: str | None, as_json: bool) -> int:
+    """Write the hooks into every directory git runs hooks from (one per worktree with a
+    relative core.hooksPath) and set git config ckpt.gate true (the gate acts only where it is
+    set) and ckpt.gate.since.  Refuses, changing nothing, where a hook git would run is a
+    tracked file."""
+    from ..errors import NotFoundError
     from ..hooks import install
 
     repo = open_repo()
-    res = install(repo)
+    if since is not None:
+        proc = repo.git("rev-parse", "--verify", "-q", f"{since}^{{commit}}", check=False)
+        if proc.returncode != 0:
+            raise NotFoundError(f"unknown revision {since!r}", "name a commit, e.g. HEAD or origin/main")
+        since = proc.stdout.decode().strip()
+    res = install(repo, since=since)
 
     def human() -> None:
         say(f"installed {', '.join(res['installed'])} in {res['dir']}")
+        for d in res["dirs"]:
+            if d != res["dir"]:
+                say(f"installed them in {d} too (another worktree runs its hooks from there)")
         for name in res["legacy"]:
             say(f"kept your existing {name} hook as {name}.legacy; it runs first")
+        if res["since"]:
+            say(f"pre-push judges commits that are not ancestors of {res['since'][:12]} (git config ckpt.gate.since)")
         say("gate on: commits must match the promoted, verified checkpoint (git config ckpt.gate true)")
         if res["hooks_path"]:
             click.echo(f"hint: core.hooksPath is set to {res['hooks_path']}; the hooks were installed there, and the setting was left alone", err=True)
@@ -78,7 +97,15 @@ def status_cmd(as_json: bool) -> int:
             if h["state"] == "ours" and not h["python_ok"]:
                 line += f" (interpreter {h['python']} is gone; falls back to git-ckpt on PATH)"
             say(line)
-        say("gate: " + ("on (ckpt.gate = true)" if res["gate"] else "off"))
+        for w in res["worktrees"]:
+            if w["dir"] != res["dir"]:
+                say(f"worktree {w['worktree']}: hooks from {w['dir']}" + ("" if w["active"] else " (git ckpt hooks are not there)"))
+        if res["active"]:
+            say("gate: on (ckpt.gate = true)")
+        elif res["gate"]:
+            say(f"gate: NOT active in this worktree: git runs its hooks from {res['dir']}, where the git ckpt hooks are not installed (git ckpt hooks install)")
+        else:
+            say("gate: off")
 
     emit("hooks", res, as_json, human)
     return 0

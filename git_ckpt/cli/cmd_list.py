@@ -10,29 +10,31 @@ from . import emit, json_option, open_repo, say
 @click.command("list")
 @click.option("--task", default=None, help="List this task instead of the current one.")
 @click.option("--all", "all_", is_flag=True, help="List every task.")
-@click.option("--remote", default=None, help="List checkpoints fetched from REMOTE (git ckpt fetch).")
+@click.option("--remote", default=None, help="List checkpoints fetched from REMOTE (git ckpt fetch): every task, or --task T.")
 @json_option
 def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> int:
     """List checkpoints: id, age, kind, message, verifier state, and * for the promoted one.
 
     The verifier state is the newest result this repository's own git ckpt verify recorded; a
     verifier with only results fetched from teammates shows the newest of those, marked
-    "(fetched)": such a result is never evidence here.
+    "(fetched)": such a result is never evidence here.  With --remote R, every task fetched from R
+    is listed (a teammate's task names are not yours) unless --task names one.
     """
-    from .. import inspect, store
+    from .. import store, views
 
     repo = open_repo()
     prefix, shown = store.PREFIX, ""
     if remote:
         prefix, shown = f"{store.REMOTE_PREFIX}{remote}/", f"{remote}:"
+        all_ = all_ or not task
     if all_:
         names = sorted({r[len(prefix):].split("/", 1)[0] for r in repo.refs_under(prefix) if "/" in r[len(prefix):]})
     else:
         names = [store.check_task_name(task) if task else store.current_task(repo)]
-    rows = [row for name in names for row in inspect.rows(repo, name, prefix, shown)]
+    rows = [row for name in names for row in views.rows(repo, name, prefix, shown)]
     states: dict = {}
     if any(r.verifiers for r in rows):
-        from ..verify import fetched_states  # (a large module: only when some row has results)
+        from ..evidence import fetched_states
 
         states = fetched_states(repo, rows, names if prefix == store.PREFIX else None)
     for r in rows:
@@ -43,7 +45,17 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
         from ..model import escape
 
         if not rows:
+            if remote:
+                say(f"no checkpoints fetched from {remote}" + (f" in task {task}" if task else "")
+                    + f" (git ckpt fetch {remote} brings them)")
+                return
             say(f"no checkpoints in task {names[0] if names else '(none)'}" if not all_ else "no checkpoints")
+            from ..task import fetched_tasks
+
+            theirs = sorted(f"{r}:{t}" for t, rs in fetched_tasks(repo).items() for r in rs)
+            if theirs:
+                say(f"fetched tasks: {', '.join(theirs[:5])}{' …' if len(theirs) > 5 else ''} "
+                    f"(git ckpt list --remote {theirs[0].split(':')[0]})")
             return
         lines = []
         for r in rows:
@@ -51,7 +63,9 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
             ver = " ".join(f"{escape(k)}:{escape(v)}" + ("(fetched)" if k in fetched else "") for k, v in sorted(r.verifiers.items()))
             mark = "*" if r.promoted else " "
             msg = escape(r.message.split("\n")[0]) if r.message else ""
-            lines.append(f"{mark} {r.id:<20} {inspect.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  [{ver}]" if ver else ""))
+            by = r.made_by()
+            lines.append(f"{mark} {r.id:<20} {views.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  ({escape(by)})" if by else "")
+                         + (f"  [{ver}]" if ver else ""))
         say("\n".join(lines))  # one write, not one per row
 
     emit("list", [dict(r.to_json(), fetched=states.get(r.commit, ({}, []))[1]) for r in rows], as_json, human)

@@ -27,9 +27,12 @@ def _since(text: str) -> str:
 @click.command("log")
 @click.option("--task", default=None, help="Show this task instead of the current one.")
 @click.option("--verify", "verify_", is_flag=True, help="Re-check the hash chain; exit 1 naming the first broken link.")
+@click.option("--graph", is_flag=True, help="Draw the timeline: checkpoints, verifier pass/fail, restores and undos as jumps, promotions, handoffs.")
+@click.option("-n", "--max-count", "max_count", type=click.IntRange(min=0), default=None,
+              help="Only the newest N events (read alone, however long the ledger).")
 @click.option("--since", default=None, help="Only events at or after this UTC time (2026-11-30T10:00:00Z) or this recent (90m, 12h, 3d).")
 @json_option
-def command(task: str | None, verify_: bool, since: str | None, as_json: bool) -> int:
+def command(task: str | None, verify_: bool, graph: bool, max_count: int | None, since: str | None, as_json: bool) -> int:
     """Print the ledger: one terminal-friendly line per event (save, restore, verify, promote…)."""
     from .. import ledger, store
     from ..errors import CheckFailed
@@ -49,18 +52,43 @@ def command(task: str | None, verify_: bool, since: str | None, as_json: bool) -
                 return CheckFailed.exit_code
             raise CheckFailed(f"ledger of {task} is broken: {problems[0]}", "the ledger was rewritten or edited; compare with a teammate's copy (git ckpt fetch)")
         return 0
-    recs = ledger.records(repo, task)
+    if graph:
+        import dataclasses
+
+        from .. import timeline
+
+        tl = timeline.build(repo, task)
+        steps = [s for s in tl.steps if not since or s.at >= _since(since)]
+        tl.steps = steps
+
+        def draw() -> None:
+            if not steps:
+                say(f"no events in task {task}")
+                return
+            say("\n".join(timeline.graph_lines(tl)))
+
+        emit("log", {"task": task, "lanes": tl.lanes, "nodes": [dataclasses.asdict(n) for n in tl.nodes.values()],
+                     "steps": [dataclasses.asdict(s) for s in steps]}, as_json, draw)
+        return 0
+    recs = ledger.iter_records(repo, task, max_count)
     if since:
         cutoff = _since(since)
-        recs = [r for r in recs if r.event.at >= cutoff]
+        recs = (r for r in recs if r.event.at >= cutoff)
 
     def human() -> None:
-        if not recs:
+        shown = 0
+        lines: list[str] = []
+        for r in recs:  # decoded and written a block at a time: `log | head` stops early
+            lines.append(f"#{r.event.seq:<4} {escape(r.event.at)}  {escape(ledger.describe(r.event))}\n")
+            shown += 1
+            if len(lines) >= 64:
+                click.echo("".join(lines), nl=False)
+                lines.clear()
+        click.echo("".join(lines), nl=False)
+        if not shown and max_count != 0:
             say(f"no events in task {task}")
-        for r in recs:
-            say(f"#{r.event.seq:<4} {escape(r.event.at)}  {escape(ledger.describe(r.event))}")
 
-    import msgspec
+    from ..model import to_builtins
 
-    emit("log", [msgspec.to_builtins(r.event) for r in recs], as_json, human)
+    emit("log", [to_builtins(r.event) for r in recs] if as_json else None, as_json, human)
     return 0

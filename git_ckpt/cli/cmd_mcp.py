@@ -12,7 +12,8 @@ def command() -> int:
     """Serve save, list, show, diff, restore (plan, then apply), undo, verify, handoff and task-card
     edits as MCP tools over stdin/stdout, in the repository of the current directory.
 
-    Needs the MCP Python SDK: pip install 'git-ckpt[mcp]'.  Register it with an agent, e.g.
+    Needs the MCP Python SDK: pip install '.[mcp]' in the git-ckpt checkout (or pip install 'mcp>=1.0'
+    into the Python that runs git ckpt).  Register it with an agent, e.g.
     claude mcp add git-ckpt -- git ckpt mcp
     """
     from .. import mcp_server

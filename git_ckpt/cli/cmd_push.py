@@ -62,8 +62,10 @@ def command(remote: str, task: str | None, all_: bool, allow_secrets: bool, as_j
         if not res.sent:
             say(f"everything up to date on {remote}")
             return
-        for u in sent:
-            say(f"{_LABEL.get(u.status, u.status):<10} {u.ref}")
+        # every ref when few; the first and last 10 when many (--json lists them all)
+        shown = sent if len(sent) <= 40 else sent[:10] + [None] + sent[-10:]
+        for u in shown:
+            say(f"...        ({len(sent) - 20} more)" if u is None else f"{_LABEL.get(u.status, u.status):<10} {u.ref}")
         say(f"pushed {len(sent)} ref(s) to {remote}")
 
     emit("push", res.to_json(), as_json, human)

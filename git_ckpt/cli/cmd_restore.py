@@ -18,6 +18,10 @@ def print_plan(plan) -> None:
         say(f"write   {path_display(p)}")
     for p in plan.delete:
         say(f"delete  {path_display(p)}")
+    for p in plan.sparse_skipped:
+        say(f"skip    {path_display(p)} (outside the sparse cone: index only; git sparse-checkout add widens it)")
+    for p in plan.kept_ignored:
+        say(f"keep    {path_display(p)} (ignored by the checkpoint's rules)")
     for p in plan.overlay_write:
         say(f"write   {path_display(p)} (overlay)")
     for p in plan.overlay_delete:
@@ -27,7 +31,11 @@ def print_plan(plan) -> None:
     if plan.index_changes:
         say("index   set to the checkpoint's staged state")
     if plan.head_changes:
-        say("HEAD    moved to the checkpoint's base")
+        lost = f"; {plan.head_unreachable} commit(s) no longer reachable from it (undo moves it back)" if plan.head_unreachable else ""
+        if plan.head_branch:
+            say(f"HEAD    branch {plan.head_branch.removeprefix('refs/heads/')} moves from {(plan.head_from or 'unborn')[:12]} to {plan.head_to[:12]}{lost}")
+        else:
+            say(f"HEAD    (detached) moves from {(plan.head_from or 'unborn')[:12]} to {plan.head_to[:12]}")
     say("leave   everything else" if plan.leave is None else f"leave   {plan.leave} other file(s)")
 
 
@@ -39,19 +47,12 @@ def report(res, as_json: bool, command: str) -> None:
         warn(w)
 
     def human() -> None:
+        for line in res.lines():
+            say(line)
         if res.dry_run:
-            say(f"would restore {res.target}:")
             print_plan(res.plan)
-            return
-        if res.continued:
-            say(f"finishing the interrupted restore (the state before it is {res.previous})")
-        elif res.saved:
-            say(f"saved current state as {res.saved} (pre-restore)")
-        elif res.previous:
-            say(f"current state matches {res.previous}; not saved again")
-        say(f"restored {res.target}" if res.type == "restore" else f"undo: restored {res.target}")
 
-    emit(command, {"target": res.target, "previous": res.previous, "saved": res.saved, "dry_run": res.dry_run, "plan": res.plan.to_json()}, as_json, human)
+    emit(command, res.to_json(), as_json, human)
 
 
 @click.command("restore")
@@ -59,10 +60,11 @@ def report(res, as_json: bool, command: str) -> None:
 @click.argument("paths", nargs=-1)
 @click.option("--dry-run", "-n", is_flag=True, help="Print the plan (write / delete / leave); change nothing.")
 @click.option("--reset-head", is_flag=True, help="Also move HEAD (the current branch) to the checkpoint's base.")
+@click.option("--force", "-f", is_flag=True, help="With --reset-head: move the current branch even when the checkpoint was saved on another one.")
 @click.option("--continue", "cont", is_flag=True, help="Finish a restore that was interrupted.")
 @click.option("--worktree", "worktree", default=None, metavar="PATH", help="Restore into a new linked worktree at PATH (git worktree add) instead.")
 @json_option
-def command(ckpt: str | None, paths: tuple[str, ...], dry_run: bool, reset_head: bool, cont: bool, worktree: str | None, as_json: bool) -> int:
+def command(ckpt: str | None, paths: tuple[str, ...], dry_run: bool, reset_head: bool, force: bool, cont: bool, worktree: str | None, as_json: bool) -> int:
     """Restore CKPT (T/N, N, @, @~2, promoted, REMOTE:T/N, a revision), whole or only PATHS.
 
     The current state is saved first as a pre-restore checkpoint (git ckpt undo returns to it).
@@ -95,6 +97,6 @@ def command(ckpt: str | None, paths: tuple[str, ...], dry_run: bool, reset_head:
         report(res, as_json, "restore")
         return 0
     rel = parse_paths(repo, paths, os.getcwd()) if paths else None
-    res = restore(repo, cfg, cp, task=task, paths=rel or None, dry_run=dry_run, reset_head=reset_head)
+    res = restore(repo, cfg, cp, task=task, paths=rel or None, dry_run=dry_run, reset_head=reset_head, force=force)
     report(res, as_json, "restore")
     return 0

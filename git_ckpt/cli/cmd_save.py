@@ -35,10 +35,8 @@ def command(message: str, next_: str | None, hypothesis: str | None, task: str |
             warn(f"task {task} is marked done; saving into it anyway (git ckpt task start NAME begins a new one)")
     except CkptError:
         pass
-    with repo.worktree_lock(exclusive=False):
-        res = save(repo, cfg, task=task, message=message, kind=kind, next=next_, hypothesis=hypothesis, allow_empty=allow_empty)
+    res = save(repo, cfg, task=task, message=message, kind=kind, next=next_, hypothesis=hypothesis, allow_empty=allow_empty)
     for w in res.warnings:
         warn(w)
-    emit("save", {"id": res.id, "commit": res.commit, "created": res.created, "kind": res.kind, "task": res.task, "warnings": res.warnings}, as_json,
-         lambda: say(f"checkpoint saved: {res.id}" if res.created else f"no changes since {res.id}; nothing saved (use --allow-empty to save anyway)"))
+    emit("save", res.to_json(), as_json, lambda: say(res.text()))
     return 0

@@ -17,14 +17,14 @@ def command(ckpt: str, as_json: bool) -> int:
     marked "fetched: not evidence here" (JSON: "local": false): it is never reused, never
     promotes and never satisfies the gate.
     """
-    from .. import inspect, store
-    from ..verify import evidence_tasks, mark_local
+    from .. import store, views
+    from ..evidence import evidence_tasks, mark_local
 
     repo = open_repo()
     cp = store.resolve(repo, ckpt)
-    data = inspect.show(repo, cp)
+    data = views.show(repo, cp)
     lines = [r for r in data["results"] if "verifier" in r]
-    for r, own in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp))):
+    for r, own in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp)), strict=True):
         r["local"] = own
 
     def human() -> None:
@@ -38,6 +38,11 @@ def command(ckpt: str, as_json: bool) -> int:
         say(f"base:     {m.base or '(unborn branch)'}{' on ' + e(m.branch) if m.branch else ' (detached)'}")
         if m.message:
             say(f"message:  {e(m.message)}")
+        if m.agent:
+            from ..model import path_display
+
+            say(f"agent:    {e(views.agent_label(m.agent, None))}"
+                + (f" (session {path_display(m.agent_session.encode('utf-8', 'surrogateescape'))})" if m.agent_session else ""))
         if m.next:
             say(f"next:     {e(m.next)}")
         if m.hypothesis:
@@ -53,17 +58,26 @@ def command(ckpt: str, as_json: bool) -> int:
             for o in data["overlay"]:
                 say(f"  {e(o['path'])} ({o['kind']}, {o['size']} bytes)")
         if data["results"]:
+            from ..words import result_word
+
             say("results:")
+            seen: dict[str, int] = {}
+            order: list[str] = []
             for r in data["results"]:
                 if "verifier" not in r:
-                    say(f"  {e(str(r))}")
-                    continue
-                try:
-                    took = f"{float(r.get('duration') or 0):.1f} s"
-                except (TypeError, ValueError):
-                    took = "? s"
-                say(f"  {e(str(r['verifier']))}: {e(str(r.get('status', '?')))} (exit {e(str(r.get('exit_code')))}, {took})"
-                    + ("" if r.get("local") else " [fetched: not evidence here]"))
+                    text = f"  {e(str(r))}"
+                else:
+                    try:
+                        took = f"{float(r.get('duration') or 0):.1f} s"
+                    except (TypeError, ValueError):
+                        took = "? s"
+                    text = (f"  {e(str(r['verifier']))}: {e(str(result_word(r.get('status', '?'), r.get('exit_code'))))} (exit {e(str(r.get('exit_code')))}, {took})"
+                            + ("" if r.get("local") else " [fetched: not evidence here]"))
+                if text not in seen:
+                    order.append(text)
+                seen[text] = seen.get(text, 0) + 1
+            for text in order:  # identical lines (the same result reused or merged twice) once, counted
+                say(text + (f" ({seen[text]} times)" if seen[text] > 1 else ""))
 
     emit("show", data, as_json, human)
     return 0

@@ -27,7 +27,10 @@ def command(as_json: bool) -> int:
             say(f"worktree:  changed since {st['latest']}")
         if st["restore_interrupted"]:
             say("restore:   interrupted; run git ckpt restore --continue or git ckpt undo")
-        say("gate:      " + ("on" if st["gate"] else "off") + (f" ({st['gate_state']})" if st["gate"] else ""))
+        if st["gate"] and not st["gate_active"]:
+            say(f"gate:      {st['gate_state']}")
+        else:
+            say("gate:      " + ("on" if st["gate"] else "off") + (f" ({st['gate_state']})" if st["gate"] else ""))
 
     emit("status", st, as_json, human)
     return 0

@@ -23,9 +23,20 @@ def start_cmd(name: str, goal: str | None, constraints: tuple[str, ...], accepta
     """Make NAME the current task of this worktree and record its card."""
     from .. import task
 
+    from . import warn
+
     repo = open_repo()
+    notices = task.start_notices(repo, name, goal=goal)
+    from .. import store
+
+    existing = len(store.numbered(repo, name))
     card = task.start(repo, name, goal=goal, constraints=list(constraints), acceptance=list(acceptance))
-    emit("task start", task.card_json(card), as_json, lambda: say(f"task {name} is now current" + (f": {card.goal}" if card.goal else "")))
+    if not as_json:
+        for n in notices:
+            warn(n)
+    emit("task start", dict(task.card_json(card), warnings=notices), as_json,
+         lambda: say(f"task {name} is now current" + (f" (existing: {existing} checkpoint(s))" if existing else "")
+                     + (f": {card.goal}" if card.goal else "")))
     return 0
 
 

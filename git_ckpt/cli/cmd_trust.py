@@ -35,7 +35,7 @@ def command(show: bool, as_json: bool) -> int:
         st = trust.state(repo, cfg)
     result = {"sha256": st.sha256, "trusted": st.trusted, "needed": st.needed, "recorded": st.recorded,
               "config": str(repo.workdir / config.CONFIG_FILE) if cfg.source else None, "verifiers": verifiers,
-              "store": str(trust.data_dir() / trust.TRUST_FILE)}
+              "store": str(trust.data_dir() / trust.TRUST_FILE), "ignored": list(cfg.ignored)}
 
     def human() -> None:
         if show:
@@ -53,6 +53,8 @@ def command(show: bool, as_json: bool) -> int:
                 say(f"  {v['name']}: {_command_text(v['command'])}{shell}")
                 say(f"      {'required' if v['required'] else 'optional'}, timeout {v['timeout']:g} s, from {v['origin']}"
                     + ("".join(f", {e}" for e in extra)))
+            for key in cfg.ignored:
+                say(f"ignored: git config {key} (git config may add verifiers, never loosen one .ckpt.toml defines)")
             state = "trusted" if st.trusted else ("not trusted" if st.needed else "no trust needed")
             say(f".ckpt.toml sha256 {st.sha256}: {state}")
             if st.needed and not st.trusted:

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from . import emit, json_option, open_repo, say
+from . import emit, json_option, open_repo, say, warn
 
 
 def output_sink(as_json: bool):
@@ -73,6 +73,8 @@ def command(ckpt: str | None, only: tuple[str, ...], isolated: bool, rerun: bool
 
     repo = open_repo()
     cfg = config.load(repo)
+    for key in cfg.ignored:
+        warn(f"git config {key} is ignored: .ckpt.toml defines that verifier (git config may add verifiers, never loosen one)")
     if ckpt is None:
         # the checkpoint the worktree is (after a restore: the restored one, not the pre-restore
         # save), else the latest, which an in-place verify then reports as not matching

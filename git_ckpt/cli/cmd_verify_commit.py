@@ -8,6 +8,9 @@ import click
 
 from . import emit, json_option, open_repo, say, warn
 
+#: How many unverified commits the pre-push hook names before it says "and N more".
+SHOWN = 5
+
 
 @click.command("verify-commit")
 @click.argument("revs", nargs=-1)
@@ -16,13 +19,19 @@ from . import emit, json_option, open_repo, say, warn
 @json_option
 def command(revs: tuple[str, ...], pre_push: str | None, as_json: bool) -> int:
     """Check that each REV's tree is the content of a checkpoint (local, or fetched with git ckpt
-    fetch) whose required verifiers all passed, as .ckpt.toml defines them now.  Rebase,
-    cherry-pick and --no-verify skip the pre-commit gate; this checks any commit afterwards.
+    fetch) whose required verifiers all passed, as .ckpt.toml defines them now.  A REV may be a
+    range (origin/main..HEAD, A...B, ^A B, A^!): every commit of it is checked.  Rebase,
+    cherry-pick, revert and --no-verify skip the pre-commit gate; this checks any commit
+    afterwards (in CI: git ckpt verify-commit origin/main..HEAD).
 
-    Exit 0 when every REV is verified, 1 when one is not, 4 for an unknown revision.  With
-    --pre-push REMOTE (what the pre-push hook runs) it checks the commits being pushed to
-    branches and follows [gate] pre_push in .ckpt.toml: "warn" (default) prints warnings and
-    exits 0, "refuse" exits 1, "off" checks nothing; it does nothing unless ckpt.gate is true.
+    Exit 0 when every commit is verified, 1 when one is not (each is named), 4 for an unknown
+    revision.  With --pre-push REMOTE (what the pre-push hook runs) it reads the hook's lines on
+    stdin (local ref, local object id, remote ref, remote object id: any refspec, HEAD, --all,
+    --mirror, tags; deletions and refs/ckpt, refs/notes pushes are skipped) and checks
+    git rev-list LOCAL --not --remotes=REMOTE REMOTE_OID SINCE, where SINCE is ckpt.gate.since
+    (set by git ckpt hooks install: older history is exempt); it prints a count and the first
+    few, and follows [gate] pre_push in .ckpt.toml: "warn" (default) exits 0, "refuse" exits 1,
+    "off" checks nothing; it does nothing unless ckpt.gate is true.
 
     Only results this repository's own git ckpt verify recorded count (a result fetched from a
     teammate is shown by list and show but is not evidence).  An untrusted .ckpt.toml (never
@@ -31,7 +40,7 @@ def command(revs: tuple[str, ...], pre_push: str | None, as_json: bool) -> int:
     """
     from .. import config, trust
     from ..errors import UsageError
-    from ..gate import enabled, pushed_commits, verify_commit
+    from ..gate import Judge, commits_of, enabled, is_range, pushed_commits
 
     repo = open_repo()
     cfg = config.load(repo)
@@ -44,28 +53,40 @@ def command(revs: tuple[str, ...], pre_push: str | None, as_json: bool) -> int:
         mode = cfg.gate.pre_push
         if mode == "off":
             return 0
-        revs = tuple(pushed_commits(repo, sys.stdin.buffer.read(), pre_push or None))
+        pushed = pushed_commits(repo, sys.stdin.buffer.read(), pre_push or None, cfg.gate.since)
+        todo = [(c, c, repo.commit_tree_id(c) or "") for c in pushed]
     elif not revs:
-        raise UsageError("name at least one commit", "git ckpt verify-commit HEAD")
+        raise UsageError("name at least one commit or range", "git ckpt verify-commit HEAD, or git ckpt verify-commit origin/main..HEAD")
     else:
         trust.check(repo, cfg, doing="no commit can be judged verified")
-    verdicts = [verify_commit(repo, cfg, r) for r in revs]
+        todo = commits_of(repo, list(revs))
+    judge = Judge(repo, cfg)
+    verdicts = [judge.commit(name, c, tree) for name, c, tree in todo]
     bad = [v for v in verdicts if not v.verified]
+    ranged = any(is_range(r) for r in revs)
 
     def human() -> None:
-        for v in verdicts:
-            short = v.commit[:12]
-            if v.verified:
-                if pre_push is None:
-                    say(f"{v.rev} ({short}): verified: tree of checkpoint {v.checkpoint}" + (" (promoted)" if v.promoted else ""))
-            elif pre_push is not None:
-                warn(f"pushing unverified commit {short}: {v.reason}")
-            else:
-                say(f"{v.rev} ({short}): not verified: {v.reason}")
-        if pre_push is not None and bad:
+        if pre_push is not None:
+            if not bad:
+                return
+            warn(f"{len(bad)} of {len(verdicts)} pushed commit(s) are not verified checkpoints:")
+            for v in bad[:SHOWN]:
+                click.echo(f"  {v.commit[:12]}: {v.reason}", err=True)
+            if len(bad) > SHOWN:
+                click.echo(f"  ... and {len(bad) - SHOWN} more", err=True)
             if mode == "refuse":
                 click.echo(f"error: push refused: {len(bad)} commit(s) are not verified checkpoints ([gate] pre_push = \"refuse\")", err=True)
             click.echo("hint: git ckpt verify-commit REV explains each; verify the content with git ckpt save && git ckpt verify", err=True)
+            return
+        for v in verdicts:
+            short = v.commit[:12]
+            label = short if v.rev == v.commit else f"{v.rev} ({short})"
+            if v.verified:
+                say(f"{label}: verified: tree of checkpoint {v.checkpoint}" + (" (promoted)" if v.promoted else ""))
+            else:
+                say(f"{label}: not verified: {v.reason}")
+        if ranged:
+            say(f"{len(verdicts) - len(bad)} of {len(verdicts)} commit(s) verified")
 
     emit("verify-commit", [v.to_json() for v in verdicts], as_json, human)
     if bad and (pre_push is None or mode == "refuse"):

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import calendar
 import time
 from dataclasses import dataclass, field
 
-import pygit2
 
 from . import notes, store
 from .errors import CkptError
-from .gitcore import EMPTY_TREE, Repo, change_status
+from .gitcore import Repo
 from .model import path_display, path_from_str
 from .store import Checkpoint
 
@@ -37,14 +38,17 @@ def age(created_at: str, now: float | None = None) -> str:
     return f"{secs}s"
 
 
-def verifier_state(results: list[dict]) -> dict[str, str]:
-    """Latest status per verifier name from a note's result lines (later lines win)."""
+def verifier_state(results: list[dict[str, Any]]) -> dict[str, str]:
+    """Latest status per verifier name from a note's result lines (later lines win), in the words
+    of :func:`git_ckpt.words.result_word` (``could not run``, not ``error``)."""
+    from .words import result_word
+
     state: dict[str, str] = {}
     ordered = [r for _i, r in sorted(enumerate(results), key=lambda ir: (str(ir[1].get("started_at") or ""), ir[0]))]
     for r in ordered:
         name = r.get("verifier")
         if isinstance(name, str):
-            state[name] = str(r.get("status", "?"))
+            state[name] = result_word(r.get("status", "?"), r.get("exit_code"))
     return state
 
 
@@ -59,12 +63,30 @@ class Row:
     message: str
     promoted: bool
     verifiers: dict[str, str] = field(default_factory=dict)
+    agent: str | None = None
+    agent_session: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id, "commit": self.commit, "kind": self.kind, "created_at": self.created_at,
             "message": self.message, "promoted": self.promoted, "verifiers": self.verifiers,
+            "agent": self.agent, "agent_session": self.agent_session,
         }
+
+    def made_by(self) -> str:
+        """``codex 0199a2b3`` (the agent and the start of its session id), or ""."""
+        return agent_label(self.agent, self.agent_session)
+
+
+def agent_label(agent: str | None, session: str | None) -> str:
+    """How list and show name the agent session that saved a checkpoint (stored text: control
+    characters escaped)."""
+    if not agent:
+        return ""
+    from .model import path_display
+
+    text = f"{agent} {session[:8]}" if session else agent
+    return path_display(text.encode("utf-8", "surrogateescape"))
 
 
 def rows(repo: Repo, task: str, prefix: str = store.PREFIX, shown: str = "") -> list[Row]:
@@ -74,7 +96,7 @@ def rows(repo: Repo, task: str, prefix: str = store.PREFIX, shown: str = "") -> 
     try:
         note_of = notes.note_blobs(repo)
         notes_error = None
-    except (KeyError, ValueError, pygit2.GitError) as exc:  # an unreadable notes tree: say so per row
+    except (CkptError, KeyError, ValueError) as exc:  # an unreadable notes tree: say so per row
         note_of, notes_error = {}, exc
     out = []
     for n, oid in store.numbered(repo, task, prefix):
@@ -92,23 +114,23 @@ def rows(repo: Repo, task: str, prefix: str = store.PREFIX, shown: str = "") -> 
                 results = notes.parse_lines(repo.read_blob(blob), oid) if blob else []
         except CkptError:
             results = [{"verifier": "?", "status": "corrupt-note"}]
-        out.append(Row(cp.id, oid, m.kind, m.created_at, m.message, oid == promoted, verifier_state(results)))
+        out.append(Row(cp.id, oid, m.kind, m.created_at, m.message, oid == promoted, verifier_state(results),
+                       m.agent if isinstance(m.agent, str) else None, m.agent_session if isinstance(m.agent_session, str) else None))
     return out
 
 
 def changed_files(repo: Repo, cp: Checkpoint) -> list[tuple[str, str]]:
     """``(status letter, path)`` of files the checkpoint's worktree changes relative to its base."""
-    base_tree = str(repo.pg[cp.base].peel(pygit2.Tree).id) if cp.base else EMPTY_TREE
+    base_tree = repo.tree_of(cp.base) if cp.base else repo.empty_tree
     out = []
-    for a, b in repo.diff_trees(base_tree, cp.tree):
-        status = change_status(a, b)
-        out.append((status, path_display((b or a).path)))
+    for c in repo.diff_trees(base_tree, cp.tree):
+        out.append((c.status, path_display(c.path)))
     return out
 
 
-def show(repo: Repo, cp: Checkpoint) -> dict:
+def show(repo: Repo, cp: Checkpoint) -> dict[str, Any]:
     """Everything ``git ckpt show`` prints, as JSON-ready data."""
-    import msgspec
+    from .model import to_builtins
 
     m = cp.manifest
     try:
@@ -119,7 +141,7 @@ def show(repo: Repo, cp: Checkpoint) -> dict:
     return {
         "id": cp.id,
         "commit": cp.commit,
-        "manifest": msgspec.to_builtins(m),
+        "manifest": to_builtins(m),
         "promoted": promoted,
         "changed": [{"status": s, "path": p} for s, p in changed_files(repo, cp)],
         "overlay": [{"path": path_display(path_from_str(f.path)), "kind": f.kind, "size": f.size} for f in m.overlay.files],

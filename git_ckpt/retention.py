@@ -22,6 +22,9 @@ objects.  Disk space comes back when git's own gc prunes unreachable objects.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, Callable
+
 import calendar
 import time
 from dataclasses import dataclass, field
@@ -31,7 +34,7 @@ import msgspec
 from . import ledger, store
 from .config import Config, parse_duration, parse_size
 from .errors import CkptError, CorruptError, UsageError
-from .gitcore import RefConflict, Repo, fault
+from .gitcore import Repo, fault
 
 
 @dataclass
@@ -43,7 +46,7 @@ class Policy:
     older_than: int | None
     max_bytes: int | None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"keep": self.keep, "older_than": self.older_than, "max_bytes": self.max_bytes}
 
 
@@ -87,7 +90,7 @@ class GcResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     remaining: int = 0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "policy": self.policy.to_json(),
             "dry_run": self.dry_run,
@@ -105,7 +108,7 @@ def _epoch(text: str) -> float | None:
         return None
 
 
-def _worktree_git_dirs(repo: Repo) -> list:
+def _worktree_git_dirs(repo: Repo) -> list[Path]:
     dirs = [repo.common_dir]
     wt = repo.common_dir / "worktrees"
     if wt.is_dir():
@@ -113,8 +116,9 @@ def _worktree_git_dirs(repo: Repo) -> list:
     return dirs
 
 
-def protections(repo: Repo) -> dict[str, str]:
-    """Checkpoint ids that must never be pruned → the reason, over every task and worktree.
+def protections(repo: Repo, *, latest: bool = True) -> dict[str, str]:
+    """Checkpoint ids that must never be pruned → the reason, over every task and worktree
+    (the latest of each task only when ``latest``).
 
     Reads every task's ledger (``handoff`` events; the most recent restore/undo per worktree)
     and every worktree's restore journal.  Raises :class:`CorruptError` when a ledger cannot be
@@ -128,7 +132,7 @@ def protections(repo: Repo) -> dict[str, str]:
                 if oid == promoted:
                     out.setdefault(f"{task}/{n}", "promoted")
         nums = store.numbered(repo, task)
-        if nums:
+        if nums and latest:
             out.setdefault(f"{task}/{nums[-1][0]}", "latest")
         seen_worktrees: set[str] = set()
         for rec in reversed(ledger.records(repo, task)):
@@ -186,10 +190,14 @@ def gc(
     result = GcResult(pol, dry_run)
     doomed: list[Candidate] = []
     survivors: list[Candidate] = []
-    for task in tasks:
-        nums = store.numbered(repo, task)
+    from . import progress
+
+    numbered = [(task, store.numbered(repo, task)) for task in tasks]
+    shown = progress.meter("gc: checkpoints scanned", sum(len(nums) for _t, nums in numbered))
+    for task, nums in numbered:
         cands: list[Candidate] = []
         for n, oid in nums:
+            shown.advance()
             cid = f"{task}/{n}"
             try:
                 cp = store.load(repo, oid, id=cid)
@@ -212,6 +220,7 @@ def gc(
                 doomed.append(c)
             else:
                 survivors.append(c)
+    shown.done()
     if pol.max_bytes is not None:
         movable = sorted((c for c in survivors if not c.protected), key=lambda c: (c.created or 0, c.id))
         while movable:
@@ -237,9 +246,9 @@ def gc(
         fault("gc.after-event")
     for c in doomed:
         if not dry_run:
-            try:
-                repo.update_ref(c.ref, None, expected_old=c.commit, reason=f"ckpt: gc {c.id}")
-            except RefConflict:
+            # deleted only while it still names the commit judged (never rebuilt on a new value)
+            if not repo.swap(c.ref, _deleter(c.commit),
+                             reason=f"ckpt: gc {c.id}"):
                 result.skipped.append((c.id, "changed while gc ran, left alone"))
                 continue
             fault("gc.after-delete")
@@ -252,9 +261,17 @@ def _bases(repo: Repo, cands: list[Candidate]) -> set[str]:
     out = set()
     for c in cands:
         try:
-            parents = repo.pg[c.commit].parent_ids
-        except (KeyError, ValueError):
+            parents = repo.read_commit(c.commit).parents
+        except CkptError:
             continue
         if len(parents) == 3:
             out.add(str(parents[0]))
     return out
+
+
+def _deleter(commit: str) -> Callable[[str | None], tuple[str | None, bool]]:
+    """A :meth:`Repo.swap` build that deletes the ref while it names ``commit`` (True) and
+    leaves it alone otherwise (False)."""
+    def build(old: str | None) -> tuple[str | None, bool]:
+        return (None, True) if old == commit else (old, False)
+    return build

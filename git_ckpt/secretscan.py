@@ -33,7 +33,7 @@ import pathspec
 
 from . import store
 from .config import SECRET_PATTERNS
-from .gitcore import Repo
+from .gitcore import OID_HEX, Repo
 from .model import path_display
 
 _CONTENT_SKIP = {"HexHighEntropyString"}
@@ -142,9 +142,8 @@ def new_objects(repo: Repo, tips: list[str], known: list[str]) -> dict[str, byte
     # rev-list marks only the trees of the negative tips themselves as known: add their parents
     # (a checkpoint's index and meta commits, a ledger's previous entry) so their trees count too.
     for k in list(have):
-        obj = repo.pg[k]
-        if obj.type_str == "commit":
-            have += [str(p) for p in obj.parent_ids]
+        if repo.object_type(k) == "commit":
+            have += repo.read_commit(k).parents
     have = list(dict.fromkeys(have))
     data = "".join(f"{t}\n" for t in dict.fromkeys(tips)) + "".join(f"^{k}\n" for k in have)
     # --objects-edge-aggressive: the trees of every negative commit count as known (plain
@@ -256,7 +255,7 @@ def _tar_files(data: bytes) -> list[tuple[bytes, bytes]]:
 def _where(name: bytes) -> str:
     if name in (b"event.json", b"card.json"):
         return "ledger"
-    if len(name.replace(b"/", b"")) == 40:
+    if OID_HEX.fullmatch(name.replace(b"/", b"").decode("ascii", "replace")):
         return "notes"
     return "history"
 
@@ -275,12 +274,14 @@ def scan_push(repo: Repo, *, tips: list[str], known: list[str], checkpoints: lis
         return []
     labels: dict[str, tuple[bytes, str]] = {}
     tars: dict[str, str] = {}
+    seen: set[str] = set()  # each distinct tree is walked once, whatever shares it
+    seen_meta: set[str] = set()  # (meta trees apart: their paths mean overlay.tar, raw/, stages/)
     for cp in checkpoints:
         for tree, where in ((cp.tree, f"worktree of {cp.id}"), (cp.index_tree, f"index of {cp.id}")):
-            for e in repo.ls_tree(tree):
+            for e in repo.tree_entries_once(tree, seen):
                 if e.oid in fresh and e.mode != 0o160000:
                     labels.setdefault(e.oid, (e.path, where))
-        for e in repo.ls_tree(str(cp.meta_tree.id)):
+        for e in repo.tree_entries_once(cp.meta_tree, seen_meta):
             if e.oid not in fresh:
                 continue
             if e.path == b"overlay.tar":
@@ -300,14 +301,10 @@ def scan_push(repo: Repo, *, tips: list[str], known: list[str], checkpoints: lis
         for oid, name in fresh.items():
             if oid in tars or not name and oid not in labels:
                 continue  # commits (and trees, below) carry no file content of their own
-            try:
-                obj = repo.pg[oid]
-            except (KeyError, ValueError):
-                continue
-            if obj.type_str != "blob":
+            if repo.object_type(oid) != "blob":
                 continue
             path, where = labels.get(oid, (name, _where(name)))
-            findings += scanner.scan(path, obj.data, where, ours=where in ("ledger", "notes") or where.startswith("metadata of"))
+            findings += scanner.scan(path, repo.read_blob(oid), where, ours=where in ("ledger", "notes") or where.startswith("metadata of"))
     finally:
         scanner.close()
     return findings

@@ -1,0 +1,33 @@
+"""git ckpt report: a self-contained HTML page about a task."""
+
+from __future__ import annotations
+
+import click
+
+from . import emit, json_option, open_repo, say
+
+
+@click.command("report")
+@click.option("--html", "html_file", required=True, type=click.Path(dir_okay=False, writable=True),
+              help="Write the page to FILE ('-' for stdout).")
+@click.option("--task", default=None, help="Report on this task instead of the current one.")
+@json_option
+def command(html_file: str, task: str | None, as_json: bool) -> int:
+    """Write one self-contained HTML page about TASK: its timeline, card, per-checkpoint changed files and verifier results.
+
+    The page needs no network (inline CSS and SVG), so it can be attached to a pull request.
+    """
+    from .. import report, store
+
+    repo = open_repo()
+    task = store.check_task_name(task) if task else store.current_task(repo)
+    text = report.page(repo, task)
+    if html_file == "-":
+        click.echo(text, nl=False)
+        return 0
+    import os
+
+    store.atomic_write(os.path.abspath(html_file), text.encode("utf-8"))
+    res = dict(report.data(repo, task), file=html_file)
+    emit("report", res, as_json, lambda: say(f"wrote {html_file}: task {task}, {res['checkpoints']} checkpoint(s), {res['jumps']} jump(s)"))
+    return 0

@@ -1,0 +1,115 @@
+"""`git ckpt completion bash|zsh|fish` (issue 15, input 10), driven through the shells' own
+completion machinery: bash through git's completion script (git calls `_git_ckpt`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ckpt
+
+VENDOR = Path("/work/shared/vendor/git-2.55.0.tar.gz")
+
+
+def git_completion_script(tmp_path) -> Path | None:
+    """git's contrib/completion/git-completion.bash: the machine's, else from git's source tarball."""
+    for p in ("/usr/share/bash-completion/completions/git", "/etc/bash_completion.d/git"):
+        if os.path.exists(p):
+            return Path(p)
+    if VENDOR.exists():
+        with tarfile.open(VENDOR) as tf:
+            member = next(m for m in tf.getmembers() if m.name.endswith("contrib/completion/git-completion.bash"))
+            out = tmp_path / "git-completion.bash"
+            out.write_bytes(tf.extractfile(member).read())
+            return out
+    return None
+
+
+def complete_bash(repo, tmp_path, lines: list[str]) -> list[list[str]]:
+    """For each command line (completed at its end), what bash offers, via git's completion
+    (`__git_wrap__git_main`, what `complete -F` runs for `git`) or ours for `git-ckpt`."""
+    script = git_completion_script(tmp_path)
+    if script is None:
+        pytest.skip("no git-completion.bash on this machine")
+    ours = ckpt(repo, "completion", "bash", fsck=False).out
+    (tmp_path / "ours.bash").write_text(ours)
+    body = [f"source {script}", f"source {tmp_path / 'ours.bash'}"]
+    for line in lines:
+        words = line.split(" ")
+        fn = "__git_wrap__git_main" if words[0] == "git" else "_git_ckpt_standalone"
+        arr = " ".join(f"'{w}'" for w in words)
+        body += [f"COMP_WORDS=({arr}); COMP_CWORD={len(words) - 1}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}",
+                 "COMPREPLY=()", fn, 'printf "%s\\n" "${COMPREPLY[@]}"', "echo ---END---"]
+    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", "\n".join(body)], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    chunks = proc.stdout.split("---END---\n")[:-1]
+    return [[w.rstrip(" ") for w in c.splitlines() if w] for c in chunks]
+
+
+def _commands(repo, group=""):
+    import re
+
+    out = ckpt(repo, *([group] if group else []), "-h", fsck=False).out
+    return [m.group(1) for m in re.finditer(r"^  (\S+)", out.split("Commands:\n", 1)[1], re.M)]
+
+
+def test_bash_completion_through_gits_completion(repo, tmp_path):
+    """`git ckpt <TAB>` lists the commands; a prefix of each command completes to it (every
+    command and every subcommand of task, hooks, agent); options, checkpoint and task names."""
+    (repo / "f").write_text("f\n")
+    ckpt(repo, "save", "-m", "one")
+    ckpt(repo, "task", "start", "fix-auth")
+    (repo / "f").write_text("g\n")
+    ckpt(repo, "save", "-m", "two")
+    top = _commands(repo)
+    cases = ["git ckpt ", "git ckpt sa", "git ckpt task s", "git ckpt save --me", "git ckpt show ",
+             "git ckpt restore fix", "git ckpt list --task ", "git ckpt completion ", "git-ckpt sa", "git-ckpt ag"]
+    prefixes = [(f"git ckpt {name[:2]}", name) for name in top]
+    for group in ("task", "hooks", "agent"):
+        prefixes += [(f"git ckpt {group} {name[:2]}", name) for name in _commands(repo, group)]
+    got = complete_bash(repo, tmp_path, cases + [p for p, _ in prefixes])
+    fixed = dict(zip(cases, got))
+    assert sorted(fixed["git ckpt "]) == sorted(top)
+    assert fixed["git ckpt sa"] == ["save"]
+    assert sorted(fixed["git ckpt task s"]) == ["show", "start"]
+    assert fixed["git ckpt save --me"] == ["--message"]
+    assert fixed["git ckpt show "][:3] == ["@", "@~1", "promoted"] and {"default/1", "fix-auth/1"} <= set(fixed["git ckpt show "])
+    assert fixed["git ckpt restore fix"] == ["fix-auth/1"]
+    assert sorted(fixed["git ckpt list --task "]) == ["default", "fix-auth"]
+    assert fixed["git ckpt completion "] == ["bash", "fish", "zsh"]
+    assert fixed["git-ckpt sa"] == ["save"] and fixed["git-ckpt ag"] == ["agent"]
+    for (line, name), offered in zip(prefixes, got[len(cases):]):
+        assert name in offered, (line, offered)
+
+
+@pytest.mark.parametrize("shell", ["zsh", "fish"])
+def test_zsh_and_fish_scripts(repo, shell):
+    """The zsh and fish scripts are printed; where the shell exists, it reads them without error
+    and its completion function offers the commands."""
+    script = ckpt(repo, "completion", shell, fsck=False).out
+    assert "_GIT_CKPT_COMPLETE=" + ("zsh_complete" if shell == "zsh" else "fish_complete") in script
+    exe = shutil.which(shell)
+    if exe is None:
+        pytest.skip(f"no {shell} on this machine")
+    if shell == "fish":
+        (repo / "f").write_text("f\n")
+        ckpt(repo, "save", "-m", "one")
+        proc = subprocess.run([exe, "-c", f"{script}\ncomplete -C 'git-ckpt sa'; echo ---; complete -C 'git ckpt sa'; "
+                               "echo ---; complete -C 'git ckpt show def'; echo ---; complete -C 'git ckpt task s'"],
+                              cwd=repo, capture_output=True, text=True)
+        got = [[ln.split("\t")[0] for ln in part.splitlines() if ln] for part in proc.stdout.split("---\n")]
+        assert proc.returncode == 0 and got == [["save"], ["save"], ["default/1"], ["show", "start"]], proc
+    else:
+        proc = subprocess.run([exe, "-f", "-c", f"autoload -U compinit; compinit -u; {script}\nwhence -w _git-ckpt"],
+                              cwd=repo, capture_output=True, text=True)
+        assert proc.returncode == 0 and "function" in proc.stdout, proc
+
+
+def test_completion_of_an_unknown_shell_is_usage(repo):
+    res = ckpt(repo, "completion", "tcsh", rc=2, fsck=False)
+    assert res.err.startswith("error: Invalid value for '{bash|fish|zsh}'") or "tcsh" in res.err

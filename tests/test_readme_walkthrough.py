@@ -1,0 +1,72 @@
+"""A second new-user walk-through of the README (issue 15, "done when"): a bare remote, two
+people, an agent — every command of the README's sharing story prints what the README shows."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conftest import ckpt, git, init_repo
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+
+
+def shown(command: str) -> list[str]:
+    """The output lines the README prints under ``$ COMMAND`` (comments after the command
+    ignored), up to the next prompt or the end of the block."""
+    lines = README.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("$ ") and line[2:].split("  #", 1)[0].strip() == command:
+            out = []
+            for nxt in lines[i + 1:]:
+                if nxt.startswith("$ ") or nxt.startswith("```"):
+                    return out
+                out.append(nxt)
+    raise AssertionError(f"the README shows no `$ {command}`")
+
+
+def same(actual: str, command: str) -> None:
+    def norm(text: str) -> str:
+        text = re.sub(r"\b\d+[smhd]\b", "AGE", text)
+        text = re.sub(r"\b[0-9a-f]{7,40}\b", "HEX", text)
+        text = re.sub(r"/\S*/review-auth", "PATH/review-auth", text)
+        return re.sub(r" +", " ", text)
+
+    assert [norm(x) for x in actual.splitlines()] == [norm(x) for x in shown(command)], (command, actual)
+
+
+def test_two_people_one_remote_as_the_readme_says(tmp_path):
+    remote = tmp_path / "shared.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    alice = init_repo(tmp_path / "my-project")
+    git(alice, "remote", "add", "origin", str(remote))
+    git(alice, "push", "-q", "origin", "main")
+    res = ckpt(alice, "task", "start", "fix-auth-null", "--goal", "login must not crash on a null token")
+    assert res.err == ""
+    (alice / "auth.py").write_text("def login(token):\n    if token is None:\n        return None\n")
+    same(ckpt(alice, "save", "-m", "guard added, tests half done").out, 'git ckpt save -m "guard added, tests half done"')
+    same(ckpt(alice, "push").out, "git ckpt push")
+    bob = tmp_path / "bob"
+    git(tmp_path, "clone", "-q", str(remote), str(bob))
+    same(ckpt(bob, "fetch").out, "git ckpt fetch")
+    same(ckpt(bob, "list", "--remote", "origin").out, "git ckpt list --remote origin")
+    same(ckpt(bob, "list", "--remote", "origin", "--all").out, "git ckpt list --remote origin")
+    assert "auth.py" in ckpt(bob, "show", "origin:fix-auth-null/1").out
+    (bob / "mine.txt").write_text("bob's own work\n")
+    same(ckpt(bob, "restore", "origin:fix-auth-null/1", "--worktree", "../review-auth").out,
+         "git ckpt restore origin:fix-auth-null/1 --worktree ../review-auth")
+    assert (tmp_path / "review-auth" / "auth.py").exists()
+    started = ckpt(bob, "task", "start", "fix-auth-null-bob")
+    assert started.err == "" and started.out == "task fix-auth-null-bob is now current\n"
+    (bob / "mine.txt").write_text("bob's newer work\n")
+    same(ckpt(bob, "restore", "origin:fix-auth-null/1").out, "git ckpt restore origin:fix-auth-null/1")
+    assert (bob / "auth.py").exists()
+    # the one name clash the README warns about is said at once, not at push time
+    clash = ckpt(bob, "task", "start", "fix-auth-null")
+    assert clash.err.startswith("warning: origin:fix-auth-null already exists (fetched)")
+    # and the agent: hooks installed, committed, and working for a teammate's clone
+    ckpt(alice, "agent", "install", "claude-code")
+    git(alice, "add", ".claude/settings.json")
+    git(alice, "commit", "-q", "-m", "agent hooks")
+    assert str(tmp_path).encode() not in (alice / ".claude/settings.json").read_bytes()
+    assert ckpt(alice, "agent", "uninstall", "claude-code").out == "removed .claude/settings.json (install created it)\n"
