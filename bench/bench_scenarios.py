@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -424,3 +425,72 @@ def growth(tree: Tree, s: Settings, count: int) -> dict:
         "compressed_changed_bytes_per_checkpoint": per_compressed, "limit": limit,
         "status": "met" if per <= limit else "missed",
     }
+
+
+# ------------------------------------------------------------------------------ 9. reftable
+
+
+def reftable_copy(tree: Tree, tmp: Path) -> Tree | str:
+    """The same committed tree in a repository using the reftable ref backend: a copy of
+    ``tree``'s folder whose refs ``git refs migrate --ref-format=reftable`` moved (same objects,
+    same index, same worktree).  Returns the new tree, or why it cannot be made with this git."""
+    root = tmp / f"{tree.root.name}-reftable"
+    shutil.rmtree(root, ignore_errors=True)
+    tree.reset_base()
+    shutil.copytree(tree.root, root, symlinks=True)
+    proc = run(["git", "refs", "migrate", "--ref-format=reftable"], root, tree.env, check=False)
+    if proc.returncode != 0:
+        shutil.rmtree(root, ignore_errors=True)
+        version = run(["git", "--version"], tree.root, tree.env).stdout.decode().strip()
+        return f"needs git >= 2.46 (git refs migrate) on PATH; this is {version}"
+    if run(["git", "rev-parse", "--show-ref-format"], root, tree.env).stdout.strip() != b"reftable":
+        raise BenchError(f"{root} is not a reftable repository after git refs migrate")
+    # the copy has new inodes and times: refresh the index's stat data (and the original's, so
+    # that neither side re-hashes every file on its first save)
+    for r in (root, tree.root):
+        run(["git", "update-index", "-q", "--really-refresh"], r, tree.env, check=False)
+    return replace(tree, name=f"{tree.name}", root=root)
+
+
+def pair_reftable(tree: Tree, s: Settings, tmp: Path) -> list[Row]:
+    """``git ckpt save`` and ``restore`` in a reftable repository vs the same tree and change in
+    a files repository (refs through ``git`` processes there, through libgit2 here)."""
+    rt = reftable_copy(tree, tmp)
+    names = ("git ckpt save (reftable)", "git ckpt save (files)", "git ckpt restore (reftable)", "git ckpt restore (files)")
+    if isinstance(rt, str):
+        return [skipped("9 reftable", tree.name, names[0], names[1], rt), skipped("9 reftable", tree.name, names[2], names[3], rt)]
+    sides = ((rt, "reftable"), (tree, "files"))
+    n = [0]
+
+    def save_prep(t: Tree) -> Callable[[int], None]:
+        def prep(i: int) -> None:
+            n[0] += 1
+            t.apply_change(f"rt-save{n[0]}")
+        return prep
+
+    variants = [Variant(f"git ckpt save ({label})", save_prep(t),
+                        lambda i, t=t: ["git", "-C", str(t.root), "ckpt", "save", "-m", f"bench {i}"]) for t, label in sides]
+    times, problems = measure(tree, variants, s)
+    rows = [_row("9 reftable", tree, times, names[0], names[1], None, "; ".join(problems))]
+
+    states = {}
+    for t, label in sides:
+        t.reset_base()
+        t.apply_change("S")
+        states[label] = (t.fingerprint(), ckpt_json(t, "save", "-m", "state S")["id"])
+
+    def restore_prep(t: Tree) -> Callable[[int], None]:
+        def prep(i: int) -> None:
+            t.apply_change("S")
+            t.apply_mess(f"rt{i}-{os.urandom(4).hex()}")
+        return prep
+
+    variants = [Variant(f"git ckpt restore ({label})", restore_prep(t),
+                        lambda i, t=t, label=label: ["git", "-C", str(t.root), "ckpt", "restore", states[label][1]],
+                        _state_check(t, states[label][0])) for t, label in sides]
+    times, problems = measure(tree, variants, s)
+    rows.append(_row("9 reftable", tree, times, names[2], names[3], None, "; ".join(problems)))
+    for t, _label in sides:
+        t.reset_base()
+    shutil.rmtree(rt.root, ignore_errors=True)
+    return rows

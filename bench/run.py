@@ -39,7 +39,7 @@ MODES = {
     "smoke": dict(reps=1, warmup=0, synthetic=300, fixtures=30_000, list=20, growth=3, real="smoke", peer=False,
                   history=(10, 30), push=20),
 }
-PAIRS = ("save", "restore", "commit", "list", "peer", "growth", "fixed", "history", "push", "memory")
+PAIRS = ("save", "restore", "commit", "list", "peer", "growth", "fixed", "history", "push", "memory", "reftable")
 
 
 def machine() -> dict:
@@ -146,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             for tree in trees:
                 log(f"pair 8 memory on {tree.name}")
                 rows += hist.memory(tree)
+        if "reftable" in only:
+            log(f"pair 9 save and restore in a reftable repository vs files, on {real.name}")
+            rows += sc.pair_reftable(real, settings, tmp)
         if "growth" in only:
             log(f"pair 6 growth: {m['growth']} checkpoints on {real.name}")
             growth = sc.growth(real, settings, m["growth"])

@@ -1,6 +1,9 @@
 """The git layer: the only module that touches pygit2 or runs the ``git`` executable.
 
-Objects, refs and notes go through pygit2 (libgit2).  The index and the worktree go through the
+Objects, refs and notes go through pygit2 (libgit2); in a repository using the reftable ref
+backend (``extensions.refstorage = reftable``, Git 3.0's default) refs go through the git
+executable instead (``for-each-ref``, ``rev-parse``, and ``update-ref --stdin`` transactions with
+old values), behind the same :class:`Repo` methods.  The index and the worktree go through the
 user's ``git`` executable, because libgit2 does not implement everything real indexes use (split
 index, sparse index, fsmonitor, external filter drivers such as Git LFS) and because ``git add``
 and ``git checkout-index`` are the definition of "content as git stores it" and "bytes as git
@@ -23,15 +26,37 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar, cast
+from typing import Callable, Iterator, NamedTuple, TypeVar, cast
 
 import pygit2
 
 from .errors import BusyError, CkptError, ConfigError, CorruptError, IOFailure, NotFoundError, RepoError
 
-ZERO_OID = "0" * 40
-EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+@dataclass(frozen=True)
+class ObjectFormat:
+    """An object format (``extensions.objectformat``): its name, the length of its hex ids, and
+    the ids git gives the null object, the empty tree and the empty blob in it."""
+
+    name: str
+    hexsz: int
+    zero: str
+    empty_tree: str
+    empty_blob: str
+
+
+OBJECT_FORMATS = {
+    "sha1": ObjectFormat("sha1", 40, "0" * 40, "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+                         "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"),
+    "sha256": ObjectFormat("sha256", 64, "0" * 64, "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+                           "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813"),
+}
+# A full hex object id of either format: what stored records (manifest fields, note names, cache
+# files) may hold.  Code that needs this repository's format uses ``Repo.object_format``.
+OID_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+# SHA-1 ids (the only format libgit2 can open today); per repository: ``Repo.zero_oid`` etc.
+ZERO_OID = OBJECT_FORMATS["sha1"].zero
+EMPTY_BLOB = OBJECT_FORMATS["sha1"].empty_blob
+EMPTY_TREE = OBJECT_FORMATS["sha1"].empty_tree
 _HEX_OID = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 
 # Variables git sets for hooks and subcommands that would point our own git calls at another
@@ -149,9 +174,126 @@ class TreeEntry:
         return self.mode == 0o40000
 
 
+class Change(NamedTuple):
+    """One changed path of :meth:`Repo.diff_trees`: the ``old`` and ``new`` entries (None when
+    absent on that side); unpacks as ``(old, new)``."""
+
+    old: TreeEntry | None
+    new: TreeEntry | None
+
+    @property
+    def path(self) -> bytes:
+        """The path that changed (the same on both sides: renames are not detected)."""
+        entry = self.new if self.new is not None else self.old
+        assert entry is not None, "a change has at least one side"
+        return entry.path
+
+    @property
+    def status(self) -> str:
+        """``A`` added, ``D`` deleted, ``M`` changed (:func:`change_status`)."""
+        return change_status(self.old, self.new)
+
+
 def change_status(old: TreeEntry | None, new: TreeEntry | None) -> str:
     """The status letter of a :meth:`Repo.diff_trees` pair: ``A`` added, ``D`` deleted, ``M``."""
     return "A" if old is None else "D" if new is None else "M"
+
+
+# Repository extensions (``core.repositoryformatversion = 1``) git ckpt serves, and the values it
+# serves of those that have one: objects through libgit2, refs through libgit2 (files) or the git
+# executable (reftable).  SHA-256 object ids are refused: libgit2 is built without them.
+SERVED_EXTENSIONS: dict[str, tuple[str, ...] | None] = {
+    "noop": None,
+    "preciousobjects": None,
+    "worktreeconfig": None,
+    "relativeworktrees": None,
+    "objectformat": ("sha1",),
+    "refstorage": ("files", "reftable"),
+}
+# libgit2 opens a reftable repository only when told the extension is known; it then serves its
+# objects, config and ignore rules, while every ref goes through the git executable (libgit2 has
+# no reftable backend: it would read no refs and write loose ones git never sees).
+pygit2.option(pygit2.enums.Option.SET_EXTENSIONS, ["refstorage"], 1)
+
+
+def _served_list() -> str:
+    return ", ".join(f"{k} ({'/'.join(v)})" if v else k for k, v in SERVED_EXTENSIONS.items() if k != "noop")
+
+
+def unsupported_extension(name: str, value: str | None) -> RepoError:
+    """The refusal for a repository using extension ``extensions.NAME`` (= ``value``), naming it and
+    what git ckpt supports instead (exit 3)."""
+    name = name.lower()
+    shown = f"extensions.{name}" + (f" = {value}" if value is not None else "")
+    if name in ("objectformat", "compatobjectformat"):
+        return RepoError(
+            f"this repository uses SHA-256 object ids, which libgit2 {pygit2.LIBGIT2_VERSION} (under git ckpt) "
+            f"cannot open ({shown})",
+            "git ckpt works in SHA-1 repositories (git's default, git init --object-format=sha1), with the "
+            "files or the reftable ref backend; nothing was changed",
+        )
+    return RepoError(
+        f"this repository uses the repository extension {shown}, which git ckpt does not support",
+        f"git ckpt supports the extensions {_served_list()}; nothing was changed",
+    )
+
+
+def git_version() -> tuple[int, int, int] | None:
+    """The version of the ``git`` on PATH as ``(major, minor, patch)``, or None when there is none
+    (``git --version``; asked once per process)."""
+    global _GIT_VERSION
+    if _GIT_VERSION is None:
+        try:
+            out = subprocess.run(["git", "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+        except OSError:
+            return None
+        nums = [int(p) for p in out.decode("ascii", "replace").split()[2].split(".")[:3] if p.isdigit()] if out.count(b" ") >= 2 else []
+        _GIT_VERSION = tuple((nums + [0, 0, 0])[:3])  # type: ignore[assignment]
+    return _GIT_VERSION
+
+
+_GIT_VERSION: tuple[int, int, int] | None = None
+# The first git release that reads and writes reftable repositories.
+REFTABLE_GIT = (2, 45, 0)
+
+
+def check_repository_format(git_dir: Path) -> None:
+    """Refuse (:class:`RepoError`, exit 3) a repository whose ``config`` declares an extension, or
+    an extension value, git ckpt cannot serve -- before libgit2 opens it, so the message names
+    the extension.  Mirrors git's ``verify_repository_format()``: extensions count only with
+    ``core.repositoryformatversion >= 1``.  ``git_dir`` may be a linked worktree's; the config read
+    is the common directory's.
+    """
+    common = git_dir / "commondir"
+    with contextlib.suppress(OSError):
+        if common.is_file():
+            git_dir = (git_dir / common.read_text().strip()).resolve()
+    path = git_dir / "config"
+    if not path.is_file():
+        return  # libgit2 reports what is missing
+    try:
+        conf = pygit2.Config(str(path))
+        version = int(conf["core.repositoryformatversion"] or 0) if "core.repositoryformatversion" in conf else 0
+        extensions = [(e.name.split(".", 1)[1].lower(), e.value) for e in conf if e.name.lower().startswith("extensions.")]
+    except (pygit2.GitError, ValueError, KeyError):
+        return  # an unreadable config: libgit2 says what is wrong with it
+    if version < 1:
+        return
+    for name, value in extensions:
+        if name not in SERVED_EXTENSIONS:
+            raise unsupported_extension(name, value)
+        allowed = SERVED_EXTENSIONS[name]
+        if allowed is not None and (value or "").lower() not in allowed:
+            raise unsupported_extension(name, value)
+        if name == "refstorage" and (value or "").lower() == "reftable":
+            have = git_version()
+            if have is not None and have < REFTABLE_GIT:
+                raise RepoError(
+                    f"this repository uses the reftable ref backend (extensions.refstorage = reftable), which "
+                    f"the git on PATH ({'.'.join(map(str, have))}) cannot read",
+                    f"put git {'.'.join(map(str, REFTABLE_GIT[:2]))} or newer first on PATH; git ckpt serves reftable "
+                    "repositories through it; nothing was changed",
+                )
 
 
 class Repo:
@@ -180,6 +322,15 @@ class Repo:
             self.common_dir = self.git_dir
         self._git_env: dict[str, str] | None = None
         self._backend: str | None = None
+        # object ids of this repository (SHA-256 repositories are refused on opening, for now)
+        try:
+            fmt = str(pg.config["extensions.objectformat"]).lower()
+        except (KeyError, ValueError, pygit2.GitError):
+            fmt = "sha1"
+        self.object_format = OBJECT_FORMATS.get(fmt, OBJECT_FORMATS["sha1"])
+        self.zero_oid = self.object_format.zero
+        self.empty_tree = self.object_format.empty_tree
+        self.empty_blob = self.object_format.empty_blob
         # loose refs the last refs_under() read (for pack_refs_if_many)
         self.loose_refs_seen = 0
         # told once when a command has to wait for another one's lock (the CLI prints it)
@@ -199,8 +350,9 @@ class Repo:
         ``git rev-parse --git-dir`` discovery.
         """
         try:
+            found: str | None
             if git_dir:
-                pg = pygit2.Repository(git_dir)
+                found = git_dir
             else:
                 found = pygit2.discover_repository(str(start or os.getcwd()))
                 if found is None:
@@ -208,14 +360,19 @@ class Repo:
                         "not a git repository (or any of the parent directories)",
                         "run git ckpt inside a git worktree, or create one with git init",
                     )
-                pg = pygit2.Repository(found)
+            check_repository_format(Path(found))
+            pg = pygit2.Repository(found)
             if work_tree:  # $GIT_WORK_TREE, as git honours it
                 pg.workdir = os.path.abspath(work_tree)
         except pygit2.GitError as exc:
-            if "object format" in str(exc) or "objectformat" in str(exc).lower():
-                raise RepoError(f"this repository uses SHA-256 object ids, which libgit2 {pygit2.LIBGIT2_VERSION} (under git ckpt) cannot open",
-                                "use git ckpt in a SHA-1 repository; nothing was changed") from None
-            raise RepoError(f"cannot open the repository: {exc}", "check that .git is readable") from None
+            text = str(exc)
+            if "unsupported extension name extensions." in text:
+                name = text.rsplit("extensions.", 1)[1].strip().strip("'\"")
+                raise unsupported_extension(name, None) from None
+            if "object format" in text or "objectformat" in text.lower():
+                raise unsupported_extension("objectformat", "sha256") from None
+            raise RepoError(f"cannot open the repository: {exc}",
+                            "check that .git is readable and that git itself can use it (git status)") from None
         return cls(pg)
 
     # ---------------------------------------------------------------- git binary
@@ -276,10 +433,12 @@ class Repo:
             ("rebase-merge", "a rebase"),
             ("rebase-apply", "a rebase or am"),
             ("MERGE_HEAD", "a merge"),
-            ("CHERRY_PICK_HEAD", "a cherry-pick"),
-            ("REVERT_HEAD", "a revert"),
         ):
             if (g / name).exists():
+                return what
+        for name, what in (("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert")):
+            # pseudorefs: files in the files backend, entries of the reftable stack otherwise
+            if (self.read_ref(name) is not None) if self.ref_backend == "reftable" else (g / name).exists():
                 return what
         return None
 
@@ -293,6 +452,10 @@ class Repo:
 
     def head(self) -> tuple[str | None, str | None]:
         """Return ``(commit id or None if unborn, branch ref name or None if detached)``."""
+        if self.ref_backend == "reftable":
+            sym = self.git("symbolic-ref", "-q", "HEAD", check=False)
+            target = sym.stdout.decode("utf-8", "surrogateescape").strip() if sym.returncode == 0 else ""
+            return self.read_ref("HEAD"), target or None
         pg = self._pg
         branch: str | None = None
         try:
@@ -545,6 +708,18 @@ class Repo:
     def read_ref(self, name: str) -> Oid | None:
         """The object id a ref points at (a symbolic ref resolved), or None when absent or not
         a valid ref name (``git rev-parse -q --verify NAME``)."""
+        if self.ref_backend == "reftable":
+            if name.startswith("refs/"):
+                # for-each-ref matches a full name exactly (refnames hold no glob characters)
+                out = self.git("for-each-ref", "--format=%(refname) %(objectname)", "--end-of-options", name).stdout
+                for line in out.decode("utf-8", "surrogateescape").splitlines():
+                    refname, _, oid = line.partition(" ")
+                    if refname == name:
+                        return Oid(oid)
+                return None
+            proc = self.git("rev-parse", "-q", "--verify", "--end-of-options", name, check=False)
+            oid = proc.stdout.decode("ascii", "replace").strip()
+            return Oid(oid) if proc.returncode == 0 and oid else None
         try:
             ref = self._pg.references.get(name)
         except (pygit2.GitError, ValueError):
@@ -660,6 +835,11 @@ class Repo:
                 with contextlib.suppress(ValueError):  # a name git would refuse
                     out[RefName(prefix + name)] = Oid(data.decode())
 
+    @property
+    def ref_backend(self) -> str:
+        """``files`` (libgit2 reads and writes refs) or ``reftable`` (the git executable does)."""
+        return self._ref_backend()
+
     def _ref_backend(self) -> str:
         """``files`` or ``reftable`` (``extensions.refStorage``), read once."""
         if self._backend is None:
@@ -710,7 +890,7 @@ class Repo:
             if new is None:
                 recs.append(b"delete %s\0%s\0" % (name.encode(), (old or "").encode()))
             else:
-                recs.append(b"update %s\0%s\0%s\0" % (name.encode(), new.encode(), (old or ZERO_OID).encode()))
+                recs.append(b"update %s\0%s\0%s\0" % (name.encode(), new.encode(), (old or self.zero_oid).encode()))
         self.git("update-ref", "-m", reason, "--stdin", "-z", input=b"".join(recs))
 
     def update_ref(
@@ -731,10 +911,15 @@ class Repo:
         ``timeout`` seconds, then :class:`BusyError`); a different current value raises
         :class:`RefConflict` and writes nothing.  ``reflog`` makes sure a reflog is kept for the
         ref (libgit2 only appends to existing logs outside ``refs/heads`` and ``refs/notes``).
+        In a reftable repository the same transaction is ``git update-ref --stdin`` with the old
+        value (see :meth:`_update_ref_git`).
         """
         name = RefName(name)
         if new is not None:
             new = Oid(new)
+        if self.ref_backend == "reftable":
+            self._update_ref_git(name, new, expected_old=expected_old, reason=reason, reflog=reflog, timeout=timeout)
+            return
         if reflog:
             log = self.common_dir / "logs" / name
             log.parent.mkdir(parents=True, exist_ok=True)
@@ -762,6 +947,36 @@ class Repo:
                 if "lock" in text:
                     raise BusyError(f"ref {name} is locked by another process", "try again") from None
                 raise io_or_corrupt(exc, f"cannot update {name}") from None
+
+    def _update_ref_git(self, name: str, new: str | None, *, expected_old: str | None, reason: str,
+                        reflog: bool, timeout: float) -> None:
+        """:meth:`update_ref` through ``git update-ref --no-deref --stdin -z``: one transaction
+        holding the expected old value (the zero id for "absent"), so git compares and swaps
+        under its own lock on any ref backend.  On failure the ref is re-read: another value
+        raises :class:`RefConflict`; a lock held by another writer is waited for up to
+        ``timeout`` seconds, then :class:`BusyError`.
+        """
+        old = expected_old or self.zero_oid
+        if new is None:
+            cmd = b"delete %s\0%s\0" % (name.encode(), old.encode())
+        else:
+            cmd = b"update %s\0%s\0%s\0" % (name.encode(), new.encode(), old.encode())
+        args = ["update-ref", "--no-deref", "-m", reason, *(["--create-reflog"] if reflog else []), "--stdin", "-z"]
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            proc = self.git(*args, input=cmd, check=False)
+            if proc.returncode == 0:
+                return
+            actual = self.read_ref(name)
+            if actual != expected_old:
+                raise RefConflict(name, expected_old, actual)
+            if b"lock" not in proc.stderr.lower():
+                raise git_failure(("update-ref",), proc)
+            if time.monotonic() >= deadline:
+                raise BusyError(f"ref {name} is locked by another process", "try again")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
 
     def swap(
         self,
@@ -825,7 +1040,7 @@ class Repo:
         HEAD's reflog, which libgit2's transaction would not.  A different current value raises
         :class:`RefConflict` and moves nothing.
         """
-        proc = self.git("update-ref", "-m", reason, "HEAD", new, expected_old or ZERO_OID, check=False)
+        proc = self.git("update-ref", "-m", reason, "HEAD", new, expected_old or self.zero_oid, check=False)
         if proc.returncode != 0:
             actual, _branch = self.head()
             if actual != expected_old:
@@ -1008,20 +1223,21 @@ class Repo:
                 else:
                     yield TreeEntry(name, e.filemode, str(e.id))
 
-    def diff_trees(self, old: str, new: str, paths: list[bytes] | None = None) -> list[tuple[TreeEntry | None, TreeEntry | None]]:
+    def diff_trees(self, old: str, new: str, paths: list[bytes] | None = None) -> list[Change]:
         """Changed paths between two trees (``git diff-tree -r -z --no-renames``).
 
-        Returns ``(old entry or None, new entry or None)`` pairs in git's path order.
+        Returns :class:`Change` pairs ``(old entry or None, new entry or None)`` in git's path
+        order; ``.path`` and ``.status`` name the path and its letter.
         """
         if paths and _too_many(paths):
             wanted = {p.encode("utf-8", "surrogateescape") if isinstance(p, str) else p for p in paths}
-            return [(a, b) for a, b in self.diff_trees(old, new) if _under((a or b).path, wanted)]  # type: ignore[union-attr]
+            return [c for c in self.diff_trees(old, new) if _under(c.path, wanted)]
         args = ["diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", old, new]
         if paths:
             args += ["--", *[p.decode("utf-8", "surrogateescape") if isinstance(p, bytes) else p for p in paths]]
         out = self.git(*args).stdout
         parts = out.split(b"\0")
-        result = []
+        result: list[Change] = []
         i = 0
         while i + 1 < len(parts):
             meta = parts[i]
@@ -1033,7 +1249,7 @@ class Repo:
             m1, m2, o1, o2, _status = meta[1:].split(b" ")
             a = None if int(m1, 8) == 0 else TreeEntry(path, int(m1, 8), o1.decode())
             b = None if int(m2, 8) == 0 else TreeEntry(path, int(m2, 8), o2.decode())
-            result.append((a, b))
+            result.append(Change(a, b))
         return result
 
     def first_parent_chain(self, commit: str, limit: int | None = None) -> list[str]:
@@ -1148,6 +1364,12 @@ class Repo:
     def resolve_commit(self, rev: str) -> Oid | None:
         """The commit ``rev`` names (``git rev-parse --verify REV^{commit}``), or None when it
         names nothing or something that is not a commit."""
+        if self.ref_backend == "reftable":  # libgit2 would resolve no ref there
+            if not rev or "\0" in rev:
+                return None
+            proc = self.git("rev-parse", "-q", "--verify", "--end-of-options", rev + "^{commit}", check=False)
+            oid = proc.stdout.decode("ascii", "replace").strip()
+            return Oid(oid) if proc.returncode == 0 and oid else None
         try:
             return Oid(self._pg.revparse_single(rev).peel(pygit2.Commit).id)
         except (KeyError, ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):

@@ -23,7 +23,7 @@ from .card import evidence_display
 from .config import Config
 from .evidence import evidence, mark_local
 from .errors import CkptError
-from .gitcore import EMPTY_TREE, Repo
+from .gitcore import Repo
 from .model import path_to_str, to_builtins
 from .snapshot import capture
 from .store import Checkpoint
@@ -64,7 +64,7 @@ def first_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
 
 def _tree_of_commit(repo: Repo, commit: str | None) -> str:
     if not commit:
-        return EMPTY_TREE
+        return repo.empty_tree
     return repo.tree_of(commit)
 
 
@@ -358,7 +358,7 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
                 ws_ok = True
                 checks.append({"check": "worktree", "ok": True, "detail": f"matches {cur_id}"})
             else:
-                changed = [path_to_str((b or a).path) for a, b in repo.diff_trees(cur.tree, snap.tree)]
+                changed = [path_to_str(c.path) for c in repo.diff_trees(cur.tree, snap.tree)]
                 what = ("changed: " + ", ".join(changed[:20]) + (" …" if len(changed) > 20 else "")) if changed else "index, HEAD or overlay differ"
                 checks.append({"check": "worktree", "ok": False, "detail": what, "changed": changed})
                 drift.append(f"worktree differs from {cur_id}: {what}")

@@ -75,7 +75,7 @@ def note_blobs(repo: Repo, ref: str = NOTES_REF) -> dict[str, str]:
             if entry.is_tree:
                 if depth < 2 and len(part) == 2:
                     walk(entry.oid, name, depth + 1)
-            elif len(name) == 40 and depth < found.get(name, (3, ""))[0]:
+            elif len(name) == repo.object_format.hexsz and depth < found.get(name, (3, ""))[0]:
                 found[name] = (depth, entry.oid)
 
     walk(repo.tree_of(notes_commit), "", 0)

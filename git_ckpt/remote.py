@@ -42,7 +42,7 @@ from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
 NOTES_REMOTE_PREFIX = "refs/notes/ckpt-remotes/"
 DEFAULT_REMOTE = "origin"
 _REMOTE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_HEX40 = re.compile(rb"[0-9a-f]{40}")
+_OID_HEX = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")  # a note's name: an object id of either format
 
 
 def tracking_prefix(remote: str) -> str:
@@ -241,7 +241,7 @@ def _note_map(repo: Repo, commit: str | None) -> dict[str, str]:
     out = {}
     for e in repo.ls_tree(tree):
         name = e.path.replace(b"/", b"")
-        if _HEX40.fullmatch(name) and e.mode in (0o100644, 0o100755):
+        if _OID_HEX.fullmatch(name) and e.mode in (0o100644, 0o100755):
             out[name.decode()] = e.oid
     return out
 

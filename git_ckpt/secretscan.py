@@ -22,7 +22,7 @@ import pathspec
 
 from . import store
 from .config import SECRET_PATTERNS
-from .gitcore import Repo
+from .gitcore import OID_HEX, Repo
 from .model import path_display
 
 _CONTENT_SKIP = {"HexHighEntropyString"}
@@ -150,7 +150,7 @@ def _tar_files(data: bytes) -> list[tuple[bytes, bytes]]:
 def _where(name: bytes) -> str:
     if name in (b"event.json", b"card.json"):
         return "ledger"
-    if len(name.replace(b"/", b"")) == 40:
+    if OID_HEX.fullmatch(name.replace(b"/", b"").decode("ascii", "replace")):
         return "notes"
     return "history"
 

@@ -78,11 +78,10 @@ class Snapshot:
 
 _STAGE_REC = re.compile(rb"([A-Za-z?]) (\d+) ([0-9a-f]+) (\d)\t")
 _UNMERGED_REC = re.compile(rb"(?:^|(?<=\0))[A-Za-z?] ([0-7]+) ([0-9a-f]+) ([123])\t([^\0]*)")
-_EMPTY_REC = re.compile(rb"(?:^|(?<=\0))[A-Za-z?] [0-7]+ " + EMPTY_BLOB.encode() + rb" 0\t([^\0]*)")
 _SKIP_REC = re.compile(rb"(?:^|(?<=\0))[Ss] [0-7]+ [0-9a-f]+ 0\t([^\0]*)")
 
 
-def _parse_ls_files(out: bytes) -> tuple[list[tuple[int, str, int, bytes]], list[bytes], list[bytes]]:
+def _parse_ls_files(out: bytes, empty_blob: str = EMPTY_BLOB) -> tuple[list[tuple[int, str, int, bytes]], list[bytes], list[bytes]]:
     """Parse ``git ls-files -s -t -z``: (unmerged stage entries, empty-blob stage-0 paths, skip-worktree paths).
 
     Only the records that can matter are parsed in Python; a plain index is scanned in C.
@@ -91,7 +90,7 @@ def _parse_ls_files(out: bytes) -> tuple[list[tuple[int, str, int, bytes]], list
     empties: list[bytes] = []
     skips: list[bytes] = []
     interesting = (
-        EMPTY_BLOB.encode() in out
+        empty_blob.encode() in out
         or b"\0S " in out
         or out.startswith(b"S ")
         or b"\0s " in out
@@ -106,14 +105,14 @@ def _parse_ls_files(out: bytes) -> tuple[list[tuple[int, str, int, bytes]], list
         for m in _UNMERGED_REC.finditer(out):
             stages.append((int(m.group(1), 8), m.group(2).decode(), int(m.group(3)), m.group(4)))
     # Empty blobs can be many (empty __init__.py files): find them with bytes.find, in C.
-    needle = b" " + EMPTY_BLOB.encode() + b" 0\t"
+    needle = b" " + empty_blob.encode() + b" 0\t"
     i = out.find(needle)
     while i != -1:
         start = out.rfind(b"\0", 0, i) + 1
         end = out.find(b"\0", i)
         end = len(out) if end == -1 else end
         m = _STAGE_REC.match(out, start, end)
-        if m and m.group(3) == EMPTY_BLOB.encode() and m.group(4) == b"0":
+        if m and m.group(3) == empty_blob.encode() and m.group(4) == b"0":
             empties.append(out[m.end():end])
         i = out.find(needle, end)
     if b"\0S " in out or out.startswith(b"S ") or b"\0s " in out or out.startswith(b"s "):
@@ -277,7 +276,7 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
                 too_large.append(p)
         # -v: like -t, but the tag is lower case for assume-unchanged entries
         listing = repo.git("ls-files", "-s", "-v", "-z", index_file=idx_i).stdout
-        stages, empties, skips = _parse_ls_files(listing)
+        stages, empties, skips = _parse_ls_files(listing, repo.empty_blob)
         assumed = _assume_unchanged(listing)
         if assumed:  # git add does not look at these; the snapshot must hold what is on disk
             repo.git("update-index", "-z", "--no-assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in assumed), index_file=idx_w)
@@ -389,11 +388,11 @@ def left_out(cp: store.Checkpoint | None) -> frozenset[bytes]:
 def change_summary(repo: Repo, snap: Snapshot, since: store.Checkpoint | None) -> str:
     """The default message of a checkpoint saved without one: what changed since the task's
     latest checkpoint (or since HEAD for the first), e.g. ``M calc.py, A test_calc.py``."""
-    from .gitcore import EMPTY_TREE, change_status
+    from .gitcore import EMPTY_TREE
     from .words import change_summary as summary
 
     old = since.tree if since is not None else (snap.base or EMPTY_TREE)  # diff-tree peels a commit
-    changes = [(change_status(a, b), path_display((b or a).path)) for a, b in repo.diff_trees(old, snap.tree)]
+    changes = [(c.status, path_display(c.path)) for c in repo.diff_trees(old, snap.tree)]
     return summary(changes)
 
 

@@ -17,6 +17,50 @@ BIN = Path(sys.executable).parent
 REAL_HOME = os.environ.get("HOME", "")
 TEST_DATE = "1767225600 +0000"  # 2026-01-01T00:00:00Z
 
+# The repository format every test repository is created in (``.ci/run`` sets it per run):
+# ``files`` (git's files ref backend, SHA-1 ids; the default), ``reftable`` (the reftable ref
+# backend), ``sha256`` (SHA-256 object ids) or ``reftable-sha256``.  It is applied through the
+# sealed gitconfig (``init.defaultRefFormat`` / ``init.defaultObjectFormat``), so every ``git
+# init`` and ``git clone`` of a test gets it, and through :func:`init_repo`'s explicit options,
+# which fail loudly on a git too old to know them.  Needs git >= 2.45 unless ``files``.
+REPO_FORMATS = {
+    "files": {},
+    "reftable": {"ref-format": "reftable"},
+    "sha256": {"object-format": "sha256"},
+    "reftable-sha256": {"ref-format": "reftable", "object-format": "sha256"},
+}
+REPO_FORMAT = os.environ.get("CKPT_TEST_REPO_FORMAT", "files") or "files"
+
+
+def git_version() -> tuple[int, ...]:
+    """The version of the ``git`` on PATH, e.g. ``(2, 55, 0)``."""
+    out = subprocess.run(["git", "--version"], stdout=subprocess.PIPE, check=True).stdout.decode()
+    return tuple(int(p) for p in out.split()[2].split(".")[:3] if p.isdigit())
+
+
+def pytest_configure(config):
+    if REPO_FORMAT not in REPO_FORMATS:
+        raise pytest.UsageError(f"CKPT_TEST_REPO_FORMAT={REPO_FORMAT!r}: use one of {', '.join(REPO_FORMATS)}")
+    if REPO_FORMAT != "files" and git_version() < (2, 45):
+        raise pytest.UsageError(f"CKPT_TEST_REPO_FORMAT={REPO_FORMAT} needs git >= 2.45 on PATH "
+                                f"(found {'.'.join(map(str, git_version()))}); put git 2.55 first on PATH")
+
+
+def init_options(fmt: str = REPO_FORMAT) -> list[str]:
+    """``git init`` options creating a repository of format ``fmt`` (see :data:`REPO_FORMATS`):
+    none in a default run (any git), both formats spelled out otherwise (the sealed gitconfig's
+    defaults would apply to what is not)."""
+    if fmt == "files" and REPO_FORMAT == "files":
+        return []
+    chosen = {"ref-format": "files", "object-format": "sha1", **REPO_FORMATS[fmt]}
+    return [f"--{k}={v}" for k, v in chosen.items()]
+
+
+@pytest.fixture
+def repo_format() -> str:
+    """The repository format of this run (``CKPT_TEST_REPO_FORMAT``)."""
+    return REPO_FORMAT
+
 
 @pytest.fixture(autouse=True)
 def hermetic(tmp_path_factory, monkeypatch):
@@ -27,6 +71,7 @@ def hermetic(tmp_path_factory, monkeypatch):
         "[user]\n\tname = Test User\n\temail = test@example.com\n"
         "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n[tag]\n\tgpgsign = false\n"
         "[core]\n\tautocrlf = false\n[advice]\n\tdetachedHead = false\n[protocol \"file\"]\n\tallow = always\n"
+        + "".join(f"[init]\n\tdefault{k.title().replace('-', '')} = {v}\n" for k, v in REPO_FORMATS[REPO_FORMAT].items())
     )
     for var in list(os.environ):
         if var.startswith("GIT_") or var.startswith("XDG_"):
@@ -154,10 +199,11 @@ def fsck_clean(cwd) -> None:
     assert proc.returncode == 0 and not proc.stdout.strip(), (proc.stdout, proc.stderr)
 
 
-def init_repo(path: Path, *, commit: bool = True) -> Path:
-    """A new repository at ``path`` with one commit (README) unless ``commit`` is False."""
+def init_repo(path: Path, *, commit: bool = True, fmt: str = REPO_FORMAT) -> Path:
+    """A new repository at ``path`` with one commit (README) unless ``commit`` is False, in
+    repository format ``fmt`` (default: this run's ``CKPT_TEST_REPO_FORMAT``)."""
     path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", "main")
+    git(path, "init", "-q", "-b", "main", *init_options(fmt))
     if commit:
         (path / "README").write_text("readme\n")
         git(path, "add", "README")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 from conftest import ckpt
 
@@ -119,7 +120,7 @@ def test_installed_hook_commands_run(repo):
     assert proc.returncode == 0 and proc.stdout.decode().startswith("# Handoff: agent-task\n\nGoal: agent goal\n")
     # an agent whose PATH lacks the venv git-ckpt was installed in still reaches it
     (repo / "y.txt").write_text("y\n")
-    bare = dict(full, PATH="/usr/bin:/bin")
+    bare = dict(full, PATH=f"{os.path.dirname(shutil.which('git'))}:/usr/bin:/bin")  # the git of this run
     proc = subprocess.run(["sh", "-c", CLAUDE_HOOKS["Stop"]], cwd=repo, env=bare, capture_output=True)
     assert proc.returncode == 0 and proc.stderr == b"", proc
     assert [r["kind"] for r in ckpt(repo, "list", "--json").json()["result"]] == ["auto", "auto"]

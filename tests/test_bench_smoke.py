@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import git_version
+
 RUN = Path(__file__).resolve().parents[1] / "bench" / "run.py"
 
 
@@ -20,12 +22,17 @@ def test_bench_smoke_prints_every_pair(tmp_path):
     text = proc.stdout.decode()
     assert proc.returncode == 0, (text, proc.stderr.decode())
     assert "Traceback" not in proc.stderr.decode()
-    for pair in ("| 1 save |", "| 2 restore |", "| 3 commit |", "| 4 list (20) |", "| 5 peer |", "| 6 growth |"):
+    for pair in ("| 1 save |", "| 2 restore |", "| 3 commit |", "| 4 list (20) |", "| 5 peer |", "| 6 growth |", "| 9 reftable |"):
         assert pair in text, pair
     data = json.loads(out.read_text())
     assert data["schema"] == "ckpt-bench/1" and data["mode"] == "smoke"
     pairs = {r["pair"] for r in data["rows"]}
-    assert pairs == {"1 save", "2 restore", "3 commit", "4 list (20)", "5 peer"}
+    assert pairs == {"1 save", "2 restore", "3 commit", "4 list (20)", "5 peer", "9 reftable"}
+    reftable = [r for r in data["rows"] if r["pair"] == "9 reftable"]
+    assert [(r["a"], r["b"]) for r in reftable] == [("git ckpt save (reftable)", "git ckpt save (files)"),
+                                                    ("git ckpt restore (reftable)", "git ckpt restore (files)")]
+    # measured where git can migrate refs (2.46+), skipped with the reason otherwise
+    assert {r["status"] for r in reftable} == ({"info"} if git_version() >= (2, 46) else {"skipped"}), reftable
     assert {r["tree"] for r in data["rows"]} == {"stdlib", "synthetic-300"}
     for r in data["rows"]:
         assert r["status"] in ("met", "missed", "info", "skipped"), r

@@ -12,7 +12,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from conftest import BIN, ckpt, git
+import pytest
+
+from conftest import BIN, REPO_FORMAT, ckpt, git
 from test_verify import events, verifier, write_config
 
 TRAILER = "Ckpt-Verified: "
@@ -53,6 +55,9 @@ def setup(repo: Path, tmp_path: Path) -> Path:
     git(repo, "add", "a.txt")
     ckpt(repo, "save", "-m", "a")
     ckpt(repo, "verify")
+    if REPO_FORMAT.startswith("reftable"):  # CKPT_TEST_REPO_FORMAT (.ci/run): no loose ref files to read
+        assert not (repo / ".git" / "ckpt" / "gate-ok").exists()
+        pytest.skip("reftable: the hooks' fast path reads loose ref files, so it stays off and the full gate answers")
     assert (repo / ".git" / "ckpt" / "gate-ok").is_file()
     return flag
 

@@ -343,14 +343,14 @@ def small_disk(tmp_path):
 
 
 def fill_disk(path: Path, chunk: int) -> None:
-    """Write incompressible bytes to ``path`` until the file system is full."""
-    with open(path, "wb") as fh:
-        try:
+    """Write incompressible bytes to ``path`` until the file system is full (unbuffered, so that
+    closing the file has nothing left to write; the file system may be full already)."""
+    try:
+        with open(path, "wb", buffering=0) as fh:
             while True:
                 fh.write(os.urandom(chunk))
-                fh.flush()
-        except OSError:
-            pass
+    except OSError:
+        pass
 
 
 def test_full_disk(small_disk):
