@@ -263,7 +263,8 @@ def test_no_code_outside_gitcore_assumes_sha1_ids():
             continue
         for n, line in enumerate(path.read_text().splitlines(), 1):
             code = line.split("#")[0] if path.suffix == ".py" else line
-            if (re.search(r"\b40\b", code) and not re.search(r"\b64\b", code)) or re.search(r"(?<![0-9a-fA-F])[0-9a-f]{40}(?![0-9a-fA-F])", code):
+            sha1_only = re.search(r"\*\s*40\b|\{40\}|len\([^)]*\)\s*[!=]=\s*40\b|\[:40\]|\b40\s*\*", code) and not re.search(r"\b64\b", code)
+            if sha1_only or re.search(r"(?<![0-9a-fA-F])[0-9a-f]{40}(?![0-9a-fA-F])", code):
                 offenders.append(f"{path.relative_to(top)}:{n}: {line.strip()}")
     assert offenders == []
 
