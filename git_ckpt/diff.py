@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .config import Config
-from .gitcore import Repo, change_status
+from .gitcore import Repo
 from .model import path_from_str, path_to_str
 from .store import Checkpoint
 
@@ -38,8 +38,7 @@ def compare(repo: Repo, cfg: Config, old: Checkpoint, new: Checkpoint | None = N
 
         snap = capture(repo, cfg)
         new_tree, new_name, new_overlay = snap.tree, "worktree", snap.overlay_info.files
-    changes = [{"status": change_status(a, b), "path": path_to_str((b or a).path)}
-               for a, b in repo.diff_trees(old.tree, new_tree, paths or None)]
+    changes = [{"status": c.status, "path": path_to_str(c.path)} for c in repo.diff_trees(old.tree, new_tree, paths or None)]
     return Comparison(old.id, new_name, old.tree, new_tree, changes,
                       overlay_changes(old.manifest.overlay.files, new_overlay, paths or []))
 

@@ -22,7 +22,7 @@ from . import config, ledger, store, trust
 from .config import Config
 from .errors import CkptError, NotFoundError
 from .evidence import IN_PLACE, requirement, was_forced
-from .gitcore import Repo, change_status
+from .gitcore import Repo
 from .model import path_display
 
 SHOW_PATHS = 20
@@ -78,9 +78,8 @@ class GateResult:
 
 def _diff(repo: Repo, old: str, new: str) -> list[str]:
     out = []
-    for a, b in repo.diff_trees(old, new):
-        letter = change_status(a, b)
-        out.append(f"{letter} {path_display((b or a).path)}")
+    for c in repo.diff_trees(old, new):
+        out.append(f"{c.status} {path_display(c.path)}")
     return out
 
 

@@ -26,7 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar, cast
+from typing import Callable, Iterator, NamedTuple, TypeVar, cast
 
 import pygit2
 
@@ -172,6 +172,26 @@ class TreeEntry:
     def is_tree(self) -> bool:
         """Whether the entry is a subtree (mode ``040000``)."""
         return self.mode == 0o40000
+
+
+class Change(NamedTuple):
+    """One changed path of :meth:`Repo.diff_trees`: the ``old`` and ``new`` entries (None when
+    absent on that side); unpacks as ``(old, new)``."""
+
+    old: TreeEntry | None
+    new: TreeEntry | None
+
+    @property
+    def path(self) -> bytes:
+        """The path that changed (the same on both sides: renames are not detected)."""
+        entry = self.new if self.new is not None else self.old
+        assert entry is not None, "a change has at least one side"
+        return entry.path
+
+    @property
+    def status(self) -> str:
+        """``A`` added, ``D`` deleted, ``M`` changed (:func:`change_status`)."""
+        return change_status(self.old, self.new)
 
 
 def change_status(old: TreeEntry | None, new: TreeEntry | None) -> str:
@@ -752,6 +772,43 @@ class Repo:
         out.update(loose)
         return out
 
+    def highest_number_under(self, prefix: str) -> int | None:
+        """The highest N of the refs ``PREFIX N`` (decimal, no leading zero), or None when there
+        is none; what ``max(refs_under(prefix))`` would give for numbered refs, without building
+        a record per ref (``save``, ``status`` and ``@`` need only the newest checkpoint).
+        With the ``files`` backend: the names in the loose directory and one regular-expression
+        pass over ``packed-refs``; otherwise :meth:`refs_under`."""
+        if not prefix.endswith("/") or not prefix.startswith("refs/") or self._ref_backend() != "files":
+            nums = [int(n[len(prefix):]) for n in self.refs_under(prefix) if n[len(prefix):].isdigit() and not n[len(prefix):].startswith("0")]
+            return max(nums) if nums else None
+        best: int | None = None
+        loose = 0
+        try:
+            with os.scandir(self.common_dir / prefix) as it:
+                for entry in it:
+                    name = entry.name
+                    if name.isdigit() and name.isascii() and not name.startswith("0") and entry.is_file(follow_symlinks=False):
+                        loose += 1
+                        best = max(best or 0, int(name))
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        except OSError as exc:
+            raise io_or_corrupt(exc, f"cannot read {prefix}") from None
+        self.loose_refs_seen = loose
+        try:
+            with open(self.common_dir / "packed-refs", "rb") as fh:
+                packed = fh.read()
+        except FileNotFoundError:
+            packed = b""
+        except OSError as exc:
+            raise io_or_corrupt(exc, "cannot read packed-refs") from None
+        if packed:
+            pattern = re.compile(rb"^[0-9a-f]{40}(?:[0-9a-f]{24})? " + re.escape(os.fsencode(prefix)) + rb"([1-9][0-9]*)$", re.M)
+            found = [int(m) for m in pattern.findall(packed)]
+            if found:
+                best = max(best or 0, max(found))
+        return best
+
     def _read_loose(self, directory: Path, prefix: str, out: dict[RefName, Oid]) -> None:
         """Loose refs under ``directory`` (the ref name ``prefix``), recursively, into ``out``."""
         try:
@@ -1166,20 +1223,21 @@ class Repo:
                 else:
                     yield TreeEntry(name, e.filemode, str(e.id))
 
-    def diff_trees(self, old: str, new: str, paths: list[bytes] | None = None) -> list[tuple[TreeEntry | None, TreeEntry | None]]:
+    def diff_trees(self, old: str, new: str, paths: list[bytes] | None = None) -> list[Change]:
         """Changed paths between two trees (``git diff-tree -r -z --no-renames``).
 
-        Returns ``(old entry or None, new entry or None)`` pairs in git's path order.
+        Returns :class:`Change` pairs ``(old entry or None, new entry or None)`` in git's path
+        order; ``.path`` and ``.status`` name the path and its letter.
         """
         if paths and _too_many(paths):
             wanted = {p.encode("utf-8", "surrogateescape") if isinstance(p, str) else p for p in paths}
-            return [(a, b) for a, b in self.diff_trees(old, new) if _under((a or b).path, wanted)]  # type: ignore[union-attr]
+            return [c for c in self.diff_trees(old, new) if _under(c.path, wanted)]
         args = ["diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", old, new]
         if paths:
             args += ["--", *[p.decode("utf-8", "surrogateescape") if isinstance(p, bytes) else p for p in paths]]
         out = self.git(*args).stdout
         parts = out.split(b"\0")
-        result = []
+        result: list[Change] = []
         i = 0
         while i + 1 < len(parts):
             meta = parts[i]
@@ -1191,7 +1249,7 @@ class Repo:
             m1, m2, o1, o2, _status = meta[1:].split(b" ")
             a = None if int(m1, 8) == 0 else TreeEntry(path, int(m1, 8), o1.decode())
             b = None if int(m2, 8) == 0 else TreeEntry(path, int(m2, 8), o2.decode())
-            result.append((a, b))
+            result.append(Change(a, b))
         return result
 
     def first_parent_chain(self, commit: str, limit: int | None = None) -> list[str]:

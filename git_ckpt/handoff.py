@@ -110,9 +110,18 @@ def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> li
     if repo.read_ref(store.NOTES_REF) is None:
         return []
     known: set[str] | None = None
-    for n, oid in store.numbered(repo, task):
+    nums = store.numbered(repo, task)
+    # a long task: one walk of the notes tree, then only the checkpoints that have a note
+    blobs = notes.note_blobs(repo) if len(nums) > 64 else None
+    for n, oid in nums:
         try:
-            lines = notes.read_lines(repo, oid)
+            if blobs is None:
+                lines = notes.read_lines(repo, oid)
+            else:
+                blob = blobs.get(oid)
+                if blob is None:
+                    continue
+                lines = notes.parse_lines(repo.read_blob(blob), oid)
         except CkptError:
             continue
         if lines and known is None:
@@ -349,7 +358,7 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
                 ws_ok = True
                 checks.append({"check": "worktree", "ok": True, "detail": f"matches {cur_id}"})
             else:
-                changed = [path_to_str((b or a).path) for a, b in repo.diff_trees(cur.tree, snap.tree)]
+                changed = [path_to_str(c.path) for c in repo.diff_trees(cur.tree, snap.tree)]
                 what = ("changed: " + ", ".join(changed[:20]) + (" …" if len(changed) > 20 else "")) if changed else "index, HEAD or overlay differ"
                 checks.append({"check": "worktree", "ok": False, "detail": what, "changed": changed})
                 drift.append(f"worktree differs from {cur_id}: {what}")

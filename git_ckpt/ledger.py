@@ -160,9 +160,12 @@ def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int 
     """The newest event of ``task`` for which ``match`` is true, looking back ``limit`` events."""
     oid = repo.read_ref(store.log_ref(task))
     while oid and limit > 0:
-        rec = _read(repo, oid, task)
-        if match(rec.event):
-            return rec
+        try:  # the event alone is decoded while looking; the card only for the one found
+            ev = msgspec.json.decode(_file(repo, repo.read_commit(oid).tree, "event.json"), type=Event)
+        except (CorruptError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise CorruptError(f"ledger of task {task} is corrupt at {oid[:12]}: {exc}", f"git ckpt log --verify --task {task} names the first bad event") from None
+        if match(ev):
+            return _read(repo, oid, task)
         parents = repo.read_commit(oid).parents
         oid = parents[0] if parents else None
         limit -= 1

@@ -165,11 +165,8 @@ class Tools:
 
     def verify(self, checkpoint: str = "@", only: list[str] | None = None, isolated: bool = False) -> dict:
         from . import config, store
+        from . import verify as vmod
 
-        try:
-            from . import verify as vmod
-        except ImportError:
-            raise UsageError("this git-ckpt has no verifier runner") from None
         repo = self.repo()
         cp = store.resolve(repo, checkpoint, store.current_task(repo))
         report = vmod.verify(repo, config.load(repo), cp, only=only or None, isolated=isolated)

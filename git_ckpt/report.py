@@ -11,7 +11,7 @@ import html
 
 from . import store
 from .errors import CkptError
-from .gitcore import EMPTY_TREE, Repo, change_status
+from .gitcore import EMPTY_TREE, Repo
 from .ledger import now_iso
 from .model import path_display
 from .timeline import Timeline, build
@@ -39,7 +39,7 @@ def changed_files(repo: Repo, tl: Timeline, cid: str) -> list[tuple[str, str]] |
     parent = tl.nodes.get(n.parent) if n.parent else None
     old = parent.commit if parent is not None and parent.commit else (cp.manifest.base or EMPTY_TREE)
     try:
-        return [(change_status(a, b), path_display((b or a).path)) for a, b in repo.diff_trees(old, cp.tree)]
+        return [(c.status, path_display(c.path)) for c in repo.diff_trees(old, cp.tree)]
     except CkptError:
         return None
 

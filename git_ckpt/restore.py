@@ -267,10 +267,26 @@ class Fingerprints:
         self.taken = time.time_ns()
         touched = sorted(set(plan.delete + plan.write + plan.raw_write + plan.overlay_delete + plan.overlay_write))
         self.stats: dict[bytes, _Stat | None] = {p: _stat_of(os.path.join(self.root, p)) for p in touched}
-        changed = [p for p, st in self.stats.items() if st is not None and not stat.S_ISDIR(st[0]) and not _content_matches(repo, now, p)]
+        changed = self._changed_since_capture([p for p, st in self.stats.items() if st is not None and not stat.S_ISDIR(st[0])])
         if changed:
             raise BusyError(f"{path_display(changed[0])!r} changed while the restore was reading it (another process is writing it?); nothing was changed",
                             "let the writer finish, then run the command again")
+
+    def _changed_since_capture(self, present: list[bytes]) -> list[bytes]:
+        """Which of ``present`` no longer hold what the capture recorded: regular files hashed in
+        one ``git hash-object --stdin-paths`` (clean filters applied), the rest one by one."""
+        overlay_paths = {path_from_str(f.path) for f in (self.now.overlay_info.files if self.now.overlay_info else [])}
+        batch = [p for p in present if p not in overlay_paths and b"\n" not in p and stat.S_ISREG(self.stats[p][0])]
+        changed = [p for p in present if p not in set(batch) and not _content_matches(self.repo, self.now, p)]
+        if batch:
+            oids = self.repo.git("hash-object", "--stdin-paths", input=b"".join(p + b"\n" for p in batch)).stdout.split()
+            listed = self.repo.ls_tree(self.now.tree, *batch) if len(batch) <= 500 else self.repo.ls_tree(self.now.tree)
+            want = {e.path: e for e in listed}
+            for p, oid in zip(batch, oids):
+                e = want.get(p)
+                if e is None or e.oid != oid.decode() or (e.mode == 0o100755) != bool(self.stats[p][0] & 0o100):
+                    changed.append(p)
+        return sorted(changed)
 
     def check(self, rel: bytes) -> None:
         """Raise :class:`BusyError` (the restore stops; the journal stays) when ``rel`` is no

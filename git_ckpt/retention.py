@@ -22,6 +22,9 @@ objects.  Disk space comes back when git's own gc prunes unreachable objects.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, Callable
+
 import calendar
 import time
 from dataclasses import dataclass, field
@@ -43,7 +46,7 @@ class Policy:
     older_than: int | None
     max_bytes: int | None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"keep": self.keep, "older_than": self.older_than, "max_bytes": self.max_bytes}
 
 
@@ -87,7 +90,7 @@ class GcResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     remaining: int = 0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "policy": self.policy.to_json(),
             "dry_run": self.dry_run,
@@ -105,7 +108,7 @@ def _epoch(text: str) -> float | None:
         return None
 
 
-def _worktree_git_dirs(repo: Repo) -> list:
+def _worktree_git_dirs(repo: Repo) -> list[Path]:
     dirs = [repo.common_dir]
     wt = repo.common_dir / "worktrees"
     if wt.is_dir():
@@ -244,7 +247,7 @@ def gc(
     for c in doomed:
         if not dry_run:
             # deleted only while it still names the commit judged (never rebuilt on a new value)
-            if not repo.swap(c.ref, lambda old, c=c: (None, True) if old == c.commit else (old, False),
+            if not repo.swap(c.ref, _deleter(c.commit),
                              reason=f"ckpt: gc {c.id}"):
                 result.skipped.append((c.id, "changed while gc ran, left alone"))
                 continue
@@ -264,3 +267,11 @@ def _bases(repo: Repo, cands: list[Candidate]) -> set[str]:
         if len(parents) == 3:
             out.add(str(parents[0]))
     return out
+
+
+def _deleter(commit: str) -> Callable[[str | None], tuple[str | None, bool]]:
+    """A :meth:`Repo.swap` build that deletes the ref while it names ``commit`` (True) and
+    leaves it alone otherwise (False)."""
+    def build(old: str | None) -> tuple[str | None, bool]:
+        return (None, True) if old == commit else (old, False)
+    return build

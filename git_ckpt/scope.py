@@ -8,7 +8,7 @@ import re
 
 from . import handoff, ledger
 from .config import Config
-from .gitcore import Repo, change_status
+from .gitcore import Repo
 from .model import path_to_str
 from .store import Checkpoint
 
@@ -39,12 +39,12 @@ def scope(repo: Repo, cfg: Config, task: str, since: Checkpoint) -> dict:
     first = handoff.first_checkpoint(repo, task)
     if cur is not None:
         base_tree = handoff._tree_of_commit(repo, first.base if first else None)
-        touched = {path_to_str((b or a).path) for a, b in repo.diff_trees(base_tree, cur.tree)}
+        touched = {path_to_str(c.path) for c in repo.diff_trees(base_tree, cur.tree)}
     snap = capture(repo, cfg)
     inside, outside = [], []
-    for a, b in repo.diff_trees(since.tree, snap.tree):
-        path = path_to_str((b or a).path)
-        status = change_status(a, b)
+    for c in repo.diff_trees(since.tree, snap.tree):
+        path = path_to_str(c.path)
+        status = c.status
         why = []
         if named_by(card.next, path):
             why.append("next step")

@@ -388,11 +388,11 @@ def left_out(cp: store.Checkpoint | None) -> frozenset[bytes]:
 def change_summary(repo: Repo, snap: Snapshot, since: store.Checkpoint | None) -> str:
     """The default message of a checkpoint saved without one: what changed since the task's
     latest checkpoint (or since HEAD for the first), e.g. ``M calc.py, A test_calc.py``."""
-    from .gitcore import EMPTY_TREE, change_status
+    from .gitcore import EMPTY_TREE
     from .words import change_summary as summary
 
     old = since.tree if since is not None else (snap.base or EMPTY_TREE)  # diff-tree peels a commit
-    changes = [(change_status(a, b), path_display((b or a).path)) for a, b in repo.diff_trees(old, snap.tree)]
+    changes = [(c.status, path_display(c.path)) for c in repo.diff_trees(old, snap.tree)]
     return summary(changes)
 
 
@@ -474,8 +474,8 @@ def next_number(repo: Repo, task: str) -> int:
     the newest ``save`` event of its ledger, so a number whose ref was deleted (``drop``, ``gc``,
     ``git update-ref -d``) is never given to a different checkpoint.  A damaged ledger counts
     as having no saves (the refs still decide)."""
-    nums = store.numbered(repo, task)
-    high = nums[-1][0] if nums else 0
+    top = store.highest(repo, task)
+    high = top[0] if top else 0
     with contextlib.suppress(CkptError, KeyError, ValueError):
         rec = ledger.find_last(repo, task, lambda ev: ev.type == "save")
         if rec is not None:

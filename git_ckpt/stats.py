@@ -49,17 +49,9 @@ def unverified_commits(repo: Repo, cfg: Config, task: str) -> dict:
     commits = repo.git(*args).stdout.decode().split()
     truncated = len(commits) > MAX_COMMITS
     commits = commits[:MAX_COMMITS]
-    try:
-        from .gate import verify_commit
-    except ImportError:  # pragma: no cover - the gate ships with git-ckpt
-        verify_commit = None
-    bad = []
-    for c in commits:
-        if verify_commit is not None:
-            if not verify_commit(repo, cfg, c).verified:
-                bad.append(c)
-        else:
-            bad.append(c)
+    from .gate import verify_commit
+
+    bad = [c for c in commits if not verify_commit(repo, cfg, c).verified]
     return {"checked": len(commits), "unverified": bad, "truncated": truncated}
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import config, store
 from .restore import checkpoint_with_state
 from .errors import CkptError
+from .config import Config
 from .gitcore import Repo
 from .snapshot import capture
+from .store import Checkpoint
 
 
 def gate_enabled(repo: Repo) -> bool:
@@ -14,7 +18,7 @@ def gate_enabled(repo: Repo) -> bool:
     return repo.config_bool("ckpt.gate")
 
 
-def worktree_checkpoint(repo: Repo, cfg, task: str, last=None):
+def worktree_checkpoint(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None = None) -> Checkpoint | None:
     """The checkpoint the worktree equals right now: the latest of ``task`` (``last`` when the
     caller has read it), or the one last restored in this worktree; None when neither matches,
     or the worktree cannot be captured (``cfg`` None: the configuration is unreadable)."""
@@ -26,7 +30,7 @@ def worktree_checkpoint(repo: Repo, cfg, task: str, last=None):
         return None
 
 
-def status(repo: Repo) -> dict:
+def status(repo: Repo) -> dict[str, Any]:
     """Task, latest, promoted, ``matches_latest``, ``matches`` (the checkpoint the worktree
     equals: the latest or the last one restored here, else None), ``restore_interrupted``,
     gate on/off (``gate``: ``ckpt.gate``), ``gate_active`` (on, and git runs our hooks in this

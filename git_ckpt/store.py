@@ -278,12 +278,26 @@ def numbered(repo: Repo, task: str, prefix: str = PREFIX) -> list[tuple[int, str
     return out
 
 
+def highest(repo: Repo, task: str, prefix: str = PREFIX) -> tuple[int, str] | None:
+    """``numbered(repo, task, prefix)[-1]`` (the newest checkpoint's number and commit) without
+    reading every ref of the task: a long task costs about what a short one does."""
+    base = f"{prefix}{task}/"
+    n = repo.highest_number_under(base)
+    if n is None:
+        return None
+    oid = repo.read_ref(f"{base}{n}")
+    if oid is None:  # a loose file that is no ref: let the full reading decide
+        nums = numbered(repo, task, prefix)
+        return nums[-1] if nums else None
+    return n, oid
+
+
 def latest(repo: Repo, task: str) -> Checkpoint | None:
     """The highest-numbered checkpoint of ``task``, or None."""
-    nums = numbered(repo, task)
-    if not nums:
+    top = highest(repo, task)
+    if top is None:
         return None
-    n, oid = nums[-1]
+    n, oid = top
     return load(repo, oid, id=f"{task}/{n}", ref=ckpt_ref(task, n))
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 
 from . import ledger, store
 from .gitcore import Repo
 from .model import Card, to_builtins
 
 
-def start(repo: Repo, task: str, *, goal: str | None = None, constraints: list[str] = (), acceptance: list[str] = ()) -> Card:
+def start(repo: Repo, task: str, *, goal: str | None = None, constraints: Sequence[str] = (), acceptance: Sequence[str] = ()) -> Card:
     """Make ``task`` current in this worktree and record its card (goal, constraints,
     acceptance) in a ``task-start`` ledger event.  Starting an existing task switches to it and
     updates only the fields given."""
@@ -70,7 +72,7 @@ def done(repo: Repo, task: str) -> Card:
     return ledger.append(repo, task, "card", {"done": True}, update).card
 
 
-def listing(repo: Repo) -> list[dict]:
+def listing(repo: Repo) -> list[dict[str, Any]]:
     """Every task: name, checkpoint count, goal, done, and whether it is current here."""
     cur = store.current_task(repo)
     out = []
@@ -82,6 +84,7 @@ def listing(repo: Repo) -> list[dict]:
     return out
 
 
-def card_json(card: Card) -> dict:
+def card_json(card: Card) -> dict[str, Any]:
     """The card as JSON-ready data."""
-    return to_builtins(card)
+    out: dict[str, Any] = to_builtins(card)
+    return out

@@ -38,7 +38,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from . import ledger, notes, store, trust
 from . import overlay
@@ -57,7 +57,7 @@ from .evidence import (  # the evidence queries, re-exported for callers of this
     shown_states as shown_states,
 )
 from .errors import CkptError, NotFoundError, UsageError
-from .gitcore import _LOCATION_VARS, Repo, change_status, fault
+from .gitcore import _LOCATION_VARS, Repo, fault
 from .model import encode, path_display
 from .snapshot import capture
 from .store import Checkpoint
@@ -96,7 +96,7 @@ def status_for(returncode: int) -> tuple[str, int]:
     return "failed", returncode
 
 
-def _kill_group(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+def _kill_group(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
     """Send ``sig`` to the verifier's whole process group, then SIGKILL after a grace period."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, sig)
@@ -230,12 +230,12 @@ class Outcome:
     required: bool
     reused: bool
     log: str
-    line: dict
+    line: dict[str, Any]
     reused_from: str | None = None
     changed: list[str] = field(default_factory=list)
     message: str = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {
             "verifier": self.name, "status": self.status, "exit_code": self.exit_code,
@@ -263,7 +263,7 @@ class Report:
     exit_code: int = 0
     fetched: bool = False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {
             "checkpoint": self.checkpoint, "commit": self.commit, "isolated": self.isolated,
@@ -275,7 +275,7 @@ class Report:
 
 
 def result_line(cp: Checkpoint, v: VerifierConfig, *, status: str, exit_code: int, duration: float,
-                started_at: str, host: str, log: str, reused: bool) -> dict:
+                started_at: str, host: str, log: str, reused: bool) -> dict[str, Any]:
     """The agreed note line (schema ``ckpt/1``) for a result of ``v`` on ``cp``."""
     return {
         "schema": "ckpt/1", "checkpoint": cp.id, "verifier": v.name, "definition": definition_hash(v),
@@ -285,7 +285,7 @@ def result_line(cp: Checkpoint, v: VerifierConfig, *, status: str, exit_code: in
     }
 
 
-def _encode_line(line: dict) -> bytes:
+def _encode_line(line: dict[str, Any]) -> bytes:
     return encode(line).rstrip(b"\n")
 
 
@@ -296,7 +296,7 @@ def ledger_task(repo: Repo, cp: Checkpoint) -> str:
     return cp.manifest.task if store.is_local(repo, cp) else store.current_task(repo)
 
 
-def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig, *, isolated: bool = False) -> tuple[dict, str, bool] | None:
+def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig, *, isolated: bool = False) -> tuple[dict[str, Any], str, bool] | None:
     """A passing result of ``v`` (same definition) on the same content, on ``cp`` itself or on
     another checkpoint of its task with the same tree, that this repository's own ``verify``
     recorded (:func:`local_lines`; a fetched line is never reused; with ``isolated``, only a
@@ -344,9 +344,8 @@ def worktree_mismatch(repo: Repo, cfg: Config, cp: Checkpoint) -> list[str]:
     snap = capture(repo, cfg)
     out = []
     if snap.tree != cp.tree:
-        for a, b in repo.diff_trees(cp.tree, snap.tree):
-            letter = change_status(a, b)
-            out.append(f"{letter} {path_display((b or a).path)}")
+        for c in repo.diff_trees(cp.tree, snap.tree):
+            out.append(f"{c.status} {path_display(c.path)}")
     now_ovl = snap.overlay_info.digest if snap.overlay_info else ""
     if now_ovl != overlay_digest(cp):
         out.append("overlay files differ")
@@ -390,7 +389,7 @@ def select(cfg: Config, only: list[str] | None) -> list[VerifierConfig]:
     return [v for v in cfg.verifier if v.name in only]
 
 
-def _record(repo: Repo, cp: Checkpoint, line: dict, *, isolated: bool, reused_from: str | None = None) -> None:
+def _record(repo: Repo, cp: Checkpoint, line: dict[str, Any], *, isolated: bool, reused_from: str | None = None) -> None:
     notes.append_line(repo, cp.commit, _encode_line(line))
     fault("verify.after-note")
     ledger.append(repo, ledger_task(repo, cp), "verify", {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import calendar
 import time
 from dataclasses import dataclass, field
@@ -9,7 +11,7 @@ from dataclasses import dataclass, field
 
 from . import notes, store
 from .errors import CkptError
-from .gitcore import Repo, change_status
+from .gitcore import Repo
 from .model import path_display, path_from_str
 from .store import Checkpoint
 
@@ -36,7 +38,7 @@ def age(created_at: str, now: float | None = None) -> str:
     return f"{secs}s"
 
 
-def verifier_state(results: list[dict]) -> dict[str, str]:
+def verifier_state(results: list[dict[str, Any]]) -> dict[str, str]:
     """Latest status per verifier name from a note's result lines (later lines win), in the words
     of :func:`git_ckpt.words.result_word` (``could not run``, not ``error``)."""
     from .words import result_word
@@ -64,7 +66,7 @@ class Row:
     agent: str | None = None
     agent_session: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id, "commit": self.commit, "kind": self.kind, "created_at": self.created_at,
             "message": self.message, "promoted": self.promoted, "verifiers": self.verifiers,
@@ -121,13 +123,12 @@ def changed_files(repo: Repo, cp: Checkpoint) -> list[tuple[str, str]]:
     """``(status letter, path)`` of files the checkpoint's worktree changes relative to its base."""
     base_tree = repo.tree_of(cp.base) if cp.base else repo.empty_tree
     out = []
-    for a, b in repo.diff_trees(base_tree, cp.tree):
-        status = change_status(a, b)
-        out.append((status, path_display((b or a).path)))
+    for c in repo.diff_trees(base_tree, cp.tree):
+        out.append((c.status, path_display(c.path)))
     return out
 
 
-def show(repo: Repo, cp: Checkpoint) -> dict:
+def show(repo: Repo, cp: Checkpoint) -> dict[str, Any]:
     """Everything ``git ckpt show`` prints, as JSON-ready data."""
     from .model import to_builtins
 

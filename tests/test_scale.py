@@ -216,13 +216,13 @@ def test_save_packs_a_long_task_refs_and_reads_them_alike(repo):
 def test_log_newest_n_and_a_reader_that_leaves_early(repo):
     """``log -n N`` prints exactly the last N lines of the whole log; ``log | head`` prints its
     first lines and exits 0 with nothing on stderr, however long the ledger."""
-    for i in range(150):
+    for i in range(70):  # past one 64-line block of output
         (repo / "README").write_text(f"v{i}\n")
         ckpt(repo, "save", "-m", f"s{i}", fsck=False)
     whole = ckpt(repo, "log", fsck=False).out.splitlines()
-    assert len(whole) == 150
-    for n in (0, 1, 20, 64, 65, 150, 500):
-        assert ckpt(repo, "log", "-n", str(n), fsck=False).out.splitlines() == whole[len(whole) - min(n, 150):]
+    assert len(whole) == 70
+    for n in (0, 1, 20, 64, 65, 70, 500):
+        assert ckpt(repo, "log", "-n", str(n), fsck=False).out.splitlines() == whole[len(whole) - min(n, 70):]
     assert ckpt(repo, "log", "-n", "5", "--json", fsck=False).json()["result"] == ckpt(repo, "log", "--json", fsck=False).json()["result"][-5:]
     ckpt(repo, "log", "-n", "-1", rc=2, fsck=False)
     import subprocess
@@ -230,3 +230,45 @@ def test_log_newest_n_and_a_reader_that_leaves_early(repo):
     proc = subprocess.run("git ckpt log | head -3", shell=True, cwd=repo, capture_output=True)
     assert proc.returncode == 0 and proc.stderr == b""
     assert proc.stdout.decode().splitlines() == whole[:3]
+
+
+def test_handoff_of_a_long_task_reads_results_like_a_short_one(repo):
+    """Past 64 checkpoints the handoff reads the notes tree once instead of one lookup per
+    checkpoint: the newest result per verifier and where it ran are the same."""
+    from test_verify import verifier, write_config
+
+    write_config(repo, verifier("ok", ["true"]))
+    (repo / "README").write_text("v1\n")
+    ckpt(repo, "save", "-m", "one", fsck=False)
+    ckpt(repo, "verify", fsck=False)
+    short = ckpt(repo, "handoff", "--format", "json", fsck=False).json()["result"]["results"]
+    assert [(r["verifier"], r["checkpoint"], r["status"]) for r in short] == [("ok", "default/1", "passed")]
+    first = git(repo, "rev-parse", "refs/ckpt/default/1").decode().strip()
+    _bulk_checkpoints(repo, "default", 2, 70, first)  # the same commit: its note counts for each
+    long = ckpt(repo, "handoff", "--format", "json", fsck=False).json()["result"]["results"]
+    assert [(r["verifier"], r["checkpoint"], r["status"], r["commit"]) for r in long] == [("ok", "default/70", "passed", first)]
+    assert {k: v for k, v in long[0].items() if k not in ("checkpoint", "current")} == {k: v for k, v in short[0].items() if k not in ("checkpoint", "current")}
+
+
+@pytest.mark.parametrize("layout", ["loose", "packed", "mixed"])
+def test_latest_checkpoint_is_the_highest_number_however_refs_are_stored(repo, layout):
+    """``save`` numbers on from, and ``status``/``show @`` name, the highest N of the task,
+    read from loose refs, ``packed-refs`` or both, never confused by other tasks (``long`` vs
+    ``long2``), leading zeros, non-numbered refs or a higher number in another prefix."""
+    ckpt(repo, "task", "start", "long", fsck=False)
+    ckpt(repo, "save", "-m", "one", fsck=False)
+    first = git(repo, "rev-parse", "refs/ckpt/long/1").decode().strip()
+    _bulk_checkpoints(repo, "long", 2, 40, first)
+    _bulk_checkpoints(repo, "long2", 1, 900, first)
+    git(repo, "update-ref", "refs/ckpt/long/0900", first)
+    git(repo, "update-ref", "refs/ckpt-remotes/origin/long/5000", first)
+    if layout == "packed":
+        git(repo, "pack-refs", "--all")
+    elif layout == "mixed":
+        git(repo, "pack-refs", "--all")
+        _bulk_checkpoints(repo, "long", 41, 45, first)
+    top = 40 if layout != "mixed" else 45
+    assert ckpt(repo, "show", "@", "--json", fsck=False).json()["result"]["id"] == f"long/{top}"
+    (repo / "README").write_text("changed\n")
+    assert ckpt(repo, "save", fsck=False).out == f"checkpoint saved: long/{top + 1}\n"
+    assert ckpt(repo, "status", "--json", fsck=False).json()["result"]["latest"] == f"long/{top + 1}"

@@ -84,7 +84,7 @@ def command(task: str | None, verify_: bool, graph: bool, max_count: int | None,
                 click.echo("".join(lines), nl=False)
                 lines.clear()
         click.echo("".join(lines), nl=False)
-        if not shown:
+        if not shown and max_count != 0:
             say(f"no events in task {task}")
 
     from ..model import to_builtins

@@ -223,3 +223,16 @@ def test_a_broken_config_file_is_a_config_error(core, repo, monkeypatch):
     monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'ckpt.x=1'")
     with pytest.raises(ConfigError, match="cannot read git config"):
         core.config_entries("ckpt.")
+
+
+def test_diff_trees_names_each_change_once_with_its_letter(core, repo):
+    one = rev(repo, "HEAD^{tree}")
+    (repo / "README").write_text("changed\n")
+    (repo / "new").write_text("n\n")
+    git(repo, "add", "-A")
+    git(repo, "rm", "-q", "--cached", "README")
+    two = git(repo, "write-tree").decode().strip()
+    changes = core.diff_trees(one, two)
+    assert [(c.status, c.path) for c in changes] == [("D", b"README"), ("A", b"new")]
+    (old, new) = changes[1]  # still unpacks as (old, new)
+    assert old is None and new.oid == rev(repo, ":new")
