@@ -19,7 +19,7 @@ import msgspec
 from .errors import CorruptError
 from .gitcore import Repo
 from .model import Card, Event, encode
-from . import store
+from . import notes, store
 
 
 def now_iso() -> str:
@@ -306,11 +306,8 @@ def verify(repo: Repo, task: str) -> list[str]:
 def _unlogged_results(repo: Repo, cp: "store.Checkpoint", cid: str, logged: set[str]) -> int:
     """How many result lines on ``cp``'s note name checkpoint ``cid`` and this host but have no
     verify event (their result id) among ``logged``."""
-    from . import notes
-    from .verify import result_id
-
     mine = [ln for ln in notes.read_lines(repo, cp.commit) if ln.get("host") == HOST and ln.get("checkpoint") == cid]
-    return sum(1 for ln in mine if result_id(ln) not in logged)
+    return sum(1 for ln in mine if notes.result_id(ln) not in logged)
 
 
 def _event_no(problem: str) -> int:

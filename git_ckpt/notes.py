@@ -15,10 +15,16 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from .gitcore import Repo
-from .model import ObjectId, Short, escape
+from .model import ObjectId, Short, digest, escape
 from .store import NOTES_REF
 
 MAX_NOTE = 64 * 1024 * 1024  # bytes of one note read; the rest is ignored (and warned about)
+
+
+def result_id(line: dict[str, Any]) -> str:
+    """sha256 of a result line's deterministic encoding: what a ``verify`` ledger event records
+    (``result``) to say this repository's own ``verify`` wrote that line."""
+    return digest(line)
 
 
 class ResultLine(msgspec.Struct, kw_only=True, frozen=True):

@@ -445,7 +445,7 @@ def write_entries(root: Path, source, entries: list[Entry], before=None) -> None
     :func:`check_writable`.  Each file's content is checked against the sha256 seen when the
     archive was validated.  ``before(path)``, when given, runs before each entry is written (a
     restore re-checks that nobody changed the file it replaces)."""
-    import tarfile
+    import tarfile  # lazily: only restores and checks that write files read archives
 
     wanted = {e.path: e for e in entries}
     for e in entries:

@@ -402,13 +402,17 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
         m = _AT.fullmatch(rest)
         if m:
             back = int(m.group(1) or 0)
+            at = restored_here(repo, t) if prefix == PREFIX else None
+            if back == 0 and at is None:  # plain @: the newest, found without reading every ref
+                newest = highest(repo, t, prefix)
+                if newest is not None:
+                    return load(repo, newest[1], id=f"{shown_prefix}{t}/{newest[0]}", ref=f"{prefix}{t}/{newest[0]}")
             nums = numbered(repo, t, prefix)
             if not nums:
                 raise NotFoundError(f"task {shown_prefix}{t} has no checkpoints",
                                     f"git ckpt fetch {shown_prefix[:-1]} brings them" if shown_prefix else "git ckpt save makes one")
             top = len(nums) - 1
             if prefix == PREFIX:  # after a whole restore, @ is the checkpoint this worktree matches
-                at = restored_here(repo, t)
                 if at is not None and (at, repo.read_ref(ckpt_ref(t, at))) in nums:
                     top = nums.index((at, repo.read_ref(ckpt_ref(t, at))))
             if back > top:
