@@ -739,6 +739,7 @@ def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprint
             _prune_empty_dirs(root, p)
         else:
             _unlink(root, p)
+        prints.stats[p] = None  # gone by our hand: a write there later expects nothing
     fault("restore.after-delete")
     if plan.write:
         for p in plan.write:  # a directory may have to give way to a file: only an empty one
