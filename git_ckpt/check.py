@@ -15,7 +15,11 @@ restore writes it, and comparing what comes out with what the checkpoint claims:
 4. ``stages/`` and ``raw/`` hold exactly the paths the manifest lists;
 5. the overlay tar passes the strict extractor, is extracted into a second temporary directory,
    and every file there matches the manifest's kind, mode and sha256; the digest recomputes;
-6. the verifier-result note on the commit (if any) is readable.
+6. every path of the tree is a safe worktree path and no overlay file lies below a symlink of
+   the tree.
+
+Result notes are not judged: ``check`` is about restorability only (a malformed note line is
+skipped by its readers with a warning).
 
 Nothing outside the temporary directories is written, not even objects.
 """
@@ -30,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-from . import notes, overlay, store
+from . import overlay, store
 from .errors import CkptError, CorruptError
 from .gitcore import Repo
-from .model import OverlayFile, path_display, path_from_str
+from .model import OverlayFile, path_display, path_from_str, raw_path_problem
 
 GITLINK = 0o160000
 
@@ -148,13 +152,32 @@ def check_one(repo: Repo, cid: str, ref: str, commit: str | None) -> CheckResult
         res.problems.append(f"index commit unreadable: {exc}")
         return res
     _check_lists(repo, cp, res)
-    _check_worktree(repo, cp, res)
+    if _check_tree_paths(repo, cp, res):
+        _check_worktree(repo, cp, res)
     _check_overlay(repo, cp, res)
-    try:
-        notes.read_lines(repo, commit)
-    except CkptError as exc:
-        res.problems.append(exc.message)
     return res
+
+
+def _check_tree_paths(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> bool:
+    """Every path of the tree and the index tree is a safe worktree path, and no overlay file
+    lies below a symlink or file of the tree (restore would refuse the checkpoint).  Returns
+    False (with the problem recorded) when the tree must not even be materialised."""
+    tree_entries = repo.ls_tree(cp.tree)
+    for e in tree_entries + repo.ls_tree(cp.index_tree):
+        problem = raw_path_problem(e.path)
+        if problem:
+            res.problems.append(f"its tree names the path {path_display(e.path)!r}, which {problem}")
+            return False
+    leaves = {e.path: e.mode for e in tree_entries if e.mode != GITLINK}
+    for f in cp.manifest.overlay.files:
+        parts = path_from_str(f.path).split(b"/")
+        for i in range(1, len(parts)):
+            parent = b"/".join(parts[:i])
+            if parent in leaves:
+                res.problems.append(f"overlay file {path_display(path_from_str(f.path))!r} lies below {path_display(parent)!r}, "
+                                    "which is a symlink or file in its tree")
+                return True
+    return True
 
 
 def missing_objects(repo: Repo, cp: store.Checkpoint) -> list[str]:
@@ -228,14 +251,18 @@ def _check_worktree(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
 def _check_overlay(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
     """The overlay tar extracts under the strict rules and matches the manifest file by file."""
     info = cp.manifest.overlay
-    tar = cp.overlay_tar()
+    try:
+        tar = cp.overlay_source()
+    except CorruptError as exc:
+        res.problems.append(exc.message)
+        return
     if tar is None:
         if info.files:
             res.problems.append(f"its manifest lists {len(info.files)} overlay file(s) but overlay.tar is absent")
         return
     if overlay.overlay_digest(info.files) != info.digest:
         res.problems.append("the manifest's overlay digest does not match its file list")
-    limit = max([info.max_file_size, *(f.size for f in info.files)]) or overlay.MAX_TOTAL
+    limit = _local_limit(repo)  # this repository's cap, never the manifest's
     with tempfile.TemporaryDirectory(prefix="ckpt-check-overlay-") as tmp:
         try:
             written = overlay.extract(Path(tmp), tar, limit)
@@ -254,6 +281,17 @@ def _check_overlay(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
         res.overlay_files = len(want)
 
 
+def _local_limit(repo: Repo) -> int:
+    """``overlay.max_file_size`` of this repository (its default when the config is broken:
+    ``check`` judges checkpoints, not the config)."""
+    from . import config
+
+    try:
+        return config.load(repo).max_file_size
+    except CkptError:
+        return config.parse_size("100MiB", "overlay.max_file_size")
+
+
 def _compare_overlay_file(full: bytes, f: OverlayFile) -> str | None:
     try:
         st = os.lstat(full)
@@ -268,9 +306,12 @@ def _compare_overlay_file(full: bytes, f: OverlayFile) -> str | None:
             return "should be a regular file"
         if (0o100000 | (st.st_mode & 0o7777)) != f.mode:  # overlays keep all permission bits
             return f"has mode {oct(st.st_mode & 0o7777)}, manifest says {oct(f.mode & 0o7777)}"
+        h = hashlib.sha256()
         with open(full, "rb") as fh:
-            data = fh.read()
-    if hashlib.sha256(data).hexdigest() != f.sha256:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        data = None
+    if (hashlib.sha256(data).hexdigest() if data is not None else h.hexdigest()) != f.sha256:
         return "differs from the manifest's sha256"
     return None
 

@@ -180,7 +180,33 @@ def decode(data: bytes, origin: str = CONFIG_FILE) -> Config:
     return cfg
 
 
+def overlay_pattern_problem(pattern: str) -> str | None:
+    """Why an ``overlay.include``/``exclude`` pattern could reach outside the worktree, or None.
+
+    Patterns are gitignore patterns relative to the worktree root (a leading ``/`` anchors at the
+    root, as in ``.gitignore``); a ``..`` component, a home-directory ``~`` prefix, a backslash
+    path or a Windows drive, a NUL or another control character is refused."""
+    p = pattern.strip()
+    if p.startswith("!"):
+        p = p[1:]
+    if any(ord(c) < 32 or ord(c) == 127 for c in pattern):
+        return "contains a control character"
+    if p.startswith("~") or "\\" in p or re.match(r"[A-Za-z]:", p):
+        return "is not a path inside the worktree"
+    if any(part == ".." for part in p.split("/")):
+        return "contains '..'"
+    if p.startswith("//"):
+        return "is an absolute path"
+    return None
+
+
 def _validate(cfg: Config, origin: str) -> None:
+    for key, patterns in (("overlay.include", cfg.overlay.include), ("overlay.exclude", cfg.overlay.exclude)):
+        for pat in patterns:
+            problem = overlay_pattern_problem(pat)
+            if problem:
+                raise ConfigError(f"{origin}: {key} pattern {pat!r} {problem}; overlay patterns stay inside the worktree",
+                                  f"fix {key} (patterns are relative to the worktree root)")
     parse_size(cfg.overlay.max_file_size, f"{origin}: overlay.max_file_size")
     parse_duration(cfg.retention.older_than, f"{origin}: retention.older_than")
     if cfg.retention.max_bytes is not None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import ledger, notes, store
+from .notes import result_id as result_id
 from .config import Config, VerifierConfig
 from .errors import CkptError
 from .gitcore import Repo
@@ -50,12 +51,6 @@ def latest_results(lines: list[dict[str, Any]], tree: str, overlay: str) -> dict
         if isinstance(name, str) and isinstance(dh, str):
             out[(name, dh)] = ln
     return out
-
-
-def result_id(line: dict[str, Any]) -> str:
-    """sha256 of a result line's deterministic encoding: what a ``verify`` ledger event records
-    (``result``) to say this repository's own ``verify`` wrote that line."""
-    return digest(line)
 
 
 def evidence_tasks(repo: Repo, cp: Checkpoint) -> list[str]:

@@ -26,7 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, NamedTuple, TypeVar, cast
+from typing import BinaryIO, Callable, Iterator, NamedTuple, TypeVar, cast
 
 import pygit2
 
@@ -948,6 +948,21 @@ class Repo:
                     raise BusyError(f"ref {name} is locked by another process", "try again") from None
                 raise io_or_corrupt(exc, f"cannot update {name}") from None
 
+    def reflog(self, name: str) -> list[tuple[str | None, str | None]]:
+        """The reflog of ref ``name`` as ``(old, new)`` pairs, oldest first (None for git's zero
+        id); [] when the ref or its reflog does not exist.  Mirrors ``git reflog show NAME``."""
+        try:
+            ref = self._pg.references[name]
+            entries = list(ref.log())
+        except (KeyError, ValueError, pygit2.GitError):
+            return []
+
+        def hexid(oid) -> str | None:
+            text = str(oid)
+            return None if set(text) == {"0"} else text
+
+        return [(hexid(e.oid_old), hexid(e.oid_new)) for e in reversed(entries)]
+
     def _update_ref_git(self, name: str, new: str | None, *, expected_old: str | None, reason: str,
                         reflog: bool, timeout: float) -> None:
         """:meth:`update_ref` through ``git update-ref --no-deref --stdin -z``: one transaction
@@ -1074,6 +1089,38 @@ class Repo:
         if not isinstance(obj, pygit2.Blob):
             raise CorruptError(f"object {oid} is not a blob")
         return obj.data
+
+    def blob_size(self, oid: str) -> int:
+        """The size in bytes of blob ``oid`` from its header, without inflating it (``git
+        cat-file -s``); :class:`CorruptError` if missing or not a blob."""
+        try:
+            kind, size = self._pg.odb.read_header(oid)
+        except (KeyError, ValueError, pygit2.GitError):
+            raise CorruptError(f"object {oid} is missing from the object store") from None
+        if kind != pygit2.enums.ObjectType.BLOB:
+            raise CorruptError(f"object {oid} is not a blob")
+        return size
+
+    @contextlib.contextmanager
+    def open_blob(self, oid: str) -> Iterator[BinaryIO]:
+        """Stream the bytes of blob ``oid`` (``git cat-file blob``, which streams large blobs
+        instead of inflating them into memory as libgit2 does): yields a binary file object.
+        :class:`CorruptError` if missing or not a blob."""
+        self.blob_size(oid)
+        try:
+            proc = subprocess.Popen(["git", "cat-file", "blob", oid], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    cwd=self.workdir, env=self.git_env())
+        except FileNotFoundError:
+            raise RepoError("the git executable was not found on PATH", "install git or fix PATH") from None
+        try:
+            assert proc.stdout is not None
+            yield proc.stdout
+        finally:
+            if proc.stdout is not None:
+                proc.stdout.close()
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
 
     def commit(self, tree: str, parents: list[str], message: str) -> Oid:
         """Write a commit (author = committer = the user's identity, now) and return its id."""

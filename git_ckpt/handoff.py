@@ -248,8 +248,24 @@ def _counts(row: dict) -> str:
     return f"+{row['added']} -{row['deleted']}"
 
 
+def _escaped(value, escape):
+    """``value`` (JSON-shaped) with every string escaped."""
+    if isinstance(value, str):
+        return escape(value)
+    if isinstance(value, list):
+        return [_escaped(v, escape) for v in value]
+    if isinstance(value, dict):
+        return {k: _escaped(v, escape) for k, v in value.items()}
+    return value
+
+
 def markdown(r: dict) -> str:
-    """The receipt rendered as Markdown (what ``handoff`` prints and what an agent reads)."""
+    """The receipt rendered as Markdown (what ``handoff`` prints and what an agent reads).
+    Stored strings are shown with control characters escaped (newlines included), so a card
+    or result cannot forge a line of the receipt."""
+    from .model import escape
+
+    r = _escaped(r, escape)
     from .words import result_word
 
     out: list[str] = [f"# Handoff: {r['task']}" + (" (done)" if r["done"] else ""), ""]

@@ -19,7 +19,7 @@ import msgspec
 from .errors import CorruptError
 from .gitcore import Repo
 from .model import Card, Event, encode
-from . import store
+from . import notes, store
 
 
 def now_iso() -> str:
@@ -117,7 +117,7 @@ def append(
         commit = repo.commit(tree, [old] if old else [], f"ckpt ledger {task} #{ev.seq}: {describe(ev)}\n")
         return commit, Record(commit, ev, new_card)
 
-    return repo.swap(ref, build, reason=f"ckpt: {type}", step="ledger.before-ref")
+    return repo.swap(ref, build, reason=f"ckpt: {type}", step="ledger.before-ref", reflog=True)
 
 
 def append_or_warn(repo: Repo, task: str, type: str, data: dict[str, Any],
@@ -208,7 +208,13 @@ def verify(repo: Repo, task: str) -> list[str]:
     the event; each ``prev`` names the previous event's hash; every checkpoint manifest's
     ``ledger_head`` is a commit on the chain; ``refs/ckpt/T/promoted`` (when present) names a
     commit that a ``promote`` event on the chain promoted (promote logs the event before it
-    moves the ref, so dropping the newest events by re-pointing the ledger ref is caught).
+    moves the ref, so dropping the newest events by re-pointing the ledger ref is caught);
+    every value the ledger ref's reflog records is on the chain (a ref moved backwards, e.g.
+    ``git update-ref refs/ckpt/T/log refs/ckpt/T/log~1``, is caught while its reflog lasts);
+    every checkpoint ref ``refs/ckpt/T/N`` has a ``save`` event; and every result line on a
+    checkpoint of T that names T/N and this host has the ``verify`` event naming it.
+    What it cannot see: a rewrite that also rewrites or deletes the reflog, the notes and the
+    checkpoints' manifests consistently (see the README, "Tamper evidence").
     """
     problems: list[str] = []
     ref = store.log_ref(task)
@@ -227,6 +233,8 @@ def verify(repo: Repo, task: str) -> list[str]:
     chain.reverse()
     prev_hash: str | None = None
     promoted_on_chain: set[str] = set()
+    saved_on_chain: set[str] = set()
+    results_on_chain: set[str] = set()
     for i, commit in enumerate(chain, start=1):
         try:
             rec = _read(repo, commit, task)
@@ -235,6 +243,10 @@ def verify(repo: Repo, task: str) -> list[str]:
             break
         if rec.event.type == "promote" and isinstance(rec.event.data.get("commit"), str):
             promoted_on_chain.add(rec.event.data["commit"])
+        if rec.event.type == "save" and isinstance(rec.event.data.get("commit"), str):
+            saved_on_chain.add(rec.event.data["commit"])
+        if rec.event.type == "verify" and isinstance(rec.event.data.get("result"), str):
+            results_on_chain.add(rec.event.data["result"])
         ev = rec.event
         if ev.seq != i:
             problems.append(f"event #{i} ({commit[:12]}): sequence number is {ev.seq}, expected {i} (an event was deleted or inserted)")
@@ -246,6 +258,13 @@ def verify(repo: Repo, task: str) -> list[str]:
             problems.append(f"event #{i} ({commit[:12]}): does not link to the event before it (history rewritten)")
             break
         prev_hash = ev.hash
+    on_chain_early = set(chain)
+    for old_v, new_v in repo.reflog(ref):
+        gone = next((x for x in (new_v, old_v) if x and x not in on_chain_early), None)
+        if gone is not None:
+            problems.append(f"refs/ckpt/{task}/log once pointed at {gone[:12]} (its reflog), which is not on the ledger now: "
+                            "the ref was moved backwards or rewritten (events dropped)")
+            break
     promoted = repo.read_ref(store.promoted_ref(task))
     if not problems and promoted and promoted not in promoted_on_chain:
         try:
@@ -262,6 +281,13 @@ def verify(repo: Repo, task: str) -> list[str]:
         except Exception as exc:  # noqa: BLE001 - reported, not raised
             problems.append(f"checkpoint {task}/{n}: unreadable ({exc})")
             continue
+        if not problems and chain and cp_oid not in saved_on_chain:
+            problems.append(f"checkpoint {task}/{n} has no save event on the ledger (events dropped or the ref was made by hand)")
+        if chain:
+            lost = _unlogged_results(repo, cp, f"{task}/{n}", results_on_chain)
+            if lost:
+                problems.append(f"checkpoint {task}/{n} has {lost} result line(s) recorded on this host whose verify event "
+                                "is not on the ledger (events dropped)")
         lh = cp.manifest.ledger_head
         if lh and lh not in on_chain:
             first = _first_divergence(repo, lh, chain)
@@ -275,6 +301,13 @@ def verify(repo: Repo, task: str) -> list[str]:
         if not problems or not problems[0].startswith("event #") or _event_no(problems[0]) > rewritten[0][0] + 1:
             problems.insert(0, rewritten[0][1])
     return problems
+
+
+def _unlogged_results(repo: Repo, cp: "store.Checkpoint", cid: str, logged: set[str]) -> int:
+    """How many result lines on ``cp``'s note name checkpoint ``cid`` and this host but have no
+    verify event (their result id) among ``logged``."""
+    mine = [ln for ln in notes.read_lines(repo, cp.commit) if ln.get("host") == HOST and ln.get("checkpoint") == cid]
+    return sum(1 for ln in mine if notes.result_id(ln) not in logged)
 
 
 def _event_no(problem: str) -> int:

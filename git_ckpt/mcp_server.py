@@ -23,6 +23,42 @@ from typing import Any, Callable
 from .errors import CkptError, UsageError
 from .gitcore import Repo
 
+
+def _content_identity(root, plan) -> list:
+    """``[path, kind, mode, sha256]`` of every path ``plan`` writes or deletes (worktree,
+    overlay, raw), as they are on disk now (``absent`` when missing): the content a plan id
+    covers."""
+    import hashlib
+    import stat as st_
+
+    from .model import path_to_str
+
+    root_b = os.fsencode(root)
+    out = []
+    for p in sorted(set(plan.write) | set(plan.delete) | set(plan.overlay_write) | set(plan.overlay_delete) | set(plan.raw_write)):
+        full = os.path.join(root_b, p)
+        try:
+            info = os.lstat(full)
+        except OSError:
+            out.append([path_to_str(p), "absent", 0, ""])
+            continue
+        if st_.S_ISLNK(info.st_mode):
+            out.append([path_to_str(p), "symlink", 0, hashlib.sha256(os.readlink(full)).hexdigest()])
+        elif st_.S_ISREG(info.st_mode):
+            h = hashlib.sha256()
+            try:
+                with open(full, "rb") as fh:
+                    for chunk in iter(lambda: fh.read(1 << 20), b""):
+                        h.update(chunk)
+            except OSError:
+                out.append([path_to_str(p), "unreadable", info.st_mode, ""])
+                continue
+            out.append([path_to_str(p), "file", info.st_mode & 0o7777, h.hexdigest()])
+        else:
+            out.append([path_to_str(p), "other", st_.S_IFMT(info.st_mode), ""])
+    return out
+
+
 def install_hint() -> str:
     """How to add the MCP SDK to the Python that runs git ckpt: the ``[mcp]`` extra is the one
     requirement ``mcp>=1.0`` (git-ckpt is not on a package index: from a checkout it is
@@ -134,6 +170,9 @@ class Tools:
         return out
 
     def restore(self, checkpoint: str, apply: bool = False, plan_id: str | None = None, paths: list[str] | None = None) -> dict:
+        """Plan (``apply`` false) or apply a restore.  The ``plan_id`` covers the target, the
+        plan, and the content of every path the plan writes or deletes (kind, mode, sha256 of
+        the bytes or link target): a path edited after the plan makes the apply refuse."""
         from . import config, store
         from .model import digest
         from .restore import parse_paths, restore
@@ -144,7 +183,7 @@ class Tools:
         cp = store.resolve(repo, checkpoint, task)
         rel = parse_paths(repo, paths or [], str(repo.workdir)) if paths else None
         plan = restore(repo, cfg, cp, task=task, paths=rel or None, dry_run=True)
-        pid = digest([cp.commit, plan.plan.to_json(), sorted(paths or [])])[:16]
+        pid = digest([cp.commit, plan.plan.to_json(), sorted(paths or []), _content_identity(repo.workdir, plan.plan)])[:16]
         if not apply:
             return {"applied": False, "target": cp.id, "plan": plan.plan.to_json(), "plan_id": pid,
                     "text": f"plan to restore {cp.id}; call ckpt_restore again with apply=true and plan_id={pid} to apply it"}

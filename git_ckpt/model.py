@@ -7,13 +7,109 @@ string as ``"\\u0000b64:" + base64`` (a NUL never occurs in a git path, so this 
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
-from typing import Any
+import re
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 SCHEMA = "ckpt/1"
 KINDS = ("manual", "auto", "pre-restore")
+
+# ---------------------------------------------------------------------------- bounds of stored data
+# Everything below is read back from objects a teammate (or a hostile tool) may have written, so
+# each field is typed and bounded here, at decode time; the rest of the code receives valid values.
+MAX_PATH = 4096  # bytes of one path (PATH_MAX)
+MAX_TEXT = 64 * 1024  # characters of one free-text field (message, next, hypothesis, ...)
+MAX_ITEMS = 1_000_000  # entries of one list
+MAX_NUMBER = 10**9  # checkpoint numbers and ledger sequence numbers
+MAX_SIZE = 1 << 40  # bytes a size field may claim
+
+ObjectId = Annotated[str, msgspec.Meta(pattern=r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")]
+Sha256 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
+TaskName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")]
+Number = Annotated[int, msgspec.Meta(ge=1, le=MAX_NUMBER)]
+Text = Annotated[str, msgspec.Meta(max_length=MAX_TEXT)]
+Short = Annotated[str, msgspec.Meta(max_length=1024)]
+PathText = Annotated[str, msgspec.Meta(max_length=2 * MAX_PATH)]
+PathList = Annotated[list[PathText], msgspec.Meta(max_length=MAX_ITEMS)]
+_TASK_EXTRA = re.compile(r"^\d+$|\.\.|\.lock$|\.$")
+
+
+def task_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a task name (git's ref-name rules on top of the pattern), or None."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name) or _TASK_EXTRA.search(name):
+        return f"invalid task name {name!r}"
+    return None
+
+
+def path_problem(text: str) -> str | None:
+    """Why the stored path ``text`` may not name a worktree path, or None when it may: it must
+    decode (:func:`path_from_str`), be non-empty, at most ``MAX_PATH`` bytes, relative, in normal
+    form (no empty, ``.`` or ``..`` component), contain no NUL and no ``.git`` component in any
+    letter case (``.GIT`` is ``.git`` on case-insensitive file systems).  These are the rules of
+    git's own ``verify_path`` for index entries."""
+    try:
+        raw = path_from_str(text, strict=True)
+    except ValueError:
+        return "is not a valid encoded path"
+    return raw_path_problem(raw)
+
+
+def raw_path_problem(raw: bytes) -> str | None:
+    """:func:`path_problem` of a path already in bytes (a tree entry's path, say)."""
+    if not raw:
+        return "is empty"
+    if len(raw) > MAX_PATH:
+        return f"is longer than {MAX_PATH} bytes"
+    if b"\0" in raw:
+        return "contains a NUL byte"
+    if raw.startswith(b"/"):
+        return "is absolute"
+    parts = raw.split(b"/")
+    if any(p in (b"", b".") for p in parts):
+        return "is not in normal form"
+    if any(p == b".." for p in parts):
+        return "contains '..'"
+    if any(p.lower() == b".git" for p in parts):
+        return "points into .git"
+    return None
+
+
+def _check_paths(field: str, items: list[str]) -> None:
+    for i, text in enumerate(items):
+        problem = path_problem(text)
+        if problem:
+            raise ValueError(f"{field}[{i}] {_shown(text)} {problem}")
+
+
+def _shown(text: str) -> str:
+    return repr(escape(text[:120]))
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+_CONTROL_NET = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text: str) -> str:
+    """:func:`escape` but keeping newlines and tabs: for whole blocks of human output."""
+    if not _CONTROL_NET.search(text):
+        return text
+    return _CONTROL_NET.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def escape(text: str) -> str:
+    """``text`` safe to print on a terminal: every control character (C0, DEL, C1; ESC
+    included) shown as a visible escape (``\\n``, ``\\x1b``, ``\\u0085``).  Every string that
+    came from stored data or a remote goes through this in human output; JSON keeps the data."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 
 def _plain(obj: Any) -> Any:
     """msgspec's hook for our ``str`` subclasses (:class:`git_ckpt.gitcore.Oid`, ``RefName``):
@@ -55,17 +151,28 @@ def path_to_str(path: bytes) -> str:
         return "\0b64:" + base64.b64encode(path).decode()
 
 
-def path_from_str(text: str) -> bytes:
-    """Inverse of :func:`path_to_str`."""
+def path_from_str(text: str, strict: bool = False) -> bytes:
+    """Inverse of :func:`path_to_str`.  ``strict`` raises ``ValueError`` for bad base64 and for
+    text that is not valid UTF-8 (lone surrogates); records are validated with it at decode."""
     if text.startswith("\0b64:"):
-        return base64.b64decode(text[5:])
-    return text.encode("utf-8")
+        try:
+            return base64.b64decode(text[5:], validate=True)
+        except (binascii.Error, ValueError):
+            if strict:
+                raise ValueError("bad base64") from None
+            return b""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        if strict:
+            raise ValueError("not UTF-8") from None
+        return text.encode("utf-8", "surrogateescape")
 
 
 def path_display(path: bytes) -> str:
     """A path for humans: UTF-8 where possible, ``\\xNN`` escapes elsewhere, control chars escaped."""
     text = path.decode("utf-8", "backslashreplace")
-    if any(ord(c) < 32 or c == "\x7f" for c in text):
+    if any(ord(c) < 32 or 0x7f <= ord(c) <= 0x9f for c in text):
         text = text.encode("unicode_escape").decode("ascii")
     return text
 
@@ -73,57 +180,76 @@ def path_display(path: bytes) -> str:
 class OverlayFile(msgspec.Struct, kw_only=True, frozen=True):
     """One overlay entry: ``kind`` is ``file`` or ``symlink``; ``sha256`` of the content or link target."""
 
-    path: str
-    kind: str
-    mode: int
-    size: int
-    sha256: str
-    mtime: int = 0
+    path: PathText
+    kind: Literal["file", "symlink"]
+    mode: Annotated[int, msgspec.Meta(ge=0, le=0o177777)]
+    size: Annotated[int, msgspec.Meta(ge=0, le=MAX_SIZE)]
+    sha256: Sha256
+    mtime: Annotated[int, msgspec.Meta(ge=-(2**34), le=2**34)] = 0
+
+    def __post_init__(self) -> None:
+        _check_paths("path", [self.path])
+        if self.kind == "symlink" and self.mode != 0o120000:
+            raise ValueError(f"mode {self.mode:o} of symlink {_shown(self.path)} is not 120000")
+        if self.kind == "file" and self.mode & ~0o7777 != 0o100000:
+            raise ValueError(f"mode {self.mode:o} of file {_shown(self.path)} is not a regular file's")
 
 
 class OverlayInfo(msgspec.Struct, kw_only=True):
     """The overlay policy in force at save time and what it selected."""
 
-    include: list[str] = []
-    exclude: list[str] = []
-    max_file_size: int = 0
-    files: list[OverlayFile] = []
-    digest: str = ""
-    skipped: list[str] = []
+    include: Annotated[list[Short], msgspec.Meta(max_length=10_000)] = []
+    exclude: Annotated[list[Short], msgspec.Meta(max_length=10_000)] = []
+    max_file_size: Annotated[int, msgspec.Meta(ge=0, le=MAX_SIZE)] = 0  # informative only: caps are local
+    files: Annotated[list[OverlayFile], msgspec.Meta(max_length=MAX_ITEMS)] = []
+    digest: Annotated[str, msgspec.Meta(pattern=r"^(?:[0-9a-f]{64})?$")] = ""
+    skipped: PathList = []
+
+    def __post_init__(self) -> None:
+        _check_paths("skipped", self.skipped)
 
 
 class Manifest(msgspec.Struct, kw_only=True):
     """``manifest.json`` of a checkpoint (immutable once written)."""
 
-    schema: str = SCHEMA
-    id: str
-    task: str
-    number: int
-    kind: str = "manual"
-    base: str | None = None
-    branch: str | None = None
-    created_at: str
-    author: str
-    host: str
-    message: str = ""
-    tree: str
-    index_tree: str
-    intent_to_add: list[str] = []
-    skip_worktree: list[str] = []
-    skip_worktree_absent: list[str] = []
-    assume_unchanged: list[str] = []
-    worktree: str | None = None  # the worktree root it was saved in (shown when restored elsewhere)
-    conflicts: list[str] = []
-    merge_heads: list[str] = []
-    raw: list[str] = []
-    skipped: list[str] = []
+    schema: Literal["ckpt/1"] = SCHEMA
+    id: Annotated[str, msgspec.Meta(max_length=200)]
+    task: TaskName
+    number: Number
+    kind: Literal["manual", "auto", "pre-restore"] = "manual"
+    base: ObjectId | None = None
+    branch: Short | None = None
+    created_at: Short
+    author: Short
+    host: Short
+    message: Text = ""
+    tree: ObjectId
+    index_tree: ObjectId
+    intent_to_add: PathList = []
+    skip_worktree: PathList = []
+    skip_worktree_absent: PathList = []
+    assume_unchanged: PathList = []
+    worktree: Text | None = None  # the worktree root it was saved in (shown when restored elsewhere)
+    conflicts: PathList = []
+    merge_heads: Annotated[list[ObjectId], msgspec.Meta(max_length=1000)] = []
+    raw: PathList = []
+    skipped: PathList = []
     overlay: OverlayInfo = msgspec.field(default_factory=OverlayInfo)
-    state: str = ""
-    next: str | None = None
-    hypothesis: str | None = None
-    ledger_head: str | None = None
-    agent: str | None = None  # the coding agent whose hook saved it (claude-code, codex, ...)
-    agent_session: str | None = None  # that agent's session id, from the hook's input
+    state: Annotated[str, msgspec.Meta(pattern=r"^(?:[0-9a-f]{64})?$")] = ""
+    next: Text | None = None
+    hypothesis: Text | None = None
+    ledger_head: ObjectId | None = None
+    agent: Short | None = None  # the coding agent whose hook saved it (claude-code, codex, ...)
+    agent_session: Short | None = None  # that agent's session id, from the hook's input
+
+    def __post_init__(self) -> None:
+        problem = task_name_problem(self.task)
+        if problem:
+            raise ValueError(f"task: {problem}")
+        if self.id != f"{self.task}/{self.number}":
+            raise ValueError(f"id {_shown(self.id)} is not task/number ({self.task}/{self.number})")
+        for name in ("intent_to_add", "skip_worktree", "skip_worktree_absent", "assume_unchanged", "conflicts", "raw", "skipped"):
+            _check_paths(name, getattr(self, name))
 
 
 class Evidence(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -187,6 +313,13 @@ class Event(msgspec.Struct, kw_only=True):
         return digest(msgspec.structs.replace(self, hash=""))
 
 
+MAX_MANIFEST = 64 * 1024 * 1024
+
+
 def decode_manifest(data: bytes) -> Manifest:
-    """Decode ``manifest.json``; raises ``msgspec.DecodeError``/``ValidationError`` on bad input."""
+    """Decode and validate ``manifest.json`` (every field typed and bounded, every path list
+    checked by :func:`path_problem`); raises ``msgspec.DecodeError``/``ValidationError`` whose
+    message names the field (``... - at `$.intent_to_add```)."""
+    if len(data) > MAX_MANIFEST:
+        raise msgspec.ValidationError(f"manifest.json is larger than {MAX_MANIFEST} bytes")
     return msgspec.json.decode(data, type=Manifest)

@@ -9,13 +9,56 @@ reads fan-out layouts too, so ``git log --notes=ckpt`` and ``git notes merge`` w
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import Annotated, Any, Literal
 
 import msgspec
 
-from .errors import CorruptError
 from .gitcore import Repo
+from .model import ObjectId, Short, digest, escape
 from .store import NOTES_REF
+
+MAX_NOTE = 64 * 1024 * 1024  # bytes of one note read; the rest is ignored (and warned about)
+
+
+def result_id(line: dict[str, Any]) -> str:
+    """sha256 of a result line's deterministic encoding: what a ``verify`` ledger event records
+    (``result``) to say this repository's own ``verify`` wrote that line."""
+    return digest(line)
+
+
+class ResultLine(msgspec.Struct, kw_only=True, frozen=True):
+    """One verifier result line of a note, as validated at decode (the agreed shape written by
+    :func:`git_ckpt.verify.result_line`).  Unknown keys are allowed (a newer writer); a line whose
+    known keys have the wrong type or are out of range is skipped by :func:`parse_lines`."""
+
+    schema: Literal["ckpt/1"] = "ckpt/1"
+    checkpoint: Annotated[str, msgspec.Meta(max_length=300)] = ""
+    verifier: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")]
+    definition: Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")] = "0" * 64
+    tree: ObjectId | Literal[""] = ""
+    overlay: Annotated[str, msgspec.Meta(pattern=r"^(?:[0-9a-f]{64})?$")] = ""
+    status: Literal["passed", "failed", "timeout", "error", "interrupted", "changed-files"]
+    exit_code: Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31)] = 0
+    duration: Annotated[float, msgspec.Meta(ge=0, le=10**9)] = 0.0
+    started_at: Short = ""
+    host: Short = ""
+    log: ObjectId | Literal[""] | None = None
+    reused: bool = False
+    required: bool = True
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(ref: str, target: str, n: int, why: str) -> None:
+    """One ``warning:`` line per process and notes ref for skipped lines (stderr; JSON on stdout
+    stays clean)."""
+    if ref in _warned:
+        return
+    _warned.add(ref)
+    print(f"warning: skipping malformed result line(s) in {ref} (first: the note on {target[:12]}, line {n}: {escape(why)[:200]})",
+          file=sys.stderr)
 
 
 def _locate(repo: Repo, notes_commit: str | None, target: str) -> tuple[str | None, bytes]:
@@ -36,25 +79,35 @@ def _note_blob(repo: Repo, notes_commit: str | None, target: str) -> bytes:
 
 
 def read_lines(repo: Repo, target: str, ref: str = NOTES_REF) -> list[dict[str, Any]]:
-    """The JSON result lines of the note on commit ``target`` (oldest first); [] when none.
+    """The valid result lines of the note on commit ``target`` (oldest first); [] when none.
 
-    A line that is not a JSON object raises :class:`CorruptError`.
-    """
+    A malformed line (not JSON, not an object, or not a :class:`ResultLine`) is skipped with one
+    warning per process: a teammate's or a broken tool's line never makes ``check``, ``list``,
+    ``verify`` or the gate fail."""
     return parse_lines(_note_blob(repo, repo.read_ref(ref), target), target, ref)
 
 
 def parse_lines(data: bytes, target: str, ref: str = NOTES_REF) -> list[dict[str, Any]]:
-    """:func:`read_lines` of note bytes ``data`` already read (the note on ``target`` in ``ref``)."""
+    """:func:`read_lines` of note bytes ``data`` already read (the note on ``target`` in ``ref``).
+
+    Each returned dict is a line exactly as stored (so its result id, a hash of it, is stable)
+    whose known keys passed :class:`ResultLine`."""
     out = []
+    if len(data) > MAX_NOTE:
+        _warn_once(ref, target, 0, f"note larger than {MAX_NOTE} bytes; only its start is read")
+        data = data[:MAX_NOTE]
     for n, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
         try:
+            msgspec.json.decode(line, type=ResultLine)
             obj = msgspec.json.decode(line)
-        except msgspec.DecodeError:
-            raise CorruptError(f"the note on {target[:12]} in {ref} is corrupt at line {n}", "inspect it with git notes --ref=ckpt show " + target[:12]) from None
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            _warn_once(ref, target, n, str(exc))
+            continue
         if not isinstance(obj, dict):
-            raise CorruptError(f"the note on {target[:12]} in {ref} is corrupt at line {n}")
+            _warn_once(ref, target, n, "not a JSON object")
+            continue
         out.append(obj)
     return out
 

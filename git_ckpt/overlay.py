@@ -13,13 +13,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import BinaryIO, Iterable
 
 from .config import SECRET_PATTERNS, Config
 from .errors import ConfigError, CorruptError, IOFailure
@@ -126,6 +127,8 @@ def select(repo_root: Path, cfg: Config, is_ignored) -> Selection:
     root_b = os.fsencode(repo_root)
 
     def visit(rel: bytes) -> None:
+        if rel.startswith(b"/") or b".." in rel.split(b"/"):
+            return  # never outside the worktree, whatever the pattern (config validation refuses these)
         full = os.path.join(root_b, rel) if rel else root_b
         try:
             st = os.lstat(full)
@@ -229,13 +232,28 @@ def build_tar(items: list[Item]) -> bytes:
 
 @dataclass
 class Entry:
-    """A validated archive entry ready to write."""
+    """A validated archive entry ready to write.  A file read from an archive carries its
+    ``size`` and ``sha256`` and no ``data`` (its bytes are streamed from the archive when
+    written, :func:`write_entries`); a file built in memory (``raw/``) carries ``data``."""
 
     path: bytes
     kind: str  # file | symlink | dir
     mode: int
     mtime: int
     data: bytes
+    size: int = 0
+    sha256: str = ""
+
+
+CHUNK = 1 << 20  # bytes read at a time from an archive stream
+
+
+def _opener(source):
+    """``source`` (archive bytes, or a callable returning a context manager of a binary
+    stream) as such a callable."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return lambda: contextlib.nullcontext(io.BytesIO(bytes(source)))
+    return source
 
 
 def _safe_relpath(name: str) -> bytes:
@@ -258,20 +276,25 @@ def safe_relpath(path: bytes) -> bytes:
     return _safe_relpath(os.fsdecode(path))
 
 
-def read_archive(data: bytes, max_file_size: int) -> list[Entry]:
-    """Parse and validate a whole overlay tar before anything is written.
+def read_archive(source, max_file_size: int, max_total: int | None = None) -> list[Entry]:
+    """Parse and validate a whole overlay tar before anything is written, streaming it with
+    bounded memory (``source``: archive bytes or a callable opening a stream, e.g.
+    :meth:`git_ckpt.store.Checkpoint.overlay_source`).  The caps are the caller's local ones
+    (``overlay.max_file_size``), never the archive's or its manifest's.
 
     Raises :class:`CorruptError` naming the first refused entry: absolute paths, ``..``,
     ``.git``, hard links, devices, FIFOs, an entry below a symlink of the archive, a symlink
     pointing outside the worktree, an entry over ``max_file_size`` bytes, more than
-    ``MAX_ENTRIES`` entries or ``MAX_TOTAL`` bytes, or a truncated/garbled archive.
+    ``MAX_ENTRIES`` entries or ``max_total`` bytes, or a truncated/garbled archive.  A file is
+    refused from its header, before its content is read.
     """
     import tarfile
 
     entries: list[Entry] = []
     total = 0
+    max_total = MAX_TOTAL if max_total is None else max_total
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:", encoding="utf-8", errors="surrogateescape") as tar:
+        with _opener(source)() as stream, tarfile.open(fileobj=stream, mode="r|", encoding="utf-8", errors="surrogateescape") as tar:
             for member in tar:
                 if len(entries) >= MAX_ENTRIES:
                     raise CorruptError(f"overlay archive has more than {MAX_ENTRIES} entries; refusing it")
@@ -281,15 +304,22 @@ def read_archive(data: bytes, max_file_size: int) -> list[Entry]:
                     raise CorruptError(f"overlay archive entry {shown!r} has an impossible mtime; refusing the archive")
                 if member.isreg():
                     if member.size > max_file_size:
-                        raise CorruptError(f"overlay archive entry {shown!r} is {member.size} bytes, over the {max_file_size}-byte limit; refusing the archive")
+                        raise CorruptError(f"overlay archive entry {shown!r} is {member.size} bytes, over the {max_file_size}-byte limit "
+                                           "(overlay.max_file_size); refusing the archive")
                     total += member.size
-                    if total > MAX_TOTAL:
-                        raise CorruptError("overlay archive is larger than the total size limit; refusing it")
+                    if total > max_total:
+                        raise CorruptError(f"overlay archive is larger than the total size limit ({max_total} bytes); refusing it")
                     fh = tar.extractfile(member)
-                    content = fh.read() if fh else b""
-                    if len(content) != member.size:
+                    h, n = hashlib.sha256(), 0
+                    while fh is not None:
+                        chunk = fh.read(CHUNK)
+                        if not chunk:
+                            break
+                        h.update(chunk)
+                        n += len(chunk)
+                    if n != member.size:
                         raise CorruptError(f"overlay archive entry {shown!r} is truncated")
-                    entries.append(Entry(rel, "file", member.mode & 0o777, int(member.mtime), content))
+                    entries.append(Entry(rel, "file", member.mode & 0o777, int(member.mtime), b"", n, h.hexdigest()))
                 elif member.issym():
                     target = os.fsencode(member.linkname)
                     if not link_stays_inside(rel, target):
@@ -301,7 +331,7 @@ def read_archive(data: bytes, max_file_size: int) -> list[Entry]:
                     raise CorruptError(f"overlay archive entry {shown!r} is a hard link; refusing the archive")
                 else:
                     raise CorruptError(f"overlay archive entry {shown!r} is a device, FIFO or other special file; refusing the archive")
-    except tarfile.TarError as exc:
+    except (tarfile.TarError, EOFError) as exc:
         raise CorruptError(f"overlay archive is corrupt: {exc}") from None
     seen: set[bytes] = set()
     for e in entries:
@@ -368,8 +398,9 @@ def _makedirs(root: bytes, rel_dir: bytes) -> None:
                 raise CorruptError(f"refusing to write below {path_display(cur)!r}: not a directory") from None
 
 
-def write_entry(root: Path, e: Entry) -> None:
-    """Write one validated entry below ``root``: replaces a file or link there, never follows one."""
+def write_entry(root: Path, e: Entry, content: BinaryIO | None = None) -> None:
+    """Write one validated entry below ``root``: replaces a file or link there, never follows one.
+    A file's bytes come from ``content`` (a stream, read in chunks) when given, else ``e.data``."""
     root_b = os.fsencode(root)
     _check_parents(root_b, e.path)
     full = os.path.join(root_b, e.path)
@@ -391,27 +422,62 @@ def write_entry(root: Path, e: Entry) -> None:
             return
         fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, e.mode)
         try:
-            view = memoryview(e.data)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
+            h = hashlib.sha256()
+            for chunk in (iter(lambda: content.read(CHUNK), b"") if content is not None else [e.data]):
+                h.update(chunk)
+                view = memoryview(chunk)
+                while view:
+                    n = os.write(fd, view)
+                    view = view[n:]
             os.fchmod(fd, e.mode)
         finally:
             os.close(fd)
+        if content is not None and e.sha256 and h.hexdigest() != e.sha256:
+            raise CorruptError(f"overlay archive entry {path_display(e.path)!r} changed while it was read; refusing it")
         os.utime(full, (e.mtime, e.mtime), follow_symlinks=False)
     except OSError as exc:
         raise IOFailure(f"cannot write overlay file {path_display(e.path)!r}: {exc.strerror}", "free disk space or fix permissions, then run git ckpt restore --continue") from None
 
 
-def extract(root: Path, data: bytes, max_file_size: int, only: set[bytes] | None = None) -> list[bytes]:
-    """Validate the whole archive, pre-flight every target, then write (``only`` limits which paths).
+def write_entries(root: Path, source, entries: list[Entry], before=None) -> None:
+    """Write the validated ``entries`` (from :func:`read_archive` of the same ``source``) below
+    ``root``, streaming each file's bytes from a second read of the archive; the caller has run
+    :func:`check_writable`.  Each file's content is checked against the sha256 seen when the
+    archive was validated.  ``before(path)``, when given, runs before each entry is written (a
+    restore re-checks that nobody changed the file it replaces)."""
+    import tarfile  # lazily: only restores and checks that write files read archives
+
+    wanted = {e.path: e for e in entries}
+    for e in entries:
+        if e.kind != "file":
+            if before is not None:
+                before(e.path)
+            write_entry(root, e)
+    if not any(e.kind == "file" for e in entries):
+        return
+    try:
+        with _opener(source)() as stream, tarfile.open(fileobj=stream, mode="r|", encoding="utf-8", errors="surrogateescape") as tar:
+            for member in tar:
+                if not member.isreg():
+                    continue
+                e = wanted.get(_safe_relpath(member.name))
+                if e is not None and e.kind == "file":
+                    if before is not None:
+                        before(e.path)
+                    write_entry(root, e, tar.extractfile(member))
+    except (tarfile.TarError, EOFError) as exc:
+        raise CorruptError(f"overlay archive is corrupt: {exc}") from None
+
+
+def extract(root: Path, source, max_file_size: int, only: set[bytes] | None = None, max_total: int | None = None) -> list[bytes]:
+    """Validate the whole archive, pre-flight every target, then write (``only`` limits which
+    paths), streaming: memory stays bounded whatever the archive's size.
 
     Returns the paths written.  A refused archive raises :class:`CorruptError` and writes nothing.
     """
-    entries = read_archive(data, max_file_size)
+    entries = read_archive(source, max_file_size, max_total)
     if only is not None:
         entries = [e for e in entries if e.path in only]
     check_writable(root, entries)
-    for e in entries:
-        write_entry(root, e)
+    write_entries(root, source, entries)
     return [e.path for e in entries if e.kind != "dir"]

@@ -286,6 +286,12 @@ def _merge_commit(repo: Repo, ours: str, theirs: str, remote: str) -> str:
     return repo.commit(tree, [ours, theirs], f"Notes merged by 'git ckpt' from {remote} (cat_sort_uniq)\n")
 
 
+def _keeps_every_line(repo: Repo, ours: str, theirs: str) -> bool:
+    """Whether notes commit ``theirs`` still holds every line of every note of ``ours``."""
+    a, b = _note_map(repo, ours), _note_map(repo, theirs)
+    return all(x == b.get(t) or _lines(repo, x) <= _lines(repo, b.get(t)) for t, x in a.items())
+
+
 def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
     """Merge the notes commit ``theirs`` into ``refs/notes/ckpt`` so no line of either side is
     lost: a fast-forward when one side contains the other, otherwise a merge commit (parents
@@ -296,9 +302,11 @@ def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
     def build(ours: str | None) -> tuple[str | None, NotesMerge]:
         if not theirs or theirs == ours or (ours and _descends(repo, ours, theirs)):
             return ours, NotesMerge("none", ours, 0)
-        if ours is None or _descends(repo, theirs, ours):
+        if ours is None or (_descends(repo, theirs, ours) and _keeps_every_line(repo, ours, theirs)):
             new, kind = theirs, "fast-forward"
         else:
+            # Their history may have removed or rewritten lines (``git notes remove``, a rewritten
+            # notes ref): never adopt it; merge, so every local line stays.
             new, kind = _merge_commit(repo, ours, theirs, remote), "merge"
         mine, merged = _note_map(repo, ours), _note_map(repo, new)
         added = sum(len(_lines(repo, blob) - _lines(repo, mine.get(t))) for t, blob in merged.items() if blob != mine.get(t))
@@ -668,9 +676,9 @@ def restore_into_worktree(repo: Repo, target: store.Checkpoint, path: Path) -> t
     if not target.base:
         raise UsageError(f"{target.id} was saved on an unborn branch; it has no base commit for a new worktree",
                          "restore it into the current worktree instead")
-    tar = target.overlay_tar()
-    if tar:  # a refused archive must not even leave a worktree behind
-        overlay.read_archive(tar, config.load(repo).max_file_size)
+    source = target.overlay_source()
+    if source is not None:  # a refused archive must not even leave a worktree behind
+        overlay.read_archive(source, config.load(repo).max_file_size)
     repo.git("worktree", "add", "--detach", "--quiet", str(path), target.base)
     try:
         new = Repo.discover(path)

@@ -194,6 +194,46 @@ def _in_the_way(root: bytes, rel: bytes, removed: set[bytes], saved: bool) -> li
     return []
 
 
+_REFUSED_HINT = "nothing was changed; the checkpoint was made by a broken or hostile tool (git ckpt check {id} names the damage)"
+
+
+def refuse_unsafe_target(repo: Repo, target: Checkpoint, plan: Plan, now: Snapshot) -> None:
+    """Pre-flight for a checkpoint that may be foreign, before anything is written: every path
+    the plan writes, deletes or flags (worktree, index, overlay, ``raw/``, intent-to-add,
+    skip-worktree) must be a safe worktree path (:func:`~git_ckpt.model.raw_path_problem`: no
+    ``..``, absolute path, ``.git`` or NUL), and nothing may be written below a symlink or file
+    of the target's tree (a tree symlink ``fixtures -> ../outside`` plus an overlay entry
+    ``fixtures/x`` would write outside the worktree once the symlink exists).  Raises
+    :class:`CorruptError` (exit 7) naming the path."""
+    from .model import raw_path_problem
+
+    index_diff = repo.diff_trees(now.index_tree, target.index_tree)
+    index_paths = [(b or a).path for a, b in index_diff]
+    index_new = [b.path for _a, b in index_diff if b is not None]
+    m = target.manifest
+    flagged = [path_from_str(p) for p in m.intent_to_add + m.skip_worktree + m.skip_worktree_absent + m.conflicts]
+    groups = (plan.write, plan.delete, plan.raw_write, plan.overlay_write, plan.overlay_delete, index_paths, flagged)
+    for group in groups:
+        for p in group:
+            problem = raw_path_problem(p)
+            if problem:
+                raise CorruptError(f"{target.id} names the path {path_display(p)!r}, which {problem}; refusing the checkpoint",
+                                   _REFUSED_HINT.format(id=target.id))
+    parents: dict[bytes, int | None] = {}
+    for group in (plan.write, plan.overlay_write, plan.raw_write, index_new, flagged):
+        for p in group:
+            parts = p.split(b"/")
+            for i in range(1, len(parts)):
+                parent = b"/".join(parts[:i])
+                if parent not in parents:
+                    parents[parent] = repo.entry_mode(target.tree, parent)
+                mode = parents[parent]
+                if mode is not None and mode not in (0o040000, GITLINK):
+                    what = "a symlink" if mode == 0o120000 else "a file"
+                    raise CorruptError(f"{target.id} puts {path_display(p)!r} below {path_display(parent)!r}, which is {what} in its tree; refusing the checkpoint",
+                                       _REFUSED_HINT.format(id=target.id))
+
+
 def _already_there(repo: Repo, tree: str, paths: list[bytes]) -> set[bytes]:
     """Which of ``paths`` are regular files whose content (cleaned as ``git add`` would) and
     executable bit are already those of ``tree``'s entry."""
@@ -452,6 +492,7 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
             plan.head_unreachable = int(repo.git("rev-list", "--count", now.base, "^" + target.base).stdout.strip() or 0)
     plan.provenance = provenance(repo, target, now)
     plan.blocked = sorted(set(plan.blocked))
+    refuse_unsafe_target(repo, target, plan, now)
     return plan
 
 
@@ -633,20 +674,21 @@ def _unlink(root: bytes, rel: bytes) -> None:
 
 
 def overlay_limit(cfg: Config, target: Checkpoint) -> int:
-    """The per-file cap for extracting ``target``'s overlay: the larger of the current
-    ``overlay.max_file_size`` and the one in force when it was saved, never above 2 GiB."""
-    return min(max(cfg.max_file_size, target.manifest.overlay.max_file_size), 2 * 1024**3)
+    """The per-file cap for extracting ``target``'s overlay: this repository's own
+    ``overlay.max_file_size`` (the manifest's record of the cap it was saved with is
+    informative only: a checkpoint never sets its own limits)."""
+    return cfg.max_file_size
 
 
 def _overlay_entries(target: Checkpoint, cfg: Config, plan: Plan) -> list[overlay.Entry]:
     """Validate the target's overlay archive and pre-flight the entries the plan writes."""
     if not plan.overlay_write:
         return []
-    tar = target.overlay_tar()
-    if not tar:
+    source = target.overlay_source()
+    if source is None:
         raise CorruptError(f"overlay of {target.id} is missing although its manifest lists files", f"git ckpt check {target.id} reports what is damaged")
     try:
-        entries = overlay.read_archive(tar, overlay_limit(cfg, target))
+        entries = overlay.read_archive(source, overlay_limit(cfg, target))
         wanted = set(plan.overlay_write)
         missing = wanted - {e.path for e in entries}
         if missing:
@@ -749,10 +791,7 @@ def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprint
     # overlay (its deletions were done above)
     if plan.overlay_write:
         wanted = set(plan.overlay_write)
-        for e in entries:
-            if e.path in wanted:
-                check(e.path)
-                overlay.write_entry(repo.workdir, e)
+        overlay.write_entries(repo.workdir, target.overlay_source(), [e for e in entries if e.path in wanted], before=check)
         missing = wanted - {e.path for e in entries}
         if missing:
             raise CorruptError(f"overlay of {target.id} lacks {len(missing)} files its manifest lists (e.g. {path_display(sorted(missing)[0])!r})")

@@ -2,18 +2,29 @@
 
 Only objects the remote does not have yet are scanned: ``git rev-list --objects TIPS --not
 KNOWN`` lists them, where KNOWN are the commits the remote is known to hold (its advertised refs
-we have locally, its remote-tracking refs).  Every new blob is scanned once with the maintained
-``detect-secrets`` library (its plugins but the noisy hex-entropy one, and its default filters,
-so ``# pragma: allowlist secret`` works as usual), and its path is checked against the filename denylist
-(:data:`~git_ckpt.config.SECRET_PATTERNS`).  An ``overlay.tar`` blob is opened and each file in
-it is scanned under its own path.  Findings carry the path, the kind and the line, never the
-secret itself.
+we have locally, its remote-tracking refs).  Every new blob is scanned once, whatever its size,
+name or encoding:
+
+* its path is checked against the filename denylist (:data:`~git_ckpt.config.SECRET_PATTERNS`);
+* **high-signal patterns** (:data:`HIGH_SIGNAL`: private-key headers, AWS/GitHub/GitLab/Slack/
+  Google/Stripe keys) are searched in its raw bytes, in 4 MiB chunks with an overlap, text or
+  binary, and again with NUL bytes removed (so UTF-16 and UTF-32 text is covered);
+* text (UTF-8, or UTF-16/32 recognised by its byte-order mark or its NUL pattern and decoded)
+  is scanned with the maintained ``detect-secrets`` library (its plugins but the noisy
+  hex-entropy one; its filters, so ``# pragma: allowlist secret`` works as usual) over its first
+  ``MAX_SCAN_BYTES`` (cut at a line end; detect-secrets reads about 10,000 lines a second, so
+  beyond that only the high-signal patterns run).  The file is handed to it under a neutral name, so no file-name rule
+  (lock files, "non-text" extensions) skips content we push.
+
+An ``overlay.tar`` blob is opened (streamed) and each file in it is scanned under its own path.
+Findings carry the path, the kind and the line, never the secret itself.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import re
 import tarfile
 import tempfile
 from dataclasses import dataclass
@@ -28,8 +39,76 @@ from .model import path_display
 _CONTENT_SKIP = {"HexHighEntropyString"}
 _OWN_SKIP = {"HexHighEntropyString", "Base64HighEntropyString"}
 
-# Blobs larger than this are not scanned (fixtures, data files); binary blobs are skipped too.
+# Text is handed to detect-secrets in chunks of this size (cut at a line end); the high-signal
+# patterns run over every byte of every blob in chunks of the same size, overlapping by OVERLAP.
 MAX_SCAN_BYTES = 4 * 1024 * 1024
+OVERLAP = 8192
+
+HIGH_SIGNAL: list[tuple[str, re.Pattern[bytes]]] = [
+    ("Private Key", re.compile(rb"-----BEGIN[ A-Z0-9]{0,40} PRIVATE KEY( BLOCK)?-----")),
+    ("AWS Access Key", re.compile(rb"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])")),
+    ("GitHub Token", re.compile(rb"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})")),
+    ("GitLab Token", re.compile(rb"(?<![A-Za-z0-9_])glpat-[A-Za-z0-9_-]{20,}")),
+    ("Slack Token", re.compile(rb"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("Google API Key", re.compile(rb"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}")),
+    ("Stripe Access Key", re.compile(rb"(?<![A-Za-z0-9])(?:sk|rk)_live_[0-9A-Za-z]{24,}")),
+]
+# detect-secrets picks a parser by extension; these are kept, every other name becomes ".txt"
+_PARSED_EXT = {".ini", ".cfg", ".conf", ".yaml", ".yml", ".json", ".toml", ".properties", ".env", ".py", ".js", ".ts", ".sh"}
+
+
+def high_signal(data: bytes, base: int = 0) -> list[tuple[str, int]]:
+    """``(kind, 1-based line)`` of every :data:`HIGH_SIGNAL` match in ``data`` and in ``data``
+    with its NUL bytes removed (UTF-16/32 text of ASCII secrets); ``base`` lines precede it."""
+    out = []
+    for hay in (data, data.replace(b"\0", b"") if b"\0" in data else b""):
+        for kind, rx in HIGH_SIGNAL:
+            for m in rx.finditer(hay):
+                hit = (kind, base + hay.count(b"\n", 0, m.start()) + 1)
+                if hit not in out:
+                    out.append(hit)
+    return out
+
+
+def decode_text(data: bytes) -> bytes | None:
+    """``data`` as UTF-8 text to scan: itself when it has no NUL; UTF-16/32 (by byte-order mark,
+    or by where its NUL bytes fall) transcoded; None for binary data."""
+    if b"\0" not in data[:8000]:
+        return data
+    boms = ((b"\xff\xfe\0\0", "utf-32-le"), (b"\0\0\xfe\xff", "utf-32-be"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+    candidates = [enc for bom, enc in boms if data.startswith(bom)]
+    head = data[:8000]
+    if not candidates:
+        if head[1::4].count(0) + head[2::4].count(0) + head[3::4].count(0) > 0.9 * 3 * len(head[::4]):
+            candidates.append("utf-32-le")
+        elif head[0::4].count(0) + head[1::4].count(0) + head[2::4].count(0) > 0.9 * 3 * len(head[::4]):
+            candidates.append("utf-32-be")
+        elif head[1::2].count(0) > 0.9 * len(head[1::2]):
+            candidates.append("utf-16-le")
+        elif head[0::2].count(0) > 0.9 * len(head[0::2]):
+            candidates.append("utf-16-be")
+    for enc in candidates:
+        try:
+            return data.decode(enc).lstrip("\ufeff").encode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
+def chunks(data: bytes, size: int = MAX_SCAN_BYTES):
+    """``(offset lines, chunk)`` pieces of ``data`` of about ``size`` bytes cut after a newline
+    when there is one (a chunk never splits a line shorter than ``size``)."""
+    pos, lines = 0, 0
+    while pos < len(data):
+        end = min(len(data), pos + size)
+        if end < len(data):
+            nl = data.rfind(b"\n", pos, end)
+            if nl > pos:
+                end = nl + 1
+        piece = data[pos:end]
+        yield lines, piece
+        lines += piece.count(b"\n")
+        pos = end
 
 
 @dataclass(frozen=True)
@@ -98,8 +177,32 @@ class _Scanner:
         found: list[Finding] = []
         if self.names.match_file(os.fsdecode(path)):
             found.append(Finding(shown, "file name on the secrets denylist", 0, where))
-        if len(data) > MAX_SCAN_BYTES or b"\0" in data[:8000] or not data.strip():
+        seen_hs: set[tuple[str, int]] = set()
+        for start in range(0, max(len(data), 1), MAX_SCAN_BYTES):  # raw bytes, overlapping windows
+            window = data[max(0, start - OVERLAP): start + MAX_SCAN_BYTES]
+            base = data.count(b"\n", 0, max(0, start - OVERLAP)) if start else 0
+            for kind, line in high_signal(window, base):
+                if (kind, line) not in seen_hs:
+                    seen_hs.add((kind, line))
+                    found.append(Finding(shown, kind, line, where))
+        text = decode_text(data)
+        if text is None or not text.strip():
             return found
+        for base, piece in chunks(text):
+            if base and piece is not None:
+                break  # detect-secrets reads the first chunk; the high-signal patterns above read every byte
+            for f in self._detect(path, piece, where, ours):
+                f = Finding(f.path, f.kind, f.line + base, f.where)
+                if f.kind in {k for k, _ in HIGH_SIGNAL} and any(k == f.kind and ln == f.line for k, ln in seen_hs):
+                    continue
+                if f not in found:
+                    found.append(f)
+        return found
+
+    def _detect(self, path: bytes, data: bytes, where: str, ours: bool) -> list[Finding]:
+        """detect-secrets over one piece of text, handed over under a neutral file name."""
+        shown = path_display(path)
+        found: list[Finding] = []
         from detect_secrets.core import scan as ds_scan
         from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
         from detect_secrets.settings import transient_settings
@@ -109,7 +212,8 @@ class _Scanner:
         plugins = [{"name": cls.__name__} for cls in get_mapping_from_secret_type_to_class().values() if cls.__name__ not in skip]
 
         self.n += 1
-        base = os.path.basename(os.fsdecode(path)).replace(os.sep, "_")[-100:] or "blob"
+        ext = os.path.splitext(os.fsdecode(path))[1].lower()
+        base = "content" + (ext if ext in _PARSED_EXT else ".txt")
         d = os.path.join(self.tmp.name, str(self.n))
         os.mkdir(d, 0o700)
         full = os.path.join(d, base)
@@ -133,15 +237,16 @@ class _Scanner:
 
 
 def _tar_files(data: bytes) -> list[tuple[bytes, bytes]]:
-    """The regular files of an overlay tar, read leniently (scanning writes nothing, so even an
-    archive the strict extractor would refuse is scanned); an unreadable tar is one blob."""
+    """The regular files of an overlay tar, read leniently and whole (scanning writes nothing,
+    so even an archive the strict extractor would refuse is scanned); an unreadable tar is one
+    blob."""
     out = []
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:", encoding="utf-8", errors="surrogateescape") as tar:
             for member in tar:
                 if member.isreg():
                     fh = tar.extractfile(member)
-                    out.append((os.fsencode(member.name), fh.read(MAX_SCAN_BYTES + 1) if fh else b""))
+                    out.append((os.fsencode(member.name), fh.read() if fh else b""))
     except tarfile.TarError:
         return [(b"overlay.tar", data)]
     return out

@@ -26,7 +26,7 @@ import msgspec
 
 from .errors import CkptError, CorruptError, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry
-from .model import Event, Manifest, decode_manifest, path_display
+from .model import MAX_MANIFEST, Event, Manifest, decode_manifest, escape, path_display, task_name_problem
 
 PREFIX = "refs/ckpt/"
 REMOTE_PREFIX = "refs/ckpt-remotes/"
@@ -42,12 +42,7 @@ def check_task_name(name: str) -> str:
     Letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit, at most 100
     characters, not all digits, no ``..``, not ending in ``.lock`` (git's ref-name rules).
     """
-    if (
-        not _TASK_RE.fullmatch(name)
-        or name.isdigit()
-        or ".." in name
-        or name.endswith((".lock", "."))
-    ):
+    if task_name_problem(name):
         raise UsageError(
             f"invalid task name {name!r}",
             "use letters, digits, '.', '_' and '-' (not all digits), e.g. fix-auth-null",
@@ -224,8 +219,21 @@ class Checkpoint:
         return out
 
     def overlay_tar(self) -> bytes | None:
-        """``overlay.tar`` bytes, or None when the overlay is empty."""
+        """``overlay.tar`` bytes, or None when the overlay is empty (small archives and tests;
+        extraction streams through :meth:`overlay_source`)."""
         return self.meta_blob("overlay.tar")
+
+    def overlay_source(self):
+        """A callable opening ``overlay.tar`` as a stream (``with src() as fh``), or None when the
+        overlay is empty: the archive is read twice (validate, then write) and never held whole
+        in memory."""
+        entry = self.repo.tree_entry(self.meta_tree, "overlay.tar")
+        if entry is None:
+            return None
+        if entry.is_tree or entry.mode == 0o160000:
+            raise CorruptError(f"overlay.tar of {self.id} is not a file", "git ckpt check names the damage")
+        oid = entry.oid
+        return lambda: self.repo.open_blob(oid)
 
 
 def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = None) -> Checkpoint:
@@ -244,15 +252,17 @@ def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = No
         entry = repo.tree_entry(parents[-1], "manifest.json")
         if entry is None:
             raise KeyError("manifest.json")
-        data = repo.read_blob(entry.oid)
+        data = repo.read_blob(entry.oid) if repo.blob_size(entry.oid) <= MAX_MANIFEST else None
     except (KeyError, CkptError):
         raise NotFoundError(f"{id or commit} is not a checkpoint commit (no manifest)", "git ckpt list shows the checkpoints") from None
+    if data is None:
+        raise CorruptError(f"the manifest of {escape(id or commit)} is corrupt: larger than {MAX_MANIFEST} bytes",
+                           "nothing was changed; the checkpoint was made by a broken or hostile tool")
     try:
         manifest = decode_manifest(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise CorruptError(f"the manifest of {id or commit} is corrupt: {exc}", "git ckpt check --all lists damaged checkpoints") from None
-    if manifest.schema != "ckpt/1":
-        raise CorruptError(f"the manifest of {id or commit} has unknown schema {manifest.schema!r}", "upgrade git-ckpt")
+        raise CorruptError(f"the manifest of {escape(id or commit)} is corrupt: {escape(str(exc))}",
+                           "nothing was changed; the checkpoint was made by a broken or hostile tool (git ckpt check names the damage)") from None
     return Checkpoint(repo, id or manifest.id, commit, ref, info.tree, parents, manifest)
 
 

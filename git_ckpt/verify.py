@@ -357,18 +357,23 @@ def materialise(repo: Repo, cfg: Config, cp: Checkpoint) -> Iterator[Path]:
     """A temporary linked worktree (``git worktree add --detach``) holding exactly the
     checkpoint: its tree checked out through the smudge side, the ``raw/`` bytes, and the overlay
     extracted by the strict extractor.  Removed (``git worktree remove --force``) afterwards."""
+    # The directory name comes from tempfile alone: nothing in the (possibly fetched) manifest
+    # names a path on this machine, and clean-up removes only the worktree this call created.
     tmp = Path(tempfile.mkdtemp(prefix="ckpt-verify-"))
-    wt = tmp / f"{cp.manifest.task}-{cp.manifest.number}"
+    wt = tmp / "worktree"
+    created = False
     try:
         repo.git("worktree", "add", "--detach", "--quiet", str(wt), cp.commit)
+        created = True
         for path, e in cp.raw_entries().items():  # validated: safe paths of files of the tree
             overlay.write_entry(wt, overlay.Entry(path, "file", 0o755 if e.mode == 0o100755 else 0o644, 0, repo.read_blob(e.oid)))
-        tar = cp.overlay_tar()
-        if tar:
-            overlay.extract(wt, tar, cfg.max_file_size)
+        source = cp.overlay_source()
+        if source is not None:
+            overlay.extract(wt, source, cfg.max_file_size)
         yield wt
     finally:
-        repo.git("worktree", "remove", "--force", "--force", str(wt), check=False)
+        if created:
+            repo.git("worktree", "remove", "--force", "--force", str(wt), check=False)
         shutil.rmtree(tmp, ignore_errors=True)
         repo.git("worktree", "prune", check=False)
 

@@ -263,7 +263,8 @@ def test_no_code_outside_gitcore_assumes_sha1_ids():
             continue
         for n, line in enumerate(path.read_text().splitlines(), 1):
             code = line.split("#")[0] if path.suffix == ".py" else line
-            if (re.search(r"\b40\b", code) and not re.search(r"\b64\b", code)) or re.search(r"(?<![0-9a-fA-F])[0-9a-f]{40}(?![0-9a-fA-F])", code):
+            sha1_only = re.search(r"\*\s*40\b|\{40\}|len\([^)]*\)\s*[!=]=\s*40\b|\[:40\]|\b40\s*\*", code) and not re.search(r"\b64\b", code)
+            if sha1_only or re.search(r"(?<![0-9a-fA-F])[0-9a-f]{40}(?![0-9a-fA-F])", code):
                 offenders.append(f"{path.relative_to(top)}:{n}: {line.strip()}")
     assert offenders == []
 
@@ -342,3 +343,25 @@ def test_every_command_works_the_same_in_both_ref_backends(tmp_path, fmt):
     assert git(root, "reflog", "show", "--format=%gs", "refs/ckpt/t/promoted").decode().splitlines() == ["ckpt: promote t/1"]
     if fmt == "reftable":
         assert _loose_ref_files(root) == []
+
+
+OLD_GIT = "/usr/bin/git"
+
+
+@needs_new_git
+@pytest.mark.skipif(not (Path(OLD_GIT).exists() and b"git version 2.3" in subprocess.run([OLD_GIT, "--version"], capture_output=True).stdout),
+                    reason="needs a git older than 2.45 at /usr/bin/git (Debian 12's 2.39)")
+@pytest.mark.parametrize("command", [("save",), ("list",), ("restore", "@"), ("gate",)], ids=lambda c: " ".join(c))
+def test_reftable_repository_with_an_old_git_on_path_is_refused(tmp_path, command):
+    """A reftable repository made by a new git, then git ckpt with a git that cannot read it on
+    PATH: exit 3 naming the backend, the git found and the one needed; nothing written."""
+    root = init_repo(tmp_path / "r", fmt="reftable")
+    (root / "README").write_text("changed\n")
+    before, config = worktree_state(root), (root / ".git/config").read_bytes()
+    refs = git(root, "for-each-ref")
+    env = {"PATH": f"{BIN}:{Path(OLD_GIT).parent}:/bin"}
+    res = Result(run([str(BIN / "git-ckpt"), *command], root, env=env, check=False))
+    _refused(res, "error: this repository uses the reftable ref backend (extensions.refstorage = reftable), "
+                  "which the git on PATH (2.3", "hint: put git 2.45 or newer first on PATH")
+    assert worktree_state(root) == before and (root / ".git/config").read_bytes() == config
+    assert git(root, "for-each-ref") == refs and _loose_ref_files(root) == []

@@ -139,6 +139,44 @@ def checkpoint_messages(repo) -> list[str]:
     return [c["message"] for c in json.loads(out)["result"]]
 
 
+def test_a_plan_covers_the_content_it_overwrites(repo):
+    """Issue 10, input 11: a path the plan writes or deletes, edited after the plan (same set of
+    paths), makes the apply refuse and keeps the edit; so does a changed mode or a file turned
+    into a symlink."""
+    import anyio
+
+    ckpt(repo, "task", "start", "plan-task", fsck=False)
+    (repo / "x.py").write_text("saved\n")
+    ckpt(repo, "save", "-m", "base", fsck=False)
+    (repo / "x.py").write_text("changed once\n")
+    (repo / "extra.txt").write_text("extra\n")
+
+    def state():
+        return {p.name: (p.is_symlink(), p.stat().st_mode if not p.is_symlink() else 0, p.read_bytes() if not p.is_symlink() else b"")
+                for p in repo.iterdir() if p.name != ".git"}
+
+    async def body(s):
+        edits = [
+            lambda: (repo / "x.py").write_text("edited after the plan\n"),
+            lambda: (repo / "extra.txt").write_text("edited residue\n"),
+            lambda: os.chmod(repo / "x.py", 0o755),
+            lambda: ((repo / "extra.txt").unlink(), os.symlink("x.py", repo / "extra.txt")),
+        ]
+        for edit in edits:
+            plan = text(await call(s, "ckpt_restore", {"checkpoint": "plan-task/1"}))
+            assert "x.py" in plan["plan"]["write"]
+            edit()
+            before = state()
+            stale = await call(s, "ckpt_restore", {"checkpoint": "plan-task/1", "apply": True, "plan_id": plan["plan_id"]})
+            assert stale.is_error and "changed since that plan" in stale.content[0].text
+            assert state() == before
+        plan = text(await call(s, "ckpt_restore", {"checkpoint": "plan-task/1"}))
+        done = text(await call(s, "ckpt_restore", {"checkpoint": "plan-task/1", "apply": True, "plan_id": plan["plan_id"]}))
+        assert done["applied"] is True and (repo / "x.py").read_text() == "saved\n"
+
+    anyio.run(_session_run, repo, body)
+
+
 def test_the_mcp_tools_say_what_the_cli_says(repo):
     """One renderer per result: save, restore and undo print the same lines in the terminal and
     in the MCP tools' ``text``; their JSON is the CLI's ``--json`` result."""

@@ -260,12 +260,18 @@ def after_dashdash() -> list[str]:
 
 def warn(text: str) -> None:
     """``warning: text`` on stderr."""
-    click.echo(f"warning: {text}", err=True)
+    from ..model import escape
+
+    click.echo(f"warning: {escape(text)}", err=True)
 
 
 def say(text: str = "") -> None:
-    """A line of human output on stdout."""
-    click.echo(text)
+    """A line of human output on stdout.  A safety net escapes every control character but
+    newline and tab (ESC, BEL, CR, C1: nothing stored can drive the terminal); the renderers
+    escape stored strings themselves (:func:`git_ckpt.model.escape`), newlines included."""
+    from ..model import escape_controls
+
+    click.echo(escape_controls(text))
 
 
 # ------------------------------------------------------------------------------ entry point
@@ -277,9 +283,11 @@ def _report(exc: CkptError, as_json: bool, command: str) -> int:
 
         env = {"schema": SCHEMA, "command": command, "error": {"code": exc.code, "message": exc.message, "hint": exc.hint, "exit_code": exc.exit_code}}
         sys.stdout.write(encode_json(env).decode() + "\n")
-    click.echo(f"error: {exc.message}", err=True)
+    from ..model import escape
+
+    click.echo(f"error: {escape(exc.message)}", err=True)
     if exc.hint:
-        click.echo(f"hint: {exc.hint}", err=True)
+        click.echo(f"hint: {escape(exc.hint)}", err=True)
     return exc.exit_code
 
 

@@ -42,6 +42,8 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
             r.verifiers = states[r.commit][0]
 
     def human() -> None:
+        from ..model import escape
+
         if not rows:
             if remote:
                 say(f"no checkpoints fetched from {remote}" + (f" in task {task}" if task else "")
@@ -58,11 +60,11 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
         lines = []
         for r in rows:
             fetched = states.get(r.commit, ({}, []))[1]
-            ver = " ".join(f"{k}:{v}" + ("(fetched)" if k in fetched else "") for k, v in sorted(r.verifiers.items()))
+            ver = " ".join(f"{escape(k)}:{escape(v)}" + ("(fetched)" if k in fetched else "") for k, v in sorted(r.verifiers.items()))
             mark = "*" if r.promoted else " "
-            msg = r.message.splitlines()[0] if r.message else ""
+            msg = escape(r.message.split("\n")[0]) if r.message else ""
             by = r.made_by()
-            lines.append(f"{mark} {r.id:<20} {views.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  ({by})" if by else "")
+            lines.append(f"{mark} {r.id:<20} {views.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  ({escape(by)})" if by else "")
                          + (f"  [{ver}]" if ver else ""))
         say("\n".join(lines))  # one write, not one per row
 

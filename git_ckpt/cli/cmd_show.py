@@ -28,33 +28,35 @@ def command(ckpt: str, as_json: bool) -> int:
         r["local"] = own
 
     def human() -> None:
+        from ..model import escape as e
+
         m = cp.manifest
         say(f"checkpoint {cp.id}{'  (promoted)' if data['promoted'] else ''}")
         say(f"commit:   {cp.commit}")
         say(f"kind:     {m.kind}")
-        say(f"created:  {m.created_at} by {m.author} on {m.host}")
-        say(f"base:     {m.base or '(unborn branch)'}{' on ' + m.branch if m.branch else ' (detached)'}")
+        say(f"created:  {e(m.created_at)} by {e(m.author)} on {e(m.host)}")
+        say(f"base:     {m.base or '(unborn branch)'}{' on ' + e(m.branch) if m.branch else ' (detached)'}")
         if m.message:
-            say(f"message:  {m.message}")
+            say(f"message:  {e(m.message)}")
         if m.agent:
             from ..model import path_display
 
-            say(f"agent:    {views.agent_label(m.agent, None)}"
+            say(f"agent:    {e(views.agent_label(m.agent, None))}"
                 + (f" (session {path_display(m.agent_session.encode('utf-8', 'surrogateescape'))})" if m.agent_session else ""))
         if m.next:
-            say(f"next:     {m.next}")
+            say(f"next:     {e(m.next)}")
         if m.hypothesis:
-            say(f"hypothesis: {m.hypothesis}")
+            say(f"hypothesis: {e(m.hypothesis)}")
         for label, items in (("intent-to-add", m.intent_to_add), ("skip-worktree", m.skip_worktree), ("conflicts", m.conflicts), ("skipped", m.skipped)):
             if items:
                 say(f"{label}: {len(items)} path(s)")
         say(f"changed vs base ({len(data['changed'])}):")
         for c in data["changed"]:
-            say(f"  {c['status']} {c['path']}")
+            say(f"  {c['status']} {e(c['path'])}")
         if data["overlay"]:
             say(f"overlay ({len(data['overlay'])} entries):")
             for o in data["overlay"]:
-                say(f"  {o['path']} ({o['kind']}, {o['size']} bytes)")
+                say(f"  {e(o['path'])} ({o['kind']}, {o['size']} bytes)")
         if data["results"]:
             from ..words import result_word
 
@@ -63,13 +65,13 @@ def command(ckpt: str, as_json: bool) -> int:
             order: list[str] = []
             for r in data["results"]:
                 if "verifier" not in r:
-                    text = f"  {r}"
+                    text = f"  {e(str(r))}"
                 else:
                     try:
                         took = f"{float(r.get('duration') or 0):.1f} s"
                     except (TypeError, ValueError):
                         took = "? s"
-                    text = (f"  {r['verifier']}: {result_word(r.get('status', '?'), r.get('exit_code'))} (exit {r.get('exit_code')}, {took})"
+                    text = (f"  {e(str(r['verifier']))}: {e(str(result_word(r.get('status', '?'), r.get('exit_code'))))} (exit {e(str(r.get('exit_code')))}, {took})"
                             + ("" if r.get("local") else " [fetched: not evidence here]"))
                 if text not in seen:
                     order.append(text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..model import escape
 from . import emit, json_option, open_repo, say
 
 
@@ -52,17 +53,18 @@ def show_cmd(name: str | None, as_json: bool) -> int:
 
     def human() -> None:
         say(f"task: {name}{' (done)' if card.done else ''}")
-        say(f"goal: {card.goal or '(none)'}")
+        e = escape
+        say(f"goal: {e(card.goal) or '(none)'}")
         for label, items in (("constraints", card.constraints), ("acceptance", card.acceptance), ("read", card.reads)):
             for it in items:
-                say(f"{label}: {it}")
+                say(f"{label}: {e(it)}")
         for label, items in (("fact", card.facts), ("decided", card.decisions), ("failed", card.failed), ("question", card.questions), ("assumption", card.assumptions)):
             for i, it in enumerate(items, start=1):
-                extra = f" [{it.status}]" if it.status else ""
-                extra += f" ({it.reason})" if it.reason else ""
-                say(f"{label} {i}: {it.text}{extra}")
+                extra = f" [{e(it.status)}]" if it.status else ""
+                extra += f" ({e(it.reason)})" if it.reason else ""
+                say(f"{label} {i}: {e(it.text)}{extra}")
         if card.next:
-            say(f"next: {card.next}")
+            say(f"next: {e(card.next)}")
 
     emit("task show", task.card_json(card), as_json, human)
     return 0
@@ -79,7 +81,7 @@ def list_cmd(as_json: bool) -> int:
 
     def human() -> None:
         for r in rows:
-            say(f"{'*' if r['current'] else ' '} {r['task']:<24} {r['checkpoints']:>4} checkpoints  {'(done) ' if r['done'] else ''}{r['goal']}")
+            say(f"{'*' if r['current'] else ' '} {r['task']:<24} {r['checkpoints']:>4} checkpoints  {'(done) ' if r['done'] else ''}{escape(r['goal'])}")
 
     emit("task list", rows, as_json, human)
     return 0
