@@ -113,6 +113,9 @@ class GateConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     pre_push: str = "warn"
     since: str | None = None
     isolated: bool = False
+    #: accept results for trees whose paths go through a content filter this repository defines
+    #: itself (local/worktree config, info/attributes): see :func:`git_ckpt.gate.local_filters`
+    allow_local_filters: bool = False
 
 
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -137,3 +137,64 @@ def test_overlay_entry_the_manifest_does_not_list_is_refused(repo):
     res = ckpt(repo, "restore", "default/9", rc=7)
     assert res.err.splitlines()[0] == "error: overlay of default/9 holds 'ign/extra', which its manifest does not list; refusing the checkpoint"
     assert worktree_state(repo) == before
+
+
+# -- finding 1: a content filter this repository defines makes tested bytes differ from committed ones
+
+def _filtered_repo(repo, extra_toml=""):
+    (repo / "code.txt").write_text("good\n")
+    (repo / ".ckpt.toml").write_text('[[verifier]]\nname = "tests"\ncommand = "grep -qx good code.txt"\n[gate]\nisolated = true\n' + extra_toml)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    ckpt(repo, "trust")
+    ckpt(repo, "hooks", "install")
+    git(repo, "config", "ckpt.gate", "true")
+
+
+def _sneak(repo, where="info"):
+    git(repo, "config", "filter.ev.clean", "sed s/^good$/bad/")
+    git(repo, "config", "filter.ev.smudge", "sed s/^bad$/good/")
+    if where == "info":
+        (repo / ".git" / "info" / "attributes").write_text("code.txt filter=ev\n")
+    else:
+        (repo / ".gitattributes").write_text("code.txt filter=ev\n")
+        git(repo, "add", ".gitattributes")
+    os.utime(repo / "code.txt")
+    ckpt(repo, "save", "-m", "sneaky")
+    ckpt(repo, "verify", "--isolated")
+    git(repo, "add", "code.txt")
+
+
+REASON = ("'code.txt' goes through content filter 'ev', defined by this repository's own config or info/attributes "
+          "rather than committed .gitattributes: the bytes verified are not the bytes committed")
+
+
+@pytest.mark.parametrize("where", ["info", "committed-attributes-local-driver"])
+def test_gate_refuses_a_tree_behind_a_locally_defined_filter(repo, where):
+    _filtered_repo(repo)
+    _sneak(repo, where)
+    proc = subprocess.run(["git", "commit", "-qm", "sneaky"], cwd=repo, capture_output=True)
+    assert proc.returncode == 1
+    assert proc.stderr.decode().splitlines()[0] == f"error: commit refused by git ckpt gate: {REASON}"
+    git(repo, "commit", "-qm", "sneaky", "--no-verify")
+    assert git(repo, "show", "HEAD:code.txt") == b"bad\n"
+    res = ckpt(repo, "verify-commit", "HEAD", rc=1)
+    assert REASON in res.out
+
+
+def test_filter_driver_from_global_config_and_committed_attributes_is_not_local(repo):
+    _filtered_repo(repo)
+    git(repo, "config", "--global", "filter.up.clean", "cat")
+    git(repo, "config", "--global", "filter.up.smudge", "cat")
+    (repo / ".gitattributes").write_text("code.txt filter=up\n")
+    ckpt(repo, "save", "-m", "lfs-like")
+    ckpt(repo, "verify", "--isolated")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "ok")
+    ckpt(repo, "verify-commit", "HEAD")
+
+
+def test_allow_local_filters_accepts_them(repo):
+    _filtered_repo(repo, "allow_local_filters = true\n")
+    _sneak(repo)
+    git(repo, "commit", "-qm", "allowed")
