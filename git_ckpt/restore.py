@@ -775,10 +775,15 @@ def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprint
             # one checkout-index into a scratch prefix; on a terminal, batches, so the files written can be shown
             step = 2000 if progress.active() and len(order) > 2000 else len(order)
             shown = progress.meter("restore: writing files", len(order))
+            # .gitattributes first, in a batch of their own: checkout-index reads attributes
+            # from the worktree, so the target's rules must be in place before the files they
+            # filter are written (into the scratch prefix) through the smudge side
+            attrs = [p for p in order if p == b".gitattributes" or p.endswith(b"/.gitattributes")]
+            rest = [p for p in order if p != b".gitattributes" and not p.endswith(b"/.gitattributes")]
+            batches = ([attrs] if attrs else []) + [rest[i:i + step] for i in range(0, len(rest), step)]
             with tempfile.TemporaryDirectory(prefix="ckpt-write-", dir=repo.git_dir) as scratch:
                 prefix = os.fsencode(scratch) + b"/"
-                for i in range(0, len(order), step):
-                    batch = order[i:i + step]
+                for batch in batches:
                     repo.git("checkout-index", "-f", "-q", "-z", "--stdin", "--prefix=" + os.fsdecode(prefix),
                              input=b"\0".join(batch) + b"\0", index_file=idx)
                     fault("restore.before-rename")
