@@ -773,7 +773,7 @@ def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprint
             from . import progress
 
             # one checkout-index into a scratch prefix; on a terminal, batches, so the files written can be shown
-            step = 2000 if progress.active() and len(order) > 2000 else len(order)
+            step = 2000 if progress.active() and len(order) > 2000 else max(1, len(order))
             shown = progress.meter("restore: writing files", len(order))
             # .gitattributes first, in a batch of their own: checkout-index reads attributes
             # from the worktree, so the target's rules must be in place before the files they
