@@ -113,6 +113,9 @@ class GateConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     pre_push: str = "warn"
     since: str | None = None
     isolated: bool = False
+    #: accept results for trees whose paths go through a content filter this repository defines
+    #: itself (local/worktree config, info/attributes): see :func:`git_ckpt.gate.local_filters`
+    allow_local_filters: bool = False
 
 
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -195,6 +198,8 @@ def overlay_pattern_problem(pattern: str) -> str | None:
         return "is not a path inside the worktree"
     if any(part == ".." for part in p.split("/")):
         return "contains '..'"
+    if any(part.lower() == ".git" for part in p.split("/")):
+        return "points into .git"
     if p.startswith("//"):
         return "is an absolute path"
     return None
@@ -224,6 +229,17 @@ def _validate(cfg: Config, origin: str) -> None:
             raise ConfigError(f"{origin}: verifier {v.name!r} has an empty command")
         if v.timeout <= 0:
             raise ConfigError(f"{origin}: verifier {v.name!r}: timeout must be positive")
+        # a NUL cannot reach exec(2) (argv, environment and paths are C strings): refused at load,
+        # naming the key, not left to fail when the verifier runs
+        fields = [("command", c) for c in ([v.command] if isinstance(v.command, str) else v.command)]
+        fields += [(f"env.{k}", val) for k, val in v.env.items()] + ([("cwd", v.cwd)] if v.cwd is not None else [])
+        for key, text in fields:
+            if "\0" in text:
+                raise ConfigError(f"{origin}: verifier {v.name!r}: {key} contains a NUL byte", f"remove the NUL from verifier {v.name!r} {key}")
+        for k in v.env:
+            if not k or "=" in k or "\0" in k:
+                raise ConfigError(f"{origin}: verifier {v.name!r}: env name {k!r} is not a valid environment variable name",
+                                  f"fix the env table of verifier {v.name!r}")
     if cfg.attempt.on_failure not in ("restore", "keep"):
         raise ConfigError(f"{origin}: attempt.on_failure must be \"restore\" or \"keep\"")
     if cfg.gate.pre_push not in ("warn", "refuse", "off"):

@@ -96,6 +96,13 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
         res.reason = f"{trust.untrusted_reason(st)}, so its required verifiers cannot be judged"
         res.fix = "git ckpt trust (after reviewing git ckpt trust --show)"
         return res
+    found = local_filters(repo, cfg, tree)
+    if found:
+        res.reason = _filter_reason(found)
+        res.paths = [f"F {path_display(p)}" for p, _ in found[:SHOW_PATHS]]
+        res.count = len(found)
+        res.fix = FILTER_FIX
+        return res
     oid = repo.read_ref(store.promoted_ref(task))
     if oid is None or repo.commit_tree_id(oid) != tree:
         other = promoted_elsewhere(repo, cfg, tree, task)
@@ -135,6 +142,57 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
         return res
     res.allowed = True
     return res
+
+
+def local_filters(repo: Repo, cfg: Config, tree: str) -> list[tuple[bytes, str]]:
+    """``(path, driver)`` for the paths of ``tree`` whose content filter (``filter`` attribute
+    with a ``filter.NAME.clean|smudge|process`` driver) this repository itself defines: the
+    driver is configured in local, worktree or command-line config, or the attribute could come
+    from a file no commit holds (``$GIT_COMMON_DIR/info/attributes``, ``core.attributesFile``).
+    Such a filter makes the bytes a verifier ran on (the worktree) differ from the bytes
+    committed (clean's output), so a result cannot vouch for the commit.  Empty when ``[gate]
+    allow_local_filters`` is set, or no filter driver is configured at all (the usual case:
+    nothing else is run)."""
+    if cfg.gate.allow_local_filters:
+        return []
+    out = repo.git("config", "-z", "--show-scope", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$", check=False).stdout
+    fields = out.split(b"\0")
+    drivers: dict[str, bool] = {}
+    for i in range(0, len(fields) - 1, 2):
+        key = fields[i + 1].split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+        name = key[len("filter."):key.rindex(".")]
+        local = fields[i] in (b"local", b"worktree", b"command")
+        drivers[name] = drivers.get(name, False) or local
+    if not drivers:
+        return []
+    info = repo.common_dir / "info" / "attributes"
+    uncommitted = bool(repo.config_get("core.attributesFile"))
+    try:
+        uncommitted = uncommitted or b"filter" in info.read_bytes()
+    except OSError:
+        pass
+    paths = [e.path for e in repo.ls_tree(tree) if e.mode in (0o100644, 0o100755)]
+    if not paths:
+        return []
+    res = repo.git("check-attr", "-z", "--stdin", "filter", input=b"".join(p + b"\0" for p in paths)).stdout.split(b"\0")
+    found = []
+    for i in range(0, len(res) - 2, 3):
+        value = res[i + 2].decode("utf-8", "surrogateescape")
+        if value in ("unspecified", "unset", "set") or value not in drivers:
+            continue
+        if drivers[value] or uncommitted:
+            found.append((res[i], value))
+    return found
+
+
+def _filter_reason(found: list[tuple[bytes, str]]) -> str:
+    path, name = found[0]
+    more = f" (and {len(found) - 1} more path(s))" if len(found) > 1 else ""
+    return (f"{path_display(path)!r}{more} goes through content filter {name!r}, defined by this repository's own config or "
+            "info/attributes rather than committed .gitattributes: the bytes verified are not the bytes committed")
+
+
+FILTER_FIX = "remove the filter (git config --unset filter.NAME.clean/smudge/process, .git/info/attributes), or set [gate] allow_local_filters = true in .ckpt.toml"
 
 
 def promoted_elsewhere(repo: Repo, cfg: Config, tree: str, task: str) -> str | None:
@@ -307,6 +365,11 @@ class Judge:
         verdict = CommitVerdict(rev, commit, tree, False)
         if not self.trust.ok:
             verdict.reason = f"{trust.untrusted_reason(self.trust)}, so its required verifiers cannot be judged"
+            return verdict
+        found = local_filters(self.repo, self.cfg, tree)
+        if found:
+            verdict.reason = _filter_reason(found)
+            self._cache[tree] = verdict
             return verdict
         for cid, oid in self._index().get(tree, []):
             try:

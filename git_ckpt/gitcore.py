@@ -1495,3 +1495,18 @@ def io_or_corrupt(exc: BaseException, what: str) -> CkptError:
 def not_found(what: str, hint: str | None = None) -> NotFoundError:
     """Shorthand for a :class:`NotFoundError`."""
     return NotFoundError(what, hint)
+
+
+def path_line(path: bytes) -> bytes:
+    """``path`` as one line of a line-based git stdin (``hash-object --stdin-paths``, which has no
+    ``-z`` form): always C-quoted, as git unquotes a line that starts with ``"`` (so a name
+    beginning with ``"``, or holding a newline, backslash or any byte, is read back exactly)."""
+    out = bytearray(b'"')
+    for b in path:
+        if b == 0x22 or b == 0x5C:
+            out += b"\\" + bytes([b])
+        elif 0x20 <= b < 0x7F:
+            out.append(b)
+        else:
+            out += b"\\%03o" % b
+    return bytes(out + b'"\n')

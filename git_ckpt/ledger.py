@@ -258,13 +258,6 @@ def verify(repo: Repo, task: str) -> list[str]:
             problems.append(f"event #{i} ({commit[:12]}): does not link to the event before it (history rewritten)")
             break
         prev_hash = ev.hash
-    on_chain_early = set(chain)
-    for old_v, new_v in repo.reflog(ref):
-        gone = next((x for x in (new_v, old_v) if x and x not in on_chain_early), None)
-        if gone is not None:
-            problems.append(f"refs/ckpt/{task}/log once pointed at {gone[:12]} (its reflog), which is not on the ledger now: "
-                            "the ref was moved backwards or rewritten (events dropped)")
-            break
     promoted = repo.read_ref(store.promoted_ref(task))
     if not problems and promoted and promoted not in promoted_on_chain:
         try:
@@ -273,6 +266,13 @@ def verify(repo: Repo, task: str) -> list[str]:
             shown = promoted[:12]
         problems.append(f"refs/ckpt/{task}/promoted names {shown} ({promoted[:12]}), but no promote event on the ledger "
                         "promoted it (events were dropped or the ref was moved by hand)")
+    on_chain_early = set(chain)
+    for old_v, new_v in repo.reflog(ref):
+        gone = next((x for x in (new_v, old_v) if x and x not in on_chain_early), None)
+        if gone is not None:
+            problems.append(f"refs/ckpt/{task}/log once pointed at {gone[:12]} (its reflog), which is not on the ledger now: "
+                            "the ref was moved backwards or rewritten (events dropped)")
+            break
     on_chain = set(chain)
     rewritten: list[tuple[int, str]] = []
     for n, cp_oid in store.numbered(repo, task):

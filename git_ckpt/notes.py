@@ -9,7 +9,9 @@ reads fan-out layouts too, so ``git log --notes=ckpt`` and ``git notes merge`` w
 
 from __future__ import annotations
 
+import re
 import sys
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -152,3 +154,116 @@ def append_line(repo: Repo, target: str, line: bytes, ref: str = NOTES_REF) -> s
         return commit, commit
 
     return repo.swap(ref, build, reason="ckpt: add result", step="notes.before-ref")
+
+
+# ------------------------------------------------------------------------------ notes merge
+# (``git ckpt fetch`` merges a remote's notes into ``refs/notes/ckpt`` so no line of either side
+# is lost; :mod:`git_ckpt.remote` calls :func:`merge_notes`.)
+
+_OID_HEX = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")  # a note's name: an object id of either format
+
+
+@dataclass
+class NotesMerge:
+    """What merging a remote's notes did: ``kind`` (``none``, ``fast-forward``, ``merge``),
+    ``commit`` (our notes commit afterwards), ``added`` (result lines new to us)."""
+
+    kind: str = "none"
+    commit: str | None = None
+    added: int = 0
+
+    def to_json(self) -> dict:
+        """JSON-ready form."""
+        return {"kind": self.kind, "commit": self.commit, "added": self.added}
+
+
+
+def _contains(repo: Repo, new: str, old: str) -> bool:
+    """Whether notes commit ``new`` is ``old`` or has it in its history (a fast-forward)."""
+    if new == old:
+        return True
+    if not repo.object_exists(old):
+        return False
+    return repo.descends(new, old)
+
+
+def _note_map(repo: Repo, commit: str | None) -> dict[str, str]:
+    """Annotated object id → note blob id of a notes commit (flat or fanned-out tree)."""
+    if not commit:
+        return {}
+    tree = repo.tree_of(commit)
+    out = {}
+    for e in repo.ls_tree(tree):
+        name = e.path.replace(b"/", b"")
+        if _OID_HEX.fullmatch(name) and e.mode in (0o100644, 0o100755):
+            out[name.decode()] = e.oid
+    return out
+
+
+def _lines(repo: Repo, blob: str | None) -> set[bytes]:
+    if not blob:
+        return set()
+    return {ln for ln in repo.read_blob(blob).split(b"\n") if ln.strip()}
+
+
+def _line_key(line: bytes) -> tuple[str, bytes]:
+    try:
+        obj = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return ("", line)
+    started = obj.get("started_at") if isinstance(obj, dict) else None
+    return (started if isinstance(started, str) else "", line)
+
+
+def cat_sort_uniq(*notes: bytes) -> bytes:
+    """Git's ``cat_sort_uniq`` notes merge over our JSON lines: the union of the lines, each once,
+    empty lines dropped, newline-terminated, sorted.  The sort key is the result's
+    ``started_at`` and then the bytes (git sorts by bytes only), so both sides converge on the
+    same bytes and the newest result stays last, as readers of the note expect."""
+    lines = {ln for note in notes for ln in note.split(b"\n") if ln.strip()}
+    return b"".join(ln + b"\n" for ln in sorted(lines, key=_line_key))
+
+
+def _merge_commit(repo: Repo, ours: str, theirs: str, remote: str) -> str:
+    a, b = _note_map(repo, ours), _note_map(repo, theirs)
+    entries: list[tuple[int, str, bytes]] = []
+    for target in sorted(a.keys() | b.keys()):
+        x, y = a.get(target), b.get(target)
+        if x == y or y is None:
+            blob = x
+        elif x is None:
+            blob = y
+        else:
+            blob = repo.blob(cat_sort_uniq(repo.read_blob(x), repo.read_blob(y)))
+        entries.append((0o100644, blob, target.encode()))
+    tree = repo.mktree(entries)
+    return repo.commit(tree, [ours, theirs], f"Notes merged by 'git ckpt' from {remote} (cat_sort_uniq)\n")
+
+
+def _keeps_every_line(repo: Repo, ours: str, theirs: str) -> bool:
+    """Whether notes commit ``theirs`` still holds every line of every note of ``ours``."""
+    a, b = _note_map(repo, ours), _note_map(repo, theirs)
+    return all(x == b.get(t) or _lines(repo, x) <= _lines(repo, b.get(t)) for t, x in a.items())
+
+
+def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
+    """Merge the notes commit ``theirs`` into ``refs/notes/ckpt`` so no line of either side is
+    lost: a fast-forward when one side contains the other, otherwise a merge commit (parents
+    ours, theirs) whose notes are :func:`cat_sort_uniq` of both, as ``git notes merge -s
+    cat_sort_uniq`` would build.  Compare-and-swap on the ref, rebuilt when another process
+    (a verifier appending a result) wrote first.
+    """
+    def build(ours: str | None) -> tuple[str | None, NotesMerge]:
+        if not theirs or theirs == ours or (ours and _contains(repo, ours, theirs)):
+            return ours, NotesMerge("none", ours, 0)
+        if ours is None or (_contains(repo, theirs, ours) and _keeps_every_line(repo, ours, theirs)):
+            new, kind = theirs, "fast-forward"
+        else:
+            # Their history may have removed or rewritten lines (``git notes remove``, a rewritten
+            # notes ref): never adopt it; merge, so every local line stays.
+            new, kind = _merge_commit(repo, ours, theirs, remote), "merge"
+        mine, merged = _note_map(repo, ours), _note_map(repo, new)
+        added = sum(len(_lines(repo, blob) - _lines(repo, mine.get(t))) for t, blob in merged.items() if blob != mine.get(t))
+        return new, NotesMerge(kind, new, added)
+
+    return repo.swap(NOTES_REF, build, reason=f"ckpt: merge notes from {remote}", step="notes-merge.before-ref")

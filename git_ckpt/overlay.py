@@ -129,6 +129,8 @@ def select(repo_root: Path, cfg: Config, is_ignored) -> Selection:
     def visit(rel: bytes) -> None:
         if rel.startswith(b"/") or b".." in rel.split(b"/"):
             return  # never outside the worktree, whatever the pattern (config validation refuses these)
+        if any(part.lower() == b".git" for part in rel.split(b"/")):
+            return  # never .git (in any case: .GIT is .git on a case-insensitive file system)
         full = os.path.join(root_b, rel) if rel else root_b
         try:
             st = os.lstat(full)
@@ -173,7 +175,12 @@ def select(repo_root: Path, cfg: Config, is_ignored) -> Selection:
         items.append(Item(rel, "file", mode, len(data), int(st.st_mtime), hashlib.sha256(data).hexdigest(), data))
 
     for r in roots:
-        visit(os.fsencode(r))
+        rb = os.fsencode(r)
+        parts = rb.split(b"/") if rb else []
+        # a root below a symlinked directory would be read through the link (outside the worktree)
+        if any(os.path.islink(os.path.join(root_b, *parts[:i])) for i in range(1, len(parts))):
+            continue
+        visit(rb)
     items.sort(key=lambda i: i.path)
     return Selection(items, sorted(secrets), sorted(too_large), sorted(unsafe))
 

@@ -35,7 +35,7 @@ import msgspec
 from . import ledger, overlay, store
 from .config import Config
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, UsageError
-from .gitcore import Repo, TreeEntry, fault, git_failure
+from .gitcore import Repo, TreeEntry, fault, git_failure, path_line
 from .model import encode, path_display, path_from_str, path_to_str
 from .snapshot import Snapshot, capture, save
 from .store import Checkpoint
@@ -249,9 +249,9 @@ def _already_there(repo: Repo, tree: str, paths: list[bytes]) -> set[bytes]:
             files.append(p)
     if not files:
         return set()
-    oids = repo.git("hash-object", "--stdin-paths", input=b"".join(p + b"\n" for p in files if b"\n" not in p)).stdout.split()
+    oids = repo.git("hash-object", "--stdin-paths", input=b"".join(map(path_line, files))).stdout.split()
     want = {e.path: e.oid for e in repo.ls_tree(tree, *files)}
-    return {p for p, oid in zip([p for p in files if b"\n" not in p], oids) if want.get(p) == oid.decode()}
+    return {p for p, oid in zip(files, oids) if want.get(p) == oid.decode()}
 
 
 _Stat = tuple[int, int, int, int, int]  # (mode, size, mtime_ns, ctime_ns, inode)
@@ -316,10 +316,10 @@ class Fingerprints:
         """Which of ``present`` no longer hold what the capture recorded: regular files hashed in
         one ``git hash-object --stdin-paths`` (clean filters applied), the rest one by one."""
         overlay_paths = {path_from_str(f.path) for f in (self.now.overlay_info.files if self.now.overlay_info else [])}
-        batch = [p for p in present if p not in overlay_paths and b"\n" not in p and stat.S_ISREG(self.stats[p][0])]
+        batch = [p for p in present if p not in overlay_paths and stat.S_ISREG(self.stats[p][0])]
         changed = [p for p in present if p not in set(batch) and not _content_matches(self.repo, self.now, p)]
         if batch:
-            oids = self.repo.git("hash-object", "--stdin-paths", input=b"".join(p + b"\n" for p in batch)).stdout.split()
+            oids = self.repo.git("hash-object", "--stdin-paths", input=b"".join(map(path_line, batch))).stdout.split()
             listed = self.repo.ls_tree(self.now.tree, *batch) if len(batch) <= 500 else self.repo.ls_tree(self.now.tree)
             want = {e.path: e for e in listed}
             for p, oid in zip(batch, oids):
@@ -681,14 +681,24 @@ def overlay_limit(cfg: Config, target: Checkpoint) -> int:
 
 
 def _overlay_entries(target: Checkpoint, cfg: Config, plan: Plan) -> list[overlay.Entry]:
-    """Validate the target's overlay archive and pre-flight the entries the plan writes."""
-    if not plan.overlay_write:
-        return []
+    """Validate the target's overlay archive and pre-flight the entries the plan writes.
+
+    An archive is validated whole whenever the checkpoint carries one, even when the plan writes
+    none of it: a device, FIFO or other refused entry (or one its manifest does not list) makes
+    the checkpoint refused before any change, never silently skipped."""
     source = target.overlay_source()
     if source is None:
+        if not plan.overlay_write:
+            return []
         raise CorruptError(f"overlay of {target.id} is missing although its manifest lists files", f"git ckpt check {target.id} reports what is damaged")
     try:
         entries = overlay.read_archive(source, overlay_limit(cfg, target))
+        listed = {path_from_str(f.path) for f in target.manifest.overlay.files}
+        unlisted = sorted(e.path for e in entries if e.kind != "dir" and e.path not in listed)
+        if unlisted:
+            raise CorruptError(f"overlay of {target.id} holds {path_display(unlisted[0])!r}, which its manifest does not list; refusing the checkpoint")
+        if not plan.overlay_write:
+            return []
         wanted = set(plan.overlay_write)
         missing = wanted - {e.path for e in entries}
         if missing:
@@ -739,6 +749,7 @@ def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprint
             _prune_empty_dirs(root, p)
         else:
             _unlink(root, p)
+        prints.stats[p] = None  # gone by our hand: a write there later expects nothing
     fault("restore.after-delete")
     if plan.write:
         for p in plan.write:  # a directory may have to give way to a file: only an empty one
@@ -762,12 +773,17 @@ def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprint
             from . import progress
 
             # one checkout-index into a scratch prefix; on a terminal, batches, so the files written can be shown
-            step = 2000 if progress.active() and len(order) > 2000 else len(order)
+            step = 2000 if progress.active() and len(order) > 2000 else max(1, len(order))
             shown = progress.meter("restore: writing files", len(order))
+            # .gitattributes first, in a batch of their own: checkout-index reads attributes
+            # from the worktree, so the target's rules must be in place before the files they
+            # filter are written (into the scratch prefix) through the smudge side
+            attrs = [p for p in order if p == b".gitattributes" or p.endswith(b"/.gitattributes")]
+            rest = [p for p in order if p != b".gitattributes" and not p.endswith(b"/.gitattributes")]
+            batches = ([attrs] if attrs else []) + [rest[i:i + step] for i in range(0, len(rest), step)]
             with tempfile.TemporaryDirectory(prefix="ckpt-write-", dir=repo.git_dir) as scratch:
                 prefix = os.fsencode(scratch) + b"/"
-                for i in range(0, len(order), step):
-                    batch = order[i:i + step]
+                for batch in batches:
                     repo.git("checkout-index", "-f", "-q", "-z", "--stdin", "--prefix=" + os.fsdecode(prefix),
                              input=b"\0".join(batch) + b"\0", index_file=idx)
                     fault("restore.before-rename")

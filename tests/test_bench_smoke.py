@@ -6,38 +6,46 @@ No timing assertions: only that it completes, prints each pair and writes its JS
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from conftest import git_version
 
 RUN = Path(__file__).resolve().parents[1] / "bench" / "run.py"
 
 
+@pytest.mark.timeout(600)
 def test_bench_smoke_prints_every_pair(tmp_path):
     out = tmp_path / "bench.json"
     proc = subprocess.run([sys.executable, str(RUN), "--smoke", "--json", str(out)],
-                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
+                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=540)
     text = proc.stdout.decode()
     assert proc.returncode == 0, (text, proc.stderr.decode())
     assert "Traceback" not in proc.stderr.decode()
-    for pair in ("| 1 save |", "| 2 restore |", "| 3 commit |", "| 4 list (20) |", "| 5 peer |", "| 6 growth |", "| 9 reftable |"):
+    for pair in ("| 1 save |", "| 2 restore |", "| 3 commit |", "| 4 list (20) |", "| 5 peer |", "| 6 growth |", "| 9 reftable |",
+                 "| 7 fixed cost |", "| 6 history (30 vs 10) |", "| 6 first push (20) |", "| 8 memory |"):
         assert pair in text, pair
     data = json.loads(out.read_text())
     assert data["schema"] == "ckpt-bench/1" and data["mode"] == "smoke"
     pairs = {r["pair"] for r in data["rows"]}
-    assert {"1 save", "2 restore", "3 commit", "4 list (20)", "5 peer", "9 reftable"} <= pairs, pairs
+    assert pairs == {"1 save", "2 restore", "3 commit", "4 list (20)", "5 peer", "9 reftable", "7 fixed cost",
+                     "6 history (10)", "6 history (30)", "6 history (30 vs 10)", "6 first push (20)", "8 memory"}
     reftable = [r for r in data["rows"] if r["pair"] == "9 reftable"]
     assert [(r["a"], r["b"]) for r in reftable] == [("git ckpt save (reftable)", "git ckpt save (files)"),
                                                     ("git ckpt restore (reftable)", "git ckpt restore (files)")]
     # measured where git can migrate refs (2.46+), skipped with the reason otherwise
     assert {r["status"] for r in reftable} == ({"info"} if git_version() >= (2, 46) else {"skipped"}), reftable
-    assert {r["tree"] for r in data["rows"]} == {"stdlib", "synthetic-300"}
+    assert {r["tree"] for r in data["rows"]} == {"stdlib", "synthetic-300", "ten-files", "history", "pushing"} | {r["tree"] for r in reftable}
     for r in data["rows"]:
         assert r["status"] in ("met", "missed", "info", "skipped"), r
         assert "did not reach" not in r["note"], r
-        if r["status"] != "skipped":
+        if r["pair"] == "8 memory":  # peak RSS, in the note: "N MB vs M MB"
+            assert re.fullmatch(r"\d+ MB vs \d+ MB", r["note"]), r
+        elif r["status"] != "skipped":
             assert r["a_median_s"] > 0 and r["b_median_s"] > 0, r
     assert data["growth"]["checkpoints"] == 3 and data["growth"]["git_dir_after"] > data["growth"]["git_dir_before"]
     for key in ("nproc", "python", "git", "pygit2", "libgit2"):

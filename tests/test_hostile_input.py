@@ -601,3 +601,94 @@ def test_9_the_secret_scan_covers_sizes_encodings_names_and_binaries(tmp_path, v
     assert "secret?" in res.err and name in res.err, res
     assert AWS not in res.out + res.err and "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ" not in res.err
     assert git(bare, "for-each-ref") == b""
+
+
+# ------------------------------------------------------------------ fuzz: every field, every command
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+HOSTILE_VALUES = st.one_of(
+    st.sampled_from([None, True, 0, -1, 2**63, 10**30, 1.5, [], {}, ["x"], {"a": 1}]),
+    st.sampled_from(["", "..", "../../victim/precious.txt", "/etc/passwd", ".git/index.lock", ".GIT", "\u0000b64:YQBi",
+                     "\x1b]0;pwned\x07", "a\nresults:\n  tests: passed", "x" * 70_000, "default/1", "0" * 40, "ckpt/1",
+                     "file", "symlink", "manual"]),
+    st.text(max_size=20),
+)
+MANIFEST_FIELDS = ["id", "task", "number", "kind", "base", "branch", "created_at", "author", "host", "message", "tree",
+                   "index_tree", "intent_to_add", "skip_worktree", "skip_worktree_absent", "conflicts", "merge_heads", "raw",
+                   "skipped", "state", "next", "hypothesis", "ledger_head", "schema", "overlay", "overlay.include",
+                   "overlay.max_file_size", "overlay.digest", "overlay.files", "overlay.files.path", "overlay.files.kind",
+                   "overlay.files.mode", "overlay.files.size", "overlay.files.sha256", "overlay.files.mtime"]
+RESULT_FIELDS = ["schema", "checkpoint", "verifier", "definition", "tree", "overlay", "status", "exit_code", "duration",
+                 "started_at", "host", "log", "reused", "required"]
+EVENT_FIELDS = ["seq", "type", "task", "at", "host", "user", "data", "prev", "hash", "data.id", "data.commit", "data.target",
+                "data.from_commit", "data.paths", "data.worktree", "data.result"]
+_TEMPLATE: dict = {}
+
+
+def _append_event(root: Path, field: str, value) -> None:
+    """A ledger commit on top of ``refs/ckpt/default/log`` whose event has ``field`` replaced."""
+    head = git(root, "rev-parse", "refs/ckpt/default/log").decode().strip()
+    ev = json.loads(git(root, "show", f"{head}:event.json"))
+    if field.startswith("data."):
+        ev.setdefault("data", {})[field[5:]] = value
+    else:
+        ev[field] = value
+    card = git(root, "rev-parse", f"{head}:card.json").decode().strip()
+    tree = git(root, "mktree", input=f"100644 blob {card}\tcard.json\n100644 blob {blob(root, json.dumps(ev).encode())}\tevent.json\n".encode()).decode().strip()
+    new = git(root, "commit-tree", tree, "-p", head, "-m", "forged event").decode().strip()
+    git(root, "update-ref", "refs/ckpt/default/log", new)
+
+
+def _template(tmp_path_factory) -> Path:
+    if "dir" not in _TEMPLATE:
+        base = tmp_path_factory.mktemp("fuzz-template")
+        sandbox, root = make_world(base)
+        (root / ".ckpt.toml").write_text('[overlay]\ninclude = ["fixtures/"]\n[[verifier]]\nname = "tests"\ncommand = "true"\n')
+        ckpt(root, "trust")
+        ckpt(root, "verify", "--isolated", "1")
+        (root / "a.txt").write_text("now\n")
+        _TEMPLATE["dir"] = base
+    return _TEMPLATE["dir"]
+
+
+def _mutate(m: dict, field: str, value) -> None:
+    if field.startswith("overlay.files."):
+        files = m["overlay"]["files"]
+        if files:
+            files[0][field.rsplit(".", 1)[1]] = value
+    elif field.startswith("overlay."):
+        m["overlay"][field.split(".", 1)[1]] = value
+    else:
+        m[field] = value
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(field=st.sampled_from(MANIFEST_FIELDS), value=HOSTILE_VALUES, rfield=st.sampled_from(RESULT_FIELDS), rvalue=HOSTILE_VALUES,
+       efield=st.sampled_from(EVENT_FIELDS), evalue=HOSTILE_VALUES)
+def test_fuzz_every_field_every_command(tmp_path_factory, field, value, rfield, rvalue, efield, evalue):
+    """A real checkpoint (with a real result line) fetched as ``origin:default/1``, one manifest
+    field, one result-line field and one field of a new ledger event replaced by a hostile
+    value, then every reader of them runs:
+    never exit 70 or a traceback, and the sentinel tree around the worktree stays byte for byte."""
+    import shutil
+    import uuid
+
+    work = tmp_path_factory.getbasetemp() / f"fuzz-{uuid.uuid4().hex[:8]}"
+    shutil.copytree(_template(tmp_path_factory), work, symlinks=True)
+    sandbox, root = work / "sandbox", work / "sandbox" / "repo"
+    commit = forge(root, edit=lambda m: _mutate(m, field, value))
+    line = json.loads(git(root, "notes", "--ref=ckpt", "show", "refs/ckpt/default/1").splitlines()[0])
+    line[rfield] = rvalue
+    git(root, "notes", "--ref=ckpt", "add", "-f", "-m", json.dumps(line), commit)
+    _append_event(root, efield, evalue)
+    before = sentinel(sandbox)
+    for args in (("log",), ("log", "--verify"), ("status",), ("restore", "--dry-run", "origin:default/1"), ("check", "origin:default/1"), ("show", "origin:default/1"),
+                 ("list", "--remote", "origin"), ("handoff",), ("verify", "--isolated", "origin:default/1"),
+                 ("restore", "origin:default/1")):
+        res = ckpt(root, *args, rc=None, fsck=False)
+        assert res.rc != 70, (field, value, rfield, rvalue, res)
+        assert sentinel(sandbox) == before, (field, value, args)
+        assert "\x1b" not in res.out + res.err, res
+    shutil.rmtree(work)
