@@ -198,3 +198,33 @@ def test_allow_local_filters_accepts_them(repo):
     _filtered_repo(repo, "allow_local_filters = true\n")
     _sneak(repo)
     git(repo, "commit", "-qm", "allowed")
+
+
+# -- finding 5: a directory replaced by a symlink to outside the worktree
+
+def test_restore_never_reads_or_writes_through_a_symlinked_parent(repo, tmp_path):
+    outside = tmp_path / "out"
+    outside.mkdir()
+    (outside / "b.txt").write_text("outside\n")
+    (repo / "d").mkdir()
+    (repo / "d" / "b.txt").write_text("x\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "d")
+    ckpt(repo, "save", "-m", "dir")
+    saved = worktree_state(repo)
+    (repo / "d" / "b.txt").unlink()
+    (repo / "d").rmdir()
+    (repo / "d").symlink_to(outside)
+    linked = worktree_state(repo)
+    out_before = worktree_state(outside)
+    ckpt(repo, "restore", "default/1")
+    assert worktree_state(repo) == saved
+    assert worktree_state(outside) == out_before
+    ckpt(repo, "undo")
+    assert worktree_state(repo) == linked
+    assert worktree_state(outside) == out_before
+    # by path, the symlink is not among the paths restored: refused up front, nothing changed
+    res = ckpt(repo, "restore", "default/1", "--", "d/b.txt", rc=1)
+    assert res.err.splitlines()[0].endswith(": d")
+    assert worktree_state(repo) == linked
+    assert worktree_state(outside) == out_before
