@@ -175,3 +175,18 @@ def test_report_renders_in_headless_chromium(repo, tmp_path):
             if found:
                 break
         assert found, (n, want)
+
+
+def test_report_to_a_path_that_cannot_be_written_is_an_io_error(repo, tmp_path):
+    """A report file in a missing directory, over a directory or in /proc is exit 8 with one
+    error line naming it, never an internal error; nothing is left behind."""
+    ckpt(repo, "save", "-m", "one")
+    (tmp_path / "adir").mkdir()
+    for target in (tmp_path / "missing" / "r.html", "/proc/version"):
+        res = ckpt(repo, "report", "--html", str(target), rc=8)
+        assert res.err.startswith(f"error: cannot write {target}: "), res
+        assert "internal error" not in res.err and res.err.count("\n") == 2
+    res = ckpt(repo, "report", "--html", str(tmp_path / "adir"), rc=2)  # click's own check: a usage error
+    assert "is a directory" in res.err and "internal error" not in res.err
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "repo") == ["adir"]
+    assert list((tmp_path / "adir").iterdir()) == []

@@ -27,7 +27,12 @@ def command(html_file: str, task: str | None, as_json: bool) -> int:
         return 0
     import os
 
-    store.atomic_write(os.path.abspath(html_file), text.encode("utf-8"))
+    from ..errors import IOFailure
+
+    try:
+        store.atomic_write(os.path.abspath(html_file), text.encode("utf-8"))
+    except OSError as exc:  # a path the user named: any failure to write it is theirs to fix (exit 8)
+        raise IOFailure(f"cannot write {html_file}: {exc.strerror or exc}", "name a file in a directory you can write") from None
     res = dict(report.data(repo, task), file=html_file)
     emit("report", res, as_json, lambda: say(f"wrote {html_file}: task {task}, {res['checkpoints']} checkpoint(s), {res['jumps']} jump(s)"))
     return 0
