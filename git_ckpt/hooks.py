@@ -298,7 +298,8 @@ def _hook_states(d: Path) -> list[HookState]:
                         py = shlex.split(line[len(b"INSTALL_PYTHON="):].decode())[0]
                     except (ValueError, IndexError):
                         py = None
-            out.append(HookState(name, "ours", legacy, py, bool(py and os.access(py, os.X_OK))))
+            # a hook that records no interpreter (plain sh, e.g. applypatch-msg) needs none
+            out.append(HookState(name, "ours", legacy, py, py is None or os.access(py, os.X_OK)))
         elif hook.exists() or hook.is_symlink():
             out.append(HookState(name, "foreign", legacy))
         else:

@@ -157,3 +157,13 @@ def test_pre_commit_framework_manifest():
     assert "- id: git-ckpt-gate" in text
     assert "entry: git-ckpt gate --hook" in text
     assert "pass_filenames: false" in text and "always_run: true" in text
+
+
+def test_hooks_status_names_no_missing_interpreter_for_sh_only_hooks(repo):
+    """Every hook we install reads `ours`; only a hook that records an interpreter which is gone
+    says so (a plain-sh hook such as applypatch-msg records none: no `None` in the output)."""
+    ckpt(repo, "hooks", "install")
+    out = ckpt(repo, "hooks", "status").out
+    ours = [ln.split()[0] for ln in out.splitlines() if ln.startswith("  ") and " ours" in ln]
+    assert sorted(ours) == ["applypatch-msg", "pre-applypatch", "pre-commit", "pre-merge-commit", "pre-push", "prepare-commit-msg"]
+    assert "None" not in out and "is gone" not in out
