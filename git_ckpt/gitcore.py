@@ -26,7 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, NamedTuple, TypeVar, cast
+from typing import IO, Callable, Iterator, NamedTuple, Sequence, TypeVar, cast
 
 import pygit2
 
@@ -573,13 +573,13 @@ class Repo:
         if not paths:
             return set()
         listing = self.git("ls-tree", "-r", "-z", tree).stdout.split(b"\0")
-        rules = []
+        rules: list[tuple[bytes, str]] = []
         for rec in listing:
             info, _, path = rec.partition(b"\t")
             if path == b".gitignore" or path.endswith(b"/.gitignore"):
-                mode, _typ, oid = info.split(b" ")
+                mode, _typ, blob_id = info.split(b" ")
                 if mode in (b"100644", b"100755"):
-                    rules.append((path, oid.decode()))
+                    rules.append((path, blob_id.decode()))
         with tempfile.TemporaryDirectory(prefix="ckpt-rules-", dir=self.git_dir) as scratch:
             root = os.fsencode(scratch)
             for path, oid in rules:
@@ -957,7 +957,7 @@ class Repo:
         except (KeyError, ValueError, pygit2.GitError):
             return []
 
-        def hexid(oid) -> str | None:
+        def hexid(oid: object) -> str | None:
             text = str(oid)
             return None if set(text) == {"0"} else text
 
@@ -1102,7 +1102,7 @@ class Repo:
         return size
 
     @contextlib.contextmanager
-    def open_blob(self, oid: str) -> Iterator[BinaryIO]:
+    def open_blob(self, oid: str) -> Iterator[IO[bytes]]:
         """Stream the bytes of blob ``oid`` (``git cat-file blob``, which streams large blobs
         instead of inflating them into memory as libgit2 does): yields a binary file object.
         :class:`CorruptError` if missing or not a blob."""
@@ -1253,24 +1253,25 @@ class Repo:
             obj = self._pg[tree]
         except (KeyError, ValueError, pygit2.GitError):
             return
-        stack = [(prefix, obj)]
+        # the caller passes a tree id; pygit2 types repository lookups as the base Object
+        stack: list[tuple[bytes, pygit2.Tree]] = [(prefix, cast(pygit2.Tree, obj))]
         while stack:
             base, t = stack.pop()
             for e in t:
-                name = base + e.raw_name
+                name = base + cast(bytes, e.raw_name)  # pygit2 types it optional; a tree entry always has a name
                 if e.filemode == 0o040000:
                     sub = str(e.id)
                     if sub in seen:
                         continue
                     seen.add(sub)
                     try:
-                        stack.append((name + b"/", self._pg[sub]))
+                        stack.append((name + b"/", cast(pygit2.Tree, self._pg[sub])))
                     except (KeyError, ValueError, pygit2.GitError):
                         continue
                 else:
                     yield TreeEntry(name, e.filemode, str(e.id))
 
-    def diff_trees(self, old: str, new: str, paths: list[bytes] | None = None) -> list[Change]:
+    def diff_trees(self, old: str, new: str, paths: Sequence[bytes | str] | None = None) -> list[Change]:
         """Changed paths between two trees (``git diff-tree -r -z --no-renames``).
 
         Returns :class:`Change` pairs ``(old entry or None, new entry or None)`` in git's path
@@ -1309,7 +1310,7 @@ class Repo:
             while oid and len(out) < limit:
                 out.append(oid)
                 try:
-                    parents = self._pg[oid].parent_ids
+                    parents = cast(pygit2.Commit, self._pg[oid]).parent_ids  # pygit2 types lookups as Object
                 except (KeyError, ValueError, pygit2.GitError):
                     break
                 oid = str(parents[0]) if parents else None
@@ -1436,12 +1437,12 @@ class Repo:
 _ARG_BUDGET = 256 * 1024
 
 
-def _too_many(paths) -> bool:
+def _too_many(paths: Sequence[bytes | str]) -> bool:
     """Whether ``paths`` would not fit comfortably on a command line."""
     return sum(len(p) + 1 for p in paths) > _ARG_BUDGET
 
 
-def _under(path: bytes, wanted: set) -> bool:
+def _under(path: bytes, wanted: set[bytes]) -> bool:
     """Whether ``path`` is in ``wanted`` or below a directory in it (a literal pathspec match)."""
     while True:
         if path in wanted:

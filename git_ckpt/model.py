@@ -10,11 +10,11 @@ import base64
 import binascii
 import hashlib
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
-SCHEMA = "ckpt/1"
+SCHEMA: Final = "ckpt/1"
 KINDS = ("manual", "auto", "pre-restore")
 
 # ---------------------------------------------------------------------------- bounds of stored data
