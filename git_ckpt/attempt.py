@@ -20,7 +20,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from . import ledger, store
 from . import trust
@@ -50,7 +50,7 @@ class AttemptResult:
     exit_code: int = 0
     log: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {
             "task": self.task, "command": self.command, "before": self.before, "after": self.after,

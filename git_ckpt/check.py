@@ -26,6 +26,8 @@ Nothing outside the temporary directories is written, not even objects.
 
 from __future__ import annotations
 
+from typing import Any
+
 import hashlib
 import os
 import stat
@@ -58,7 +60,7 @@ class CheckResult:
         """True when no problem was found."""
         return not self.problems
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {"id": self.id, "commit": self.commit, "ok": self.ok, "problems": self.problems,
                 "files": self.files, "overlay_files": self.overlay_files}

@@ -3,6 +3,8 @@ tree changes and overlay changes together (used by the CLI and the MCP server)."
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass
 
 from .config import Config
@@ -20,10 +22,10 @@ class Comparison:
     new: str
     old_tree: str
     new_tree: str
-    changes: list[dict]
-    overlay: list[dict]
+    changes: list[dict[str, Any]]
+    overlay: list[dict[str, Any]]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"from": self.old, "to": self.new, "changes": self.changes, "overlay": self.overlay}
 
 
@@ -43,7 +45,7 @@ def compare(repo: Repo, cfg: Config, old: Checkpoint, new: Checkpoint | None = N
                       overlay_changes(old.manifest.overlay.files, new_overlay, paths or []))
 
 
-def overlay_changes(old_files, new_files, paths: list[bytes]) -> list[dict]:
+def overlay_changes(old_files, new_files, paths: list[bytes]) -> list[dict[str, Any]]:
     """``[{"status": A|D|M, "path": str}]`` between two overlay file lists (manifest entries)."""
 
     def keep(p: str) -> bool:

@@ -9,6 +9,8 @@ brings the checkpoint back until then.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass
 
 from . import ledger, retention, store
@@ -26,7 +28,7 @@ class DropResult:
     forced: bool = False
     protected: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "commit": self.commit, "forced": self.forced, "protected": self.protected}
 
 

@@ -13,6 +13,8 @@ with that tree, local or fetched, has passing results for every required verifie
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 import re
 import shutil
@@ -67,7 +69,7 @@ class GateResult:
     fix: str = ""
     untrusted: bool = False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {
             "allowed": self.allowed, "enabled": self.enabled, "task": self.task, "tree": self.tree,
@@ -301,7 +303,7 @@ class CommitVerdict:
     foreign: list[str] = field(default_factory=list)
     in_place: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {"rev": self.rev, "commit": self.commit, "tree": self.tree, "verified": self.verified,
                 "checkpoint": self.checkpoint, "promoted": self.promoted, "reason": self.reason,

@@ -13,6 +13,8 @@ numbered checkpoint when the ledger names none.
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 
 
@@ -68,7 +70,7 @@ def _tree_of_commit(repo: Repo, commit: str | None) -> str:
     return repo.tree_of(commit)
 
 
-def numstat(repo: Repo, old_tree: str, new_tree: str) -> list[dict]:
+def numstat(repo: Repo, old_tree: str, new_tree: str) -> list[dict[str, Any]]:
     """Files that differ between two trees with line counts, from ``git diff --numstat -z``
     (no renames, no textconv): ``{"path", "status" (A/M/D/T), "added", "deleted", "binary"}``.
     Binary files have ``added``/``deleted`` None."""
@@ -101,12 +103,12 @@ def numstat(repo: Repo, old_tree: str, new_tree: str) -> list[dict]:
     return rows
 
 
-def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> list[dict]:
+def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> list[dict[str, Any]]:
     """The newest recorded result of each verifier over the checkpoints of ``task``, with the
     checkpoint it ran on; ``current`` marks whether it ran on the current checkpoint's content;
     ``local`` whether this repository's own ``verify`` recorded it (False: fetched from a
     teammate, never evidence)."""
-    best: dict[str, tuple[tuple, dict]] = {}
+    best: dict[str, tuple[tuple, dict[str, Any]]] = {}
     if repo.read_ref(store.NOTES_REF) is None:
         return []
     known: set[str] | None = None
@@ -146,10 +148,10 @@ def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> li
     return out
 
 
-def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict]:
+def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict[str, Any]]:
     """The latest result line of each verifier recorded on ``cp`` itself by this repository's
     own ``verify`` (:func:`git_ckpt.evidence.evidence`; a fetched line is not evidence)."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     try:
         lines = evidence(repo, cp)
     except CkptError:
@@ -161,7 +163,7 @@ def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict]:
     return out
 
 
-def _items(items) -> list[dict]:
+def _items(items) -> list[dict[str, Any]]:
     return [{"n": i, "text": it.text, "status": it.status, "reason": it.reason, "at": it.at,
              "evidence": [to_builtins(e) for e in it.evidence],
              "evidence_text": [evidence_display(e) for e in it.evidence]} for i, it in enumerate(items, start=1)]
@@ -170,7 +172,7 @@ def _items(items) -> list[dict]:
 # ------------------------------------------------------------------------------ receipt
 
 
-def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool = True) -> dict:
+def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool = True) -> dict[str, Any]:
     """The handoff receipt of ``task`` as JSON-ready data.
 
     Keys: ``task``, ``goal``, ``constraints``, ``acceptance``, ``done``, ``current`` (checkpoint
@@ -189,7 +191,7 @@ def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool
     promoted_id = None
     if promoted:
         promoted_id = next((f"{task}/{n}" for n, oid in nums if oid == promoted), None)
-    touched: list[dict] = []
+    touched: list[dict[str, Any]] = []
     base = first.base if first else None
     if cur is not None:
         touched = numstat(repo, _tree_of_commit(repo, base), cur.tree)
@@ -242,7 +244,7 @@ def workspace_state(repo: Repo, cfg: Config, task: str, cur: Checkpoint) -> str:
         return "unknown"
 
 
-def _counts(row: dict) -> str:
+def _counts(row: dict[str, Any]) -> str:
     if row["binary"]:
         return "binary"
     return f"+{row['added']} -{row['deleted']}"
@@ -259,7 +261,7 @@ def _escaped(value, escape):
     return value
 
 
-def markdown(r: dict) -> str:
+def markdown(r: dict[str, Any]) -> str:
     """The receipt rendered as Markdown (what ``handoff`` prints and what an agent reads).
     Stored strings are shown with control characters escaped (newlines included), so a card
     or result cannot forge a line of the receipt."""
@@ -327,7 +329,7 @@ def _rerun(repo: Repo, cfg: Config, cp: Checkpoint, names: list[str]) -> tuple[d
     return {o.name: o.status for o in report.outcomes}, "re-run"
 
 
-def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
+def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str, Any]:
     """What a careful resumer checks: the files the receipt names exist (or are gone, for
     deletions), the worktree is exactly the current checkpoint, and the required verifiers give
     what was recorded (re-run only through a trusted verifier runner; otherwise the recorded
@@ -336,7 +338,7 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
     loosened).  Returns ``{"ok", "task", "current", "checks": [...], "drift": [...]}``; ``ok`` is
     False when anything drifted."""
     r = receipt(repo, task, cfg, workspace=False)
-    checks: list[dict] = []
+    checks: list[dict[str, Any]] = []
     drift: list[str] = []
     root = os.fsencode(repo.workdir)
     missing, unexpected = [], []

@@ -114,7 +114,7 @@ class Tools:
     # -- checkpoints --------------------------------------------------------------------
 
     def save(self, message: str = "", next: str | None = None, hypothesis: str | None = None,
-             kind: str = "manual", task: str | None = None) -> dict:
+             kind: str = "manual", task: str | None = None) -> dict[str, Any]:
         from . import config
         from .snapshot import save
 
@@ -126,7 +126,7 @@ class Tools:
         res = save(repo, cfg, task=t, message=message, kind=kind, next=next, hypothesis=hypothesis)
         return {**res.to_json(), "text": res.text()}
 
-    def list(self, task: str | None = None) -> dict:
+    def list(self, task: str | None = None) -> dict[str, Any]:
         from . import views
 
         from .evidence import fetched_states
@@ -142,7 +142,7 @@ class Tools:
             out.append(dict(r.to_json(), fetched=fetched))
         return {"task": t, "checkpoints": out}
 
-    def show(self, checkpoint: str = "@") -> dict:
+    def show(self, checkpoint: str = "@") -> dict[str, Any]:
         from . import store, views
 
         from .evidence import evidence_tasks, mark_local
@@ -155,7 +155,7 @@ class Tools:
             r["local"] = own  # as `git ckpt show`: False for a fetched result (never evidence)
         return data
 
-    def diff(self, checkpoint: str = "@", other: str | None = None, patch: bool = False) -> dict:
+    def diff(self, checkpoint: str = "@", other: str | None = None, patch: bool = False) -> dict[str, Any]:
         from . import config, store
         from .diff import compare
 
@@ -169,7 +169,7 @@ class Tools:
             out["patch"] = text.decode("utf-8", "replace")[:200_000]
         return out
 
-    def restore(self, checkpoint: str, apply: bool = False, plan_id: str | None = None, paths: list[str] | None = None) -> dict:
+    def restore(self, checkpoint: str, apply: bool = False, plan_id: str | None = None, paths: list[str] | None = None) -> dict[str, Any]:
         """Plan (``apply`` false) or apply a restore.  The ``plan_id`` covers the target, the
         plan, and the content of every path the plan writes or deletes (kind, mode, sha256 of
         the bytes or link target): a path edited after the plan makes the apply refuse."""
@@ -194,7 +194,7 @@ class Tools:
         res = restore(repo, cfg, cp, task=task, paths=rel or None)
         return {"applied": True, **res.to_json(), "text": "\n".join(res.lines())}
 
-    def undo(self) -> dict:
+    def undo(self) -> dict[str, Any]:
         from . import config, store
         from .restore import undo
 
@@ -202,7 +202,7 @@ class Tools:
         res = undo(repo, config.load(repo), task=store.current_task(repo))
         return {**res.to_json(), "text": "\n".join(res.lines())}
 
-    def verify(self, checkpoint: str = "@", only: list[str] | None = None, isolated: bool = False) -> dict:
+    def verify(self, checkpoint: str = "@", only: list[str] | None = None, isolated: bool = False) -> dict[str, Any]:
         from . import config, store
         from . import verify as vmod
 
@@ -215,7 +215,7 @@ class Tools:
 
     # -- the task card -------------------------------------------------------------------
 
-    def handoff(self, task: str | None = None) -> dict:
+    def handoff(self, task: str | None = None) -> dict[str, Any]:
         from . import config, handoff
 
         repo = self.repo()
@@ -223,13 +223,13 @@ class Tools:
         return {"receipt": r, "markdown": handoff.markdown(r)}
 
     def task_start(self, task: str, goal: str | None = None, constraints: list[str] | None = None,
-                   acceptance: list[str] | None = None) -> dict:
+                   acceptance: list[str] | None = None) -> dict[str, Any]:
         from . import task as task_mod
 
         card = task_mod.start(self.repo(), task, goal=goal, constraints=constraints or [], acceptance=acceptance or [])
         return task_mod.card_json(card)
 
-    def task_show(self, task: str | None = None) -> dict:
+    def task_show(self, task: str | None = None) -> dict[str, Any]:
         from . import ledger, task as task_mod
 
         repo = self.repo()
@@ -238,7 +238,7 @@ class Tools:
     def task_note(self, task: str | None = None, read: list[str] | None = None, fact: str | None = None,
                   evidence: list[str] | None = None, decided: list[str] | None = None, failed: str | None = None,
                   reason: str | None = None, assume: list[str] | None = None, confirm: int | None = None,
-                  refute: int | None = None, question: list[str] | None = None, next: str | None = None) -> dict:
+                  refute: int | None = None, question: list[str] | None = None, next: str | None = None) -> dict[str, Any]:
         from . import card, task as task_mod
 
         repo = self.repo()
@@ -262,7 +262,7 @@ def _invalid(value: Any) -> bool:
     return False
 
 
-def _wrap(fn: Callable[..., dict], tool_error: type[Exception]) -> Callable[..., str]:
+def _wrap(fn: Callable[..., dict[str, Any]], tool_error: type[Exception]) -> Callable[..., str]:
     def call(**kwargs: Any) -> str:
         bad = sorted(k for k, v in kwargs.items() if _invalid(k) or _invalid(v))
         if bad:

@@ -172,7 +172,7 @@ class NotesMerge:
     commit: str | None = None
     added: int = 0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"kind": self.kind, "commit": self.commit, "added": self.added}
 

@@ -24,6 +24,8 @@ it was.  Nothing here ever runs a fetched checkpoint's verifiers or hooks.
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 import re
 from dataclasses import dataclass, field
@@ -76,7 +78,7 @@ class RefUpdate:
     status: str
     reason: str = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"ref": self.ref, "old": self.old, "new": self.new, "status": self.status, "reason": self.reason}
 
@@ -93,7 +95,7 @@ class PushResult:
     sent: bool = False
     allowed_secrets: list[secretscan.Finding] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {
             "remote": self.remote, "tasks": self.tasks, "sent": self.sent,
@@ -120,7 +122,7 @@ class FetchResult:
                 out.append(rest)
         return out
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"remote": self.remote, "refs": [u.to_json() for u in self.updates],
                 "checkpoints": self.checkpoints, "notes": self.notes.to_json()}
@@ -267,7 +269,7 @@ def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
 # ---------------------------------------------------------------------------- push
 
 
-def ref_summary(refs: list[str], prefix: str) -> dict:
+def ref_summary(refs: list[str], prefix: str) -> dict[str, Any]:
     """What a ledger event says about the refs of one task (``prefix`` = ``refs/ckpt/T/``) a push
     sent: ``checkpoints``, their numbers as ranges (``"1-20000,20003"``), and ``refs``, the other
     refs by name, so an event stays small however many checkpoints went."""

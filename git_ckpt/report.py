@@ -7,6 +7,8 @@ Every stored string is HTML-escaped."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import html
 
 from . import store
@@ -177,7 +179,7 @@ def page(repo: Repo, task: str) -> str:
     return "".join(x if x.endswith("\n") else x + "\n" for x in out)
 
 
-def data(repo: Repo, task: str) -> dict:
+def data(repo: Repo, task: str) -> dict[str, Any]:
     """What ``report --json`` returns: the counts the page shows."""
     tl = build(repo, task)
     return {"task": task, "checkpoints": len(tl.nodes), "lanes": tl.lanes,

@@ -84,7 +84,7 @@ class Plan:
         """True when nothing would change."""
         return not (self.write or self.delete or self.overlay_write or self.overlay_delete or self.raw_write or self.index_changes or self.head_changes)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The plan as JSON-ready data (paths as strings)."""
         return {
             "target": self.target,

@@ -4,6 +4,8 @@ extras stand out before they are committed."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import re
 
 from . import handoff, ledger
@@ -27,7 +29,7 @@ def named_by(text: str | None, path: str) -> bool:
     return any("/".join(parts[:i]) + "/" in text for i in range(1, len(parts)))
 
 
-def scope(repo: Repo, cfg: Config, task: str, since: Checkpoint) -> dict:
+def scope(repo: Repo, cfg: Config, task: str, since: Checkpoint) -> dict[str, Any]:
     """Changes between ``since`` and the worktree, split into ``in_scope`` (named by the card's
     next step, or among the files the task touched from its first checkpoint's base to its
     current checkpoint) and ``outside``.  Each row: ``{"path", "status", "why"}``."""

@@ -22,6 +22,8 @@ Findings carry the path, the kind and the line, never the secret itself.
 
 from __future__ import annotations
 
+from typing import Any
+
 import io
 import os
 import re
@@ -122,7 +124,7 @@ class Finding:
     line: int
     where: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"path": self.path, "kind": self.kind, "line": self.line, "where": self.where}
 
