@@ -25,7 +25,7 @@ from typing import Any, Callable
 from . import ledger, store
 from . import trust
 from .restore import restore
-from .snapshot import capture, save
+from .snapshot import SaveResult, capture, save
 from .config import Config
 from .errors import CkptError, UsageError
 from .gitcore import Repo
@@ -60,7 +60,7 @@ class AttemptResult:
         }
 
 
-def _save(repo: Repo, cfg: Config, task: str, message: str):
+def _save(repo: Repo, cfg: Config, task: str, message: str) -> SaveResult:
     return save(repo, cfg, task=task, message=message)
 
 
@@ -76,7 +76,7 @@ def attempt(
     *,
     task: str,
     message: str = "",
-    cwd: Path | None = None,
+    cwd: str | Path | None = None,
     say: Callable[[str], None] = lambda s: None,
     sink: Sink = lambda b: None,
     cmd_stdout: int | None = None,

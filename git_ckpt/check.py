@@ -79,7 +79,7 @@ def targets(repo: Repo, *, spec: str | None, all_tasks: bool, task: str) -> list
             return [ref]
         cp = store.resolve(repo, spec, task)
         return [(cp.id, cp.ref or cp.commit, cp.commit)]
-    out = []
+    out: list[tuple[str, str, str | None]] = []
     names = store.tasks(repo) if all_tasks else [task]
     for t in names:
         for n, oid in store.numbered(repo, t):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .config import Config
 from .gitcore import Repo
-from .model import path_from_str, path_to_str
+from .model import OverlayFile, path_from_str, path_to_str
 from .store import Checkpoint
 
 
@@ -45,7 +45,7 @@ def compare(repo: Repo, cfg: Config, old: Checkpoint, new: Checkpoint | None = N
                       overlay_changes(old.manifest.overlay.files, new_overlay, paths or []))
 
 
-def overlay_changes(old_files, new_files, paths: list[bytes]) -> list[dict[str, Any]]:
+def overlay_changes(old_files: list[OverlayFile], new_files: list[OverlayFile], paths: list[bytes]) -> list[dict[str, Any]]:
     """``[{"status": A|D|M, "path": str}]`` between two overlay file lists (manifest entries)."""
 
     def keep(p: str) -> bool:

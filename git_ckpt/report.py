@@ -22,7 +22,7 @@ STEP_X, LANE_Y, LEFT, TOP, R = 92, 74, 50, 46, 15
 MAX_FILES = 200
 
 
-def _e(text) -> str:
+def _e(text: object) -> str:
     return html.escape(str(text if text is not None else ""), quote=True)
 
 

@@ -22,7 +22,7 @@ Findings carry the path, the kind and the line, never the secret itself.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 import io
 import os
@@ -97,7 +97,7 @@ def decode_text(data: bytes) -> bytes | None:
     return None
 
 
-def chunks(data: bytes, size: int = MAX_SCAN_BYTES):
+def chunks(data: bytes, size: int = MAX_SCAN_BYTES) -> Iterator[tuple[int, bytes]]:
     """``(offset lines, chunk)`` pieces of ``data`` of about ``size`` bytes cut after a newline
     when there is one (a chunk never splits a line shorter than ``size``)."""
     pos, lines = 0, 0
