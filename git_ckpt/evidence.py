@@ -84,16 +84,24 @@ def evidence(repo: Repo, cp: Checkpoint, lines: list[dict[str, Any]] | None = No
     return local_lines(repo, lines, evidence_tasks(repo, cp), cp.tree, overlay_digest(cp), isolated=isolated)
 
 
-def mark_local(repo: Repo, lines: list[dict[str, Any]], tasks: list[str], known: set[str] | None = None) -> list[bool]:
-    """For display (``show``, ``list``): whether each line was recorded by this repository's own
-    ``verify`` (False: fetched from a teammate, shown but never evidence).  ``known`` is a set
-    of result ids already collected (:func:`git_ckpt.ledger.result_ids` with ``want`` None)."""
+def about(lines: list[dict[str, Any]], tree: str, overlay: str | None) -> list[bool]:
+    """Whether each line is about content ``(tree, overlay)`` (``overlay`` None: tree only)."""
+    return [ln.get("tree") == tree and (overlay is None or (ln.get("overlay") or "") == overlay) for ln in lines]
+
+
+def mark_local(repo: Repo, lines: list[dict[str, Any]], tasks: list[str], known: set[str] | None = None, *,
+               tree: str, overlay: str | None = None) -> list[bool]:
+    """For display (``show``, ``list``): whether each line is about this checkpoint's content
+    (``tree`` and, when given, ``overlay`` digest) AND was recorded by this repository's own
+    ``verify`` (False: fetched from a teammate, or a line copied onto this note from another
+    checkpoint: shown marked, never evidence).  ``known`` is a set of result ids already
+    collected (:func:`git_ckpt.ledger.result_ids` with ``want`` None)."""
     if not lines:
         return []
     ids = [result_id(ln) for ln in lines]
     if known is None:
         known = ledger.result_ids(repo, tasks, set(ids))
-    return [rid in known for rid in ids]
+    return [ok and rid in known for rid, ok in zip(ids, about(lines, tree, overlay), strict=True)]
 
 
 def shown_states(lines: list[dict[str, Any]], local: list[bool]) -> tuple[dict[str, str], list[str]]:
@@ -125,9 +133,10 @@ def fetched_states(repo: Repo, rows: list[Any], tasks: list[str] | None) -> dict
     for r in todo:
         try:
             lines = notes.read_lines(repo, r.commit)
-        except CkptError:
+            cp = store.load(repo, r.commit)
+        except (CkptError, KeyError, ValueError):
             continue
-        out[r.commit] = shown_states(lines, mark_local(repo, lines, [], known))
+        out[r.commit] = shown_states(lines, mark_local(repo, lines, [], known, tree=cp.tree, overlay=overlay_digest(cp)))
     return out
 
 

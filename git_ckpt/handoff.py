@@ -128,7 +128,7 @@ def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> li
             continue
         if lines and known is None:
             known = ledger.result_ids(repo, [task], None)
-        own = mark_local(repo, lines, [task], known)
+        own = mark_local(repo, lines, [task], known, tree=repo.commit_tree_id(oid) or "")
         for i, r in enumerate(lines):
             name = r.get("verifier")
             if not isinstance(name, str):

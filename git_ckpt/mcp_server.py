@@ -145,13 +145,15 @@ class Tools:
     def show(self, checkpoint: str = "@") -> dict[str, Any]:
         from . import store, views
 
-        from .evidence import evidence_tasks, mark_local
+        from .evidence import about, evidence_tasks, mark_local, overlay_digest
 
         repo = self.repo()
         cp = store.resolve(repo, checkpoint, store.current_task(repo))
         data = views.show(repo, cp)
         lines = [r for r in data["results"] if "verifier" in r]
-        for r, own in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp)), strict=True):
+        for r, own, ok in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp), tree=cp.tree, overlay=overlay_digest(cp)),
+                              about(lines, cp.tree, overlay_digest(cp)), strict=True):
+            r["about"] = ok
             r["local"] = own  # as `git ckpt show`: False for a fetched result (never evidence)
         return data
 

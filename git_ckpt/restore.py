@@ -242,7 +242,7 @@ def _already_there(repo: Repo, tree: str, paths: list[bytes]) -> set[bytes]:
     for p in paths:
         mode = repo.entry_mode(tree, p)
         try:
-            st = os.lstat(os.path.join(root, p))
+            st = _lstat(root, p)
         except OSError:
             continue
         if mode in (0o100644, 0o100755) and stat.S_ISREG(st.st_mode) and bool(st.st_mode & 0o100) == (mode == 0o100755):
@@ -257,9 +257,22 @@ def _already_there(repo: Repo, tree: str, paths: list[bytes]) -> set[bytes]:
 _Stat = tuple[int, int, int, int, int]  # (mode, size, mtime_ns, ctime_ns, inode)
 
 
-def _stat_of(full: bytes) -> _Stat | None:
+def _lstat(root: bytes, rel: bytes) -> os.stat_result:
+    """``os.lstat`` of ``rel`` below ``root`` that never looks through a symlinked (or
+    non-directory) parent: every component is lstat'ed, and a path below a symlink is absent
+    (FileNotFoundError), so a restore never reads, hashes, moves or deletes a file outside the
+    worktree through a directory that was replaced by a symlink."""
+    parts = rel.split(b"/")
+    for i in range(1, len(parts)):
+        st = os.lstat(os.path.join(root, *parts[:i]))
+        if not stat.S_ISDIR(st.st_mode):
+            raise FileNotFoundError(errno.ENOENT, "below a symlink or file", os.fsdecode(b"/".join(parts[:i])))
+    return os.lstat(os.path.join(root, rel))
+
+
+def _stat_of(full: bytes, root: bytes | None = None) -> _Stat | None:
     try:
-        st = os.lstat(full)
+        st = os.lstat(full) if root is None else _lstat(root, os.path.relpath(full, root))
     except (FileNotFoundError, NotADirectoryError):
         return None
     return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
@@ -271,9 +284,10 @@ def _content_matches(repo: Repo, now: Snapshot, rel: bytes, full: bytes | None =
     overlay digest)."""
     import hashlib
 
+    moved = full is not None
     full = full or os.path.join(os.fsencode(repo.workdir), rel)
     try:
-        st = os.lstat(full)
+        st = os.lstat(full) if moved else _lstat(os.fsencode(repo.workdir), rel)
     except (FileNotFoundError, NotADirectoryError):
         return False
     for f in now.overlay_info.files if now.overlay_info else []:
@@ -306,7 +320,7 @@ class Fingerprints:
         self.root = os.fsencode(repo.workdir)
         self.taken = time.time_ns()
         touched = sorted(set(plan.delete + plan.write + plan.raw_write + plan.overlay_delete + plan.overlay_write))
-        self.stats: dict[bytes, _Stat | None] = {p: _stat_of(os.path.join(self.root, p)) for p in touched}
+        self.stats: dict[bytes, _Stat | None] = {p: _stat_of(os.path.join(self.root, p), self.root) for p in touched}
         changed = self._changed_since_capture([p for p, st in self.stats.items() if st is not None and not stat.S_ISDIR(st[0])])
         if changed:
             raise BusyError(f"{path_display(changed[0])!r} changed while the restore was reading it (another process is writing it?); nothing was changed",
@@ -335,7 +349,7 @@ class Fingerprints:
         want = self.stats.get(rel, False)
         if want is False or (want is not None and stat.S_ISDIR(want[0])):
             return  # not planned, or an empty directory giving way (only empty ones are removed)
-        have = _stat_of(os.path.join(self.root, rel))
+        have = _stat_of(os.path.join(self.root, rel), self.root)
         same = have == want
         if same and have is not None and not stat.S_ISDIR(have[0]) and max(have[2], have[3]) >= self.taken - 50_000_000:
             same = _content_matches(self.repo, self.now, rel)
@@ -367,9 +381,15 @@ class Fingerprints:
         again afterwards creates a new file instead of changing the one being replaced."""
         full = os.path.join(self.root, rel)
         if rel not in self.stats:
-            self.stats[rel] = _stat_of(full)  # not planned for (a parent directory giving way)
+            self.stats[rel] = _stat_of(full, self.root)  # not planned for (a parent directory giving way)
         want = self.stats[rel]
         if want is not None and stat.S_ISDIR(want[0]):
+            return None
+        try:
+            _lstat(self.root, rel)  # never move a file from below a symlinked parent (outside the worktree)
+        except (FileNotFoundError, NotADirectoryError):
+            if want is not None:
+                raise self.changed(rel) from None
             return None
         try:
             os.rename(full, aside)
@@ -658,7 +678,7 @@ def _prune_empty_dirs(root: bytes, rel: bytes) -> None:
 def _unlink(root: bytes, rel: bytes) -> None:
     full = os.path.join(root, rel)
     try:
-        st = os.lstat(full)
+        st = _lstat(root, rel)
     except (FileNotFoundError, NotADirectoryError):
         return
     try:

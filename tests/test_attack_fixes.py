@@ -198,3 +198,62 @@ def test_allow_local_filters_accepts_them(repo):
     _filtered_repo(repo, "allow_local_filters = true\n")
     _sneak(repo)
     git(repo, "commit", "-qm", "allowed")
+
+
+# -- finding 5: a directory replaced by a symlink to outside the worktree
+
+def test_restore_never_reads_or_writes_through_a_symlinked_parent(repo, tmp_path):
+    outside = tmp_path / "out"
+    outside.mkdir()
+    (outside / "b.txt").write_text("outside\n")
+    (repo / "d").mkdir()
+    (repo / "d" / "b.txt").write_text("x\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "d")
+    ckpt(repo, "save", "-m", "dir")
+    saved = worktree_state(repo)
+    (repo / "d" / "b.txt").unlink()
+    (repo / "d").rmdir()
+    (repo / "d").symlink_to(outside)
+    linked = worktree_state(repo)
+    out_before = worktree_state(outside)
+    ckpt(repo, "restore", "default/1")
+    assert worktree_state(repo) == saved
+    assert worktree_state(outside) == out_before
+    ckpt(repo, "undo")
+    assert worktree_state(repo) == linked
+    assert worktree_state(outside) == out_before
+    # by path, the symlink is not among the paths restored: refused up front, nothing changed
+    res = ckpt(repo, "restore", "default/1", "--", "d/b.txt", rc=1)
+    assert res.err.splitlines()[0].endswith(": d")
+    assert worktree_state(repo) == linked
+    assert worktree_state(outside) == out_before
+
+
+# -- finding 7: a copied "passed" line about another checkpoint's tree is not local evidence here
+
+def test_copied_result_line_is_not_shown_as_local_on_another_tree(repo):
+    (repo / ".ckpt.toml").write_text('[[verifier]]\nname = "tests"\ncommand = "true"\n')
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "cfg")
+    ckpt(repo, "trust")
+    ckpt(repo, "save", "-m", "one")
+    ckpt(repo, "verify")
+    (repo / "README").write_text("other\n")
+    ckpt(repo, "save", "-m", "two")
+    one = git(repo, "rev-parse", "refs/ckpt/default/1").decode().strip()
+    two = git(repo, "rev-parse", "refs/ckpt/default/2").decode().strip()
+    line = git(repo, "notes", "--ref", "ckpt", "show", one)
+    git(repo, "notes", "--ref", "ckpt", "add", "-f", "-F", "-", two, input=line)
+    shown = ckpt(repo, "show", "default/2").out
+    assert "  tests: passed (exit 0, " in shown and shown.rstrip().endswith("[not about this checkpoint: not evidence]")
+    rows = ckpt(repo, "show", "default/2", "--json").json()["result"]["results"]
+    assert [(r["local"], r["about"]) for r in rows] == [(False, False)]
+    assert ckpt(repo, "show", "default/1", "--json").json()["result"]["results"][0]["local"] is True
+    listed = ckpt(repo, "list").out.splitlines()
+    two_row = next(ln for ln in listed if "default/2" in ln)
+    one_row = next(ln for ln in listed if "default/1" in ln)
+    assert "[tests:passed]" in one_row and "[tests:passed]" not in two_row, listed
+    assert "default/2" in two_row and "[tests:passed(fetched)]" in two_row
+    assert ckpt(repo, "promote", "default/2", rc=None).rc != 0
+    assert git(repo, "rev-parse", "refs/ckpt/default/promoted").decode().strip() != two

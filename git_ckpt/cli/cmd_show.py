@@ -18,14 +18,16 @@ def command(ckpt: str, as_json: bool) -> int:
     promotes and never satisfies the gate.
     """
     from .. import store, views
-    from ..evidence import evidence_tasks, mark_local
+    from ..evidence import about, evidence_tasks, mark_local, overlay_digest
 
     repo = open_repo()
     cp = store.resolve(repo, ckpt)
     data = views.show(repo, cp)
     lines = [r for r in data["results"] if "verifier" in r]
-    for r, own in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp)), strict=True):
+    for r, own, ok in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp), tree=cp.tree, overlay=overlay_digest(cp)),
+                          about(lines, cp.tree, overlay_digest(cp)), strict=True):
         r["local"] = own
+        r["about"] = ok  # False: a line about another checkpoint's content (copied onto this note)
 
     def human() -> None:
         from ..model import escape as e
@@ -72,7 +74,7 @@ def command(ckpt: str, as_json: bool) -> int:
                     except (TypeError, ValueError):
                         took = "? s"
                     text = (f"  {e(str(r['verifier']))}: {e(str(result_word(r.get('status', '?'), r.get('exit_code'))))} (exit {e(str(r.get('exit_code')))}, {took})"
-                            + ("" if r.get("local") else " [fetched: not evidence here]"))
+                            + ("" if r.get("local") else " [not about this checkpoint: not evidence]" if not r.get("about") else " [fetched: not evidence here]"))
                 if text not in seen:
                     order.append(text)
                 seen[text] = seen.get(text, 0) + 1
