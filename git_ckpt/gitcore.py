@@ -26,7 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Callable, Iterator, NamedTuple, Sequence, TypeVar, cast
+from typing import IO, Collection, Callable, Iterator, NamedTuple, Sequence, TypeVar, cast
 
 import pygit2
 
@@ -537,7 +537,7 @@ class Repo:
             return ("patterns", [])
         return ("cone", [ln.strip().strip(b'"').rstrip(b"/") for ln in proc.stdout.splitlines() if ln.strip()])
 
-    def outside_sparse_cone(self, tree: str, paths: list[bytes]) -> set[bytes]:
+    def outside_sparse_cone(self, tree: str, paths: Collection[bytes]) -> set[bytes]:
         """Which of ``paths`` (entries of ``tree``) a sparse checkout of this worktree leaves out
         of the worktree (git would mark them skip-worktree); empty when it is not sparse.
 
