@@ -30,8 +30,6 @@ otherwise removes exactly the handlers (and keys) it added.
 
 from __future__ import annotations
 
-from typing import Any
-
 import base64
 import copy
 import hashlib
@@ -43,6 +41,7 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import store
 from .errors import CkptError, NotFoundError, UsageError

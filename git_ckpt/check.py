@@ -26,14 +26,13 @@ Nothing outside the temporary directories is written, not even objects.
 
 from __future__ import annotations
 
-from typing import Any
-
 import hashlib
 import os
 import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 from . import overlay, store

@@ -3,9 +3,8 @@ tree changes and overlay changes together (used by the CLI and the MCP server)."
 
 from __future__ import annotations
 
-from typing import Any
-
 from dataclasses import dataclass
+from typing import Any
 
 from .config import Config
 from .gitcore import Repo

@@ -9,9 +9,8 @@ brings the checkpoint back until then.
 
 from __future__ import annotations
 
-from typing import Any
-
 from dataclasses import dataclass
+from typing import Any
 
 from . import ledger, retention, store
 from .errors import BusyError, UsageError

@@ -13,12 +13,11 @@ with that tree, local or fetched, has passing results for every required verifie
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
 import re
 import shutil
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import config, ledger, store, trust
 from .config import Config

@@ -731,9 +731,9 @@ class Repo:
         except (pygit2.GitError, ValueError):
             return None
 
-    def refs_under(self, prefix: str) -> dict[RefName, Oid]:
-        """All direct refs whose name starts with ``prefix`` (e.g. ``refs/ckpt/T/``), name →
-        object id; like ``git for-each-ref PREFIX``, reading only refs under ``prefix``.
+    def refs_under(self, prefix: str) -> dict[str, Oid]:
+        """All direct refs whose name starts with ``prefix`` (e.g. ``refs/ckpt/T/``), name (a
+        :class:`RefName`, typed ``str`` so plain names look it up) → object id; like ``git for-each-ref PREFIX``, reading only refs under ``prefix``.
 
         With git's ``files`` ref backend and a ``prefix`` ending in ``/`` the loose refs are read
         from that directory alone and ``packed-refs`` is searched for the prefix (in C), so the
@@ -746,9 +746,9 @@ class Repo:
         """
         if not prefix.endswith("/") or not prefix.startswith("refs/") or self._ref_backend() != "files":
             return self._for_each_ref(prefix)
-        out: dict[RefName, Oid] = {}
+        out: dict[str, Oid] = {}
         loose_root = self.common_dir / prefix
-        loose: dict[RefName, Oid] = {}
+        loose: dict[str, Oid] = {}
         self._read_loose(loose_root, prefix, loose)
         self.loose_refs_seen = len(loose)
         try:
@@ -809,7 +809,7 @@ class Repo:
                 best = max(best or 0, max(found))
         return best
 
-    def _read_loose(self, directory: Path, prefix: str, out: dict[RefName, Oid]) -> None:
+    def _read_loose(self, directory: Path, prefix: str, out: dict[str, Oid]) -> None:
         """Loose refs under ``directory`` (the ref name ``prefix``), recursively, into ``out``."""
         try:
             entries = list(os.scandir(directory))
@@ -852,11 +852,11 @@ class Repo:
             self._backend = fmt
         return self._backend
 
-    def _for_each_ref(self, prefix: str) -> dict[RefName, Oid]:
+    def _for_each_ref(self, prefix: str) -> dict[str, Oid]:
         """``git for-each-ref`` of the refs starting with ``prefix`` (any ref backend)."""
         pattern = prefix if prefix.endswith("/") else prefix + "*"
         out = self.git("for-each-ref", "--format=%(objectname) %(objecttype) %(refname)", pattern).stdout
-        refs: dict[RefName, Oid] = {}
+        refs: dict[str, Oid] = {}
         for line in out.split(b"\n"):
             oid, _, rest = line.partition(b" ")
             _kind, _, name = rest.partition(b" ")
@@ -878,7 +878,7 @@ class Repo:
             return False
         return self.git("pack-refs", "--all", check=False).returncode == 0
 
-    def update_refs(self, updates: list[tuple[str, str | None, str | None]], *, reason: str) -> None:
+    def update_refs(self, updates: Sequence[tuple[str, str | None, str | None]], *, reason: str) -> None:
         """Apply many ``(name, new or None to delete, expected old or None for absent)`` updates
         in one transaction (``git update-ref --stdin -z``: every ref compared and locked, then all
         written, or none), for the thousands of refs a push or fetch may touch; the same

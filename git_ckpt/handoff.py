@@ -13,9 +13,8 @@ numbered checkpoint when the ledger names none.
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
+from typing import Any
 
 
 from . import ledger, notes, store

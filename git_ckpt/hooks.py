@@ -15,14 +15,13 @@ hooks fall back to ``git-ckpt`` on ``PATH`` when that interpreter is gone.
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
 import os
 import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .errors import CkptError
 from .gitcore import Repo

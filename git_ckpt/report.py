@@ -7,9 +7,8 @@ Every stored string is HTML-escaped."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import html
+from typing import Any
 
 from . import store
 from .errors import CkptError

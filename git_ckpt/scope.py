@@ -4,9 +4,8 @@ extras stand out before they are committed."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import re
+from typing import Any
 
 from . import handoff, ledger
 from .config import Config

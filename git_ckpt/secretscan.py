@@ -22,14 +22,13 @@ Findings carry the path, the kind and the line, never the secret itself.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
-
 import io
 import os
 import re
 import tarfile
 import tempfile
 from dataclasses import dataclass
+from typing import Any, Iterator
 
 import pathspec
 

@@ -12,11 +12,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import calendar
 import statistics
 import time
+from typing import Any
 
 from . import ledger, store
 from .config import Config
