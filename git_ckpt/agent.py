@@ -121,7 +121,7 @@ def _entry(spec: Spec, command: str) -> dict[str, Any]:
     return {"type": "command", "bash": command, "timeoutSec": spec.timeout}
 
 
-def _commands_in(entry) -> list[str]:
+def _commands_in(entry: object) -> list[str]:
     """Every command string an event's list entry holds (any of the three shapes)."""
     if not isinstance(entry, dict):
         return []
@@ -147,7 +147,7 @@ def snippet(agent: str) -> dict[str, Any]:
     return out
 
 
-def _get_dotted(obj: dict[str, Any], key: str):
+def _get_dotted(obj: dict[str, Any], key: str) -> Any:
     for part in key.split("."):
         if not isinstance(obj, dict) or part not in obj:
             return None
@@ -155,7 +155,7 @@ def _get_dotted(obj: dict[str, Any], key: str):
     return obj
 
 
-def _set_dotted(obj: dict[str, Any], key: str, value) -> bool:
+def _set_dotted(obj: dict[str, Any], key: str, value: Any) -> bool:
     """Set ``a.b`` = value when absent; False (nothing set) when present or blocked by a non-object."""
     parts = key.split(".")
     for part in parts[:-1]:
@@ -186,9 +186,10 @@ def _del_dotted(obj: dict[str, Any], key: str) -> None:
 def settings_path(repo: Repo, agent: str = "claude-code", local: bool = False) -> Path:
     """The settings file ``agent``'s hooks go into, at the worktree root."""
     spec = SPECS[agent]
-    if local and spec.local_path is None:
+    rel = spec.local_path if local else spec.path
+    if rel is None:
         raise UsageError(f"{agent} has no local settings file", f"install into {spec.path} and add it to .git/info/exclude to keep it uncommitted")
-    return repo.workdir / (spec.local_path if local else spec.path)
+    return repo.workdir / rel
 
 
 def _record_path(repo: Repo) -> Path:

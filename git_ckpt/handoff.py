@@ -14,7 +14,7 @@ numbered checkpoint when the ledger names none.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable
 
 
 from . import ledger, notes, store
@@ -25,7 +25,7 @@ from .config import Config
 from .evidence import evidence, mark_local
 from .errors import CkptError
 from .gitcore import Repo
-from .model import path_to_str, to_builtins
+from .model import CardItem, Event, path_to_str, to_builtins
 from .snapshot import capture
 from .store import Checkpoint
 
@@ -37,9 +37,9 @@ def current_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
     """The checkpoint the worktree of ``task`` was last known to be at (see module docstring),
     or None when the task has no checkpoint."""
 
-    def match(ev) -> bool:
+    def match(ev: Event) -> bool:
         if ev.type == "save":
-            return ev.data.get("kind") != "pre-restore"
+            return bool(ev.data.get("kind") != "pre-restore")
         return ev.type in ("restore", "undo") and not ev.data.get("paths")
 
     rec = ledger.find_last(repo, task, match)
@@ -74,17 +74,18 @@ def numstat(repo: Repo, old_tree: str, new_tree: str) -> list[dict[str, Any]]:
     (no renames, no textconv): ``{"path", "status" (A/M/D/T), "added", "deleted", "binary"}``.
     Binary files have ``added``/``deleted`` None."""
     status: dict[bytes, str] = {}
-    for a, b in repo.diff_trees(old_tree, new_tree):
+    for c in repo.diff_trees(old_tree, new_tree):
+        a, b = c
         if a is None:
-            status[b.path] = "A"
+            status[c.path] = "A"
         elif b is None:
-            status[a.path] = "D"
+            status[c.path] = "D"
         elif (a.mode & 0o170000) != (b.mode & 0o170000):
             status[a.path] = "T"
         else:
             status[a.path] = "M"
     out = repo.git("diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", old_tree, new_tree).stdout
-    counts: dict[bytes, tuple[int | None, int | None]] = {}
+    counts: dict[bytes, tuple[int, int] | tuple[None, None]] = {}
     for rec in out.split(b"\0"):
         if not rec:
             continue
@@ -96,9 +97,9 @@ def numstat(repo: Repo, old_tree: str, new_tree: str) -> list[dict[str, Any]]:
             counts[path] = (prev[0] + int(added), prev[1] + int(deleted))
     rows = []
     for path in sorted(status):
-        added, deleted = counts.get(path, (0, 0))
-        rows.append({"path": path_to_str(path), "status": status[path], "added": added, "deleted": deleted,
-                     "binary": added is None})
+        n_added, n_deleted = counts.get(path, (0, 0))
+        rows.append({"path": path_to_str(path), "status": status[path], "added": n_added, "deleted": n_deleted,
+                     "binary": n_added is None})
     return rows
 
 
@@ -107,7 +108,7 @@ def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> li
     checkpoint it ran on; ``current`` marks whether it ran on the current checkpoint's content;
     ``local`` whether this repository's own ``verify`` recorded it (False: fetched from a
     teammate, never evidence)."""
-    best: dict[str, tuple[tuple, dict[str, Any]]] = {}
+    best: dict[str, tuple[tuple[str, int, int], dict[str, Any]]] = {}
     if repo.read_ref(store.NOTES_REF) is None:
         return []
     known: set[str] | None = None
@@ -162,7 +163,7 @@ def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _items(items) -> list[dict[str, Any]]:
+def _items(items: list[CardItem]) -> list[dict[str, Any]]:
     return [{"n": i, "text": it.text, "status": it.status, "reason": it.reason, "at": it.at,
              "evidence": [to_builtins(e) for e in it.evidence],
              "evidence_text": [evidence_display(e) for e in it.evidence]} for i, it in enumerate(items, start=1)]
@@ -249,7 +250,7 @@ def _counts(row: dict[str, Any]) -> str:
     return f"+{row['added']} -{row['deleted']}"
 
 
-def _escaped(value, escape):
+def _escaped(value: Any, escape: Callable[[str], str]) -> Any:
     """``value`` (JSON-shaped) with every string escaped."""
     if isinstance(value, str):
         return escape(value)

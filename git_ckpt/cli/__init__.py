@@ -242,7 +242,7 @@ def open_repo() -> Repo:
     return repo
 
 
-def emit(command: str, result: Any, as_json: bool, human: Callable[[], None]) -> None:
+def emit(command: str, result: Any, as_json: bool, human: Callable[[], object]) -> None:
     """Print ``result`` as the JSON envelope, or call ``human`` to print text."""
     if as_json:
         from ..model import encode_json
