@@ -26,7 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Collection, Callable, Iterator, NamedTuple, Sequence, TypeVar, cast
+from typing import IO, Callable, Collection, Iterator, NamedTuple, Sequence, TypeVar, cast
 
 import pygit2
 
@@ -733,7 +733,8 @@ class Repo:
 
     def refs_under(self, prefix: str) -> dict[str, Oid]:
         """All direct refs whose name starts with ``prefix`` (e.g. ``refs/ckpt/T/``), name (a
-        :class:`RefName`, typed ``str`` so plain names look it up) → object id; like ``git for-each-ref PREFIX``, reading only refs under ``prefix``.
+        :class:`RefName`, typed ``str`` so plain names look it up) → object id; like
+        ``git for-each-ref PREFIX``, reading only refs under ``prefix``.
 
         With git's ``files`` ref backend and a ``prefix`` ending in ``/`` the loose refs are read
         from that directory alone and ``packed-refs`` is searched for the prefix (in C), so the
