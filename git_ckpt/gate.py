@@ -145,7 +145,7 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
     return res
 
 
-def local_filters(repo: Repo, cfg: Config, tree: str) -> list[tuple[bytes, str]]:
+def local_filters(repo: Repo, cfg: Config, tree: str, scan: tuple[dict[str, bool], bool] | None = None) -> list[tuple[bytes, str]]:
     """``(path, driver)`` for the paths of ``tree`` whose content filter (``filter`` attribute
     with a ``filter.NAME.clean|smudge|process`` driver) this repository itself defines: the
     driver is configured in local, worktree or command-line config, or the attribute could come
@@ -154,24 +154,10 @@ def local_filters(repo: Repo, cfg: Config, tree: str) -> list[tuple[bytes, str]]
     committed (clean's output), so a result cannot vouch for the commit.  Empty when ``[gate]
     allow_local_filters`` is set, or no filter driver is configured at all (the usual case:
     nothing else is run)."""
-    if cfg.gate.allow_local_filters:
+    scan = filter_scan(repo, cfg) if scan is None else scan
+    if not scan[0]:
         return []
-    out = repo.git("config", "-z", "--show-scope", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$", check=False).stdout
-    fields = out.split(b"\0")
-    drivers: dict[str, bool] = {}
-    for i in range(0, len(fields) - 1, 2):
-        key = fields[i + 1].split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
-        name = key[len("filter."):key.rindex(".")]
-        local = fields[i] in (b"local", b"worktree", b"command")
-        drivers[name] = drivers.get(name, False) or local
-    if not drivers:
-        return []
-    info = repo.common_dir / "info" / "attributes"
-    uncommitted = bool(repo.config_get("core.attributesFile"))
-    try:
-        uncommitted = uncommitted or b"filter" in info.read_bytes()
-    except OSError:
-        pass
+    drivers, uncommitted = scan
     paths = [e.path for e in repo.ls_tree(tree) if e.mode in (0o100644, 0o100755)]
     if not paths:
         return []
@@ -184,6 +170,31 @@ def local_filters(repo: Repo, cfg: Config, tree: str) -> list[tuple[bytes, str]]
         if drivers[value] or uncommitted:
             found.append((res[i], value))
     return found
+
+
+def filter_scan(repo: Repo, cfg: Config) -> tuple[dict[str, bool], bool]:
+    """The configured filter drivers (name → defined in local/worktree/command config) and
+    whether an uncommitted attribute source mentions ``filter``; no drivers when ``[gate]
+    allow_local_filters`` is set.  Read once per gate or ``verify-commit`` run."""
+    if cfg.gate.allow_local_filters:
+        return {}, False
+    out = repo.git("config", "-z", "--show-scope", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$", check=False).stdout
+    fields = out.split(b"\0")
+    drivers: dict[str, bool] = {}
+    for i in range(0, len(fields) - 1, 2):
+        key = fields[i + 1].split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+        name = key[len("filter."):key.rindex(".")]
+        local = fields[i] in (b"local", b"worktree", b"command")
+        drivers[name] = drivers.get(name, False) or local
+    if not drivers:
+        return {}, False
+    info = repo.common_dir / "info" / "attributes"
+    uncommitted = bool(repo.config_get("core.attributesFile"))
+    try:
+        uncommitted = uncommitted or b"filter" in info.read_bytes()
+    except OSError:
+        pass
+    return drivers, uncommitted
 
 
 def _filter_reason(found: list[tuple[bytes, str]]) -> str:
@@ -340,6 +351,7 @@ class Judge:
         self._by_tree: dict[str, list[tuple[str, str]]] | None = None
         self._promoted: set[str] = set()
         self._cache: dict[str, CommitVerdict] = {}
+        self._filters: tuple[dict[str, bool], bool] | None = None
 
     def _index(self) -> dict[str, list[tuple[str, str]]]:
         if self._by_tree is None:
@@ -367,7 +379,9 @@ class Judge:
         if not self.trust.ok:
             verdict.reason = f"{trust.untrusted_reason(self.trust)}, so its required verifiers cannot be judged"
             return verdict
-        found = local_filters(self.repo, self.cfg, tree)
+        if self._filters is None:
+            self._filters = filter_scan(self.repo, self.cfg)
+        found = local_filters(self.repo, self.cfg, tree, self._filters)
         if found:
             verdict.reason = _filter_reason(found)
             self._cache[tree] = verdict

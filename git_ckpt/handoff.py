@@ -84,7 +84,8 @@ def numstat(repo: Repo, old_tree: str, new_tree: str) -> list[dict[str, Any]]:
             status[a.path] = "T"
         else:
             status[a.path] = "M"
-    out = repo.git("diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", old_tree, new_tree).stdout
+    # blobs over 16 MiB count as binary unread (git's bigFileThreshold): bounded memory for a huge blob
+    out = repo.git("-c", "core.bigFileThreshold=16m", "diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", old_tree, new_tree).stdout
     counts: dict[bytes, tuple[int, int] | tuple[None, None]] = {}
     for rec in out.split(b"\0"):
         if not rec:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import subprocess
+import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -257,3 +258,22 @@ def test_copied_result_line_is_not_shown_as_local_on_another_tree(repo):
     assert "default/2" in two_row and "[tests:passed(fetched)]" in two_row
     assert ckpt(repo, "promote", "default/2", rc=None).rc != 0
     assert git(repo, "rev-parse", "refs/ckpt/default/promoted").decode().strip() != two
+
+
+# -- finding 3: diff --stat / --name-status of a checkpoint holding a large blob reads no whole blob
+
+def _peak_kib(repo, *args) -> int:
+    """The peak RSS (KiB) of the largest process ``git ckpt ARGS`` ran (a fresh parent, so only its children count)."""
+    code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True); "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    return int(subprocess.run([sys.executable, "-c", code, "git", "ckpt", *args], cwd=repo, capture_output=True, check=True).stdout)
+
+
+@pytest.mark.parametrize("fmt", ["--stat", "--name-status"])
+def test_diff_summary_of_a_large_blob_is_bounded(repo, fmt):
+    ckpt(repo, "save", "-m", "small")
+    with open(repo / "big", "wb") as fh:
+        fh.truncate(80 << 20)
+    ckpt(repo, "save", "-m", "big")
+    assert "big" in ckpt(repo, "diff", fmt, "default/1", "default/2").out
+    assert _peak_kib(repo, "diff", fmt, "default/1", "default/2") < 60 << 10

@@ -51,7 +51,8 @@ def command(ckpts: tuple[str, ...], stat: bool, name_status: bool, scope_: bool,
         return 0
     fmt = ["--stat"] if stat else ["--name-status"] if name_status else []
     sys.stdout.flush()
-    proc = subprocess.run(["git", "diff", *fmt, cmp.old_tree, cmp.new_tree, "--", *map(os.fsdecode, rel)],
+    # --stat / --name-status read no blob over 16 MiB (git's core.bigFileThreshold: binary, unread)
+    proc = subprocess.run(["git", "-c", "core.bigFileThreshold=16m", "diff", *fmt, cmp.old_tree, cmp.new_tree, "--", *map(os.fsdecode, rel)],
                           cwd=repo.workdir, env=repo.git_env())
     if proc.returncode not in (0, 1):
         raise CorruptError(f"git diff failed (exit {proc.returncode}) comparing {old.id} with {cmp.new}",
