@@ -518,7 +518,21 @@ class Repo:
         try:
             return bool(self._pg.path_is_ignored(rel))
         except UnicodeEncodeError:
-            return self.git("check-ignore", "-q", "--no-index", "--", rel, check=False).returncode == 0
+            raw = os.fsencode(rel)
+            return raw in self._check_ignore([raw], self.git_env(), self.workdir)
+
+    @staticmethod
+    def _check_ignore(paths: list[bytes], env: dict[str, str], cwd: str | os.PathLike[str]) -> set[bytes]:
+        """Which of ``paths`` (relative to ``cwd``) ``git check-ignore --no-index`` says are
+        ignored.  check-ignore takes no ``literal`` pathspec magic and would read a leading ``:``
+        as magic, so each path goes in NUL-terminated behind ``./`` and comes back stripped."""
+        env = dict(env)
+        env.pop("GIT_LITERAL_PATHSPECS", None)
+        proc = subprocess.run(["git", "check-ignore", "-z", "--stdin", "--no-index"], input=b"".join(b"./" + p + b"\0" for p in paths),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
+        if proc.returncode not in (0, 1):
+            raise git_failure(("check-ignore",), proc)
+        return {p[2:] if p.startswith(b"./") else p for p in proc.stdout.split(b"\0") if p}
 
     def sparse_checkout(self) -> tuple[str, list[bytes]] | None:
         """The sparse checkout of this worktree, or None when it has none: ``("cone", dirs)``
@@ -590,12 +604,7 @@ class Repo:
             env = self.git_env()
             env["GIT_WORK_TREE"] = scratch
             env["GIT_INDEX_FILE"] = os.path.join(scratch, "no-index")
-            env.pop("GIT_LITERAL_PATHSPECS", None)  # check-ignore takes no pathspec magic; its paths are plain
-            proc = subprocess.run(["git", "check-ignore", "-z", "--stdin", "--no-index"], input=b"".join(p + b"\0" for p in paths),
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=scratch, env=env)
-        if proc.returncode not in (0, 1):
-            raise git_failure(("check-ignore",), proc)
-        return {p for p in proc.stdout.split(b"\0") if p}
+            return self._check_ignore(paths, env, scratch)
 
     def index_path(self) -> Path:
         """The real index file of this worktree."""

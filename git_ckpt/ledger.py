@@ -211,7 +211,9 @@ def verify(repo: Repo, task: str) -> list[str]:
     moves the ref, so dropping the newest events by re-pointing the ledger ref is caught);
     every value the ledger ref's reflog records is on the chain (a ref moved backwards, e.g.
     ``git update-ref refs/ckpt/T/log refs/ckpt/T/log~1``, is caught while its reflog lasts);
-    every checkpoint ref ``refs/ckpt/T/N`` has a ``save`` event; and every result line on a
+    every checkpoint ref ``refs/ckpt/T/N`` has a ``save`` event (except one whose manifest
+    names the current ledger head: a save killed before its event, which the next save logs);
+    and, where the reflog cannot show the ref only moved forward, every result line on a
     checkpoint of T that names T/N and this host has the ``verify`` event naming it.
     What it cannot see: a rewrite that also rewrites or deletes the reflog, the notes and the
     checkpoints' manifests consistently (see the README, "Tamper evidence").
@@ -267,9 +269,14 @@ def verify(repo: Repo, task: str) -> list[str]:
         problems.append(f"refs/ckpt/{task}/promoted names {shown} ({promoted[:12]}), but no promote event on the ledger "
                         "promoted it (events were dropped or the ref was moved by hand)")
     on_chain_early = set(chain)
-    for old_v, new_v in repo.reflog(ref):
+    reflog = list(repo.reflog(ref))
+    # the reflog shows the ref only ever moved forward: a result line without its verify event
+    # is then a verify killed between its note and its event (never evidence), not a truncation
+    reflog_clean = bool(reflog)
+    for old_v, new_v in reflog:
         gone = next((x for x in (new_v, old_v) if x and x not in on_chain_early), None)
         if gone is not None:
+            reflog_clean = False
             problems.append(f"refs/ckpt/{task}/log once pointed at {gone[:12]} (its reflog), which is not on the ledger now: "
                             "the ref was moved backwards or rewritten (events dropped)")
             break
@@ -281,9 +288,12 @@ def verify(repo: Repo, task: str) -> list[str]:
         except Exception as exc:  # noqa: BLE001 - reported, not raised
             problems.append(f"checkpoint {task}/{n}: unreadable ({exc})")
             continue
-        if not problems and chain and cp_oid not in saved_on_chain:
+        # a save killed after its ref and before its event left the ledger where the checkpoint
+        # saw it (the next save logs it); anything else without a save event was dropped or forged
+        interrupted_save = cp.manifest.ledger_head == (chain[-1] if chain else None)
+        if not problems and chain and cp_oid not in saved_on_chain and not interrupted_save:
             problems.append(f"checkpoint {task}/{n} has no save event on the ledger (events dropped or the ref was made by hand)")
-        if chain:
+        if chain and not reflog_clean:
             lost = _unlogged_results(repo, cp, f"{task}/{n}", results_on_chain)
             if lost:
                 problems.append(f"checkpoint {task}/{n} has {lost} result line(s) recorded on this host whose verify event "

@@ -38,7 +38,7 @@ from .config import Config
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry, fault, git_failure, path_line
 from .model import OverlayFile, encode, path_display, path_from_str, path_to_str
-from .snapshot import Snapshot, capture, save
+from .snapshot import Snapshot, capture, log_if_missing, save
 from .store import Checkpoint
 
 GITLINK = 0o160000
@@ -1022,6 +1022,8 @@ def restore(
         prints = Fingerprints(repo, now, plan)  # before the save: what it holds is what is on disk
         same = None if paths else checkpoint_with_state(repo, task, now.state(), first=target)
         if same is not None:
+            if store.is_local(repo, same):
+                log_if_missing(repo, same)  # a pre-restore save killed before its event: log it now
             prev_id, prev_commit, saved = same.id, same.commit, None
         else:
             res = save(repo, cfg, task=task, message=f"before restoring {target.id}", kind="pre-restore", snap=now, allow_empty=True, in_restore=True)

@@ -496,7 +496,7 @@ def _task_lock(repo: Repo, task: str, timeout: float = 60.0) -> Iterator[None]:
         yield
 
 
-def _log_if_missing(repo: Repo, cp: store.Checkpoint) -> None:
+def log_if_missing(repo: Repo, cp: store.Checkpoint) -> None:
     """Append the ``save`` event of ``cp`` when a save was killed between writing its ref and its
     ledger event (re-running ``save`` completes it).  Looks only at events newer than the ledger
     head ``cp`` recorded, so the common case reads one or two ledger commits."""
@@ -601,7 +601,7 @@ def _save(
         if not allow_empty:
             if last is not None and last.manifest.state == snap.state():
                 with contextlib.suppress(CkptError):
-                    _log_if_missing(repo, last)
+                    log_if_missing(repo, last)
                 return SaveResult(last.id, last.commit, False, last.manifest.kind, task, warns)
         cid, commit = write_checkpoint(repo, snap, task=task, kind=kind, message=message, next=next, hypothesis=hypothesis,
                                        agent=agent, agent_session=agent_session)

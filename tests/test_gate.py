@@ -270,3 +270,30 @@ def test_no_config_and_local_verifiers_need_no_trust_for_promote_and_gate(repo):
     git(repo, "add", "a.txt")
     commit(repo, "-m", "local verifier")
     assert "verified: tree of checkpoint default/2" in ckpt(repo, "verify-commit", "HEAD").out
+
+
+def test_an_untracked_file_the_commit_leaves_out_gets_a_hint_that_fixes_it(repo):
+    """A checkpoint holds untracked files; a commit that leaves one out is refused, and the hint
+    names the two ways out (add it, or ignore it and save again) instead of looping on save."""
+    for name in ("a", "b", "c"):
+        (repo / name).write_text(f"{name}\n")
+    write_config(repo, verifier("ok", ["true"]))
+    git(repo, "add", "a", "b", "c", ".ckpt.toml")
+    git(repo, "commit", "-q", "-m", "files")
+    ckpt(repo, "trust")
+    ckpt(repo, "hooks", "install")
+    (repo / "a").write_text("a2\n")
+    (repo / "local.json").write_text("{}\n")  # untracked, e.g. an agent's local settings
+    ckpt(repo, "save")
+    ckpt(repo, "verify")
+    refused = commit(repo, "-a", "-m", "all", ok=False)
+    assert "  D local.json" in refused.stderr and "in 1 path(s)" in refused.stderr
+    assert "hint: git add the paths marked D" in refused.stderr
+    assert ckpt(repo, "save").out.startswith("no changes since default/1; nothing saved")  # saving again cannot help
+    # either way out works: ignore it, save and verify again, commit
+    (repo / ".git" / "info" / "exclude").write_text("local.json\n")
+    ckpt(repo, "save")
+    ckpt(repo, "verify")
+    commit(repo, "-a", "-m", "all")
+    assert b"local.json" not in git(repo, "ls-tree", "--name-only", "HEAD")
+    assert git(repo, "show", "HEAD:a") == b"a2\n"

@@ -3,6 +3,7 @@ building and reading, config entries, compared with what the git binary says."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -236,3 +237,19 @@ def test_diff_trees_names_each_change_once_with_its_letter(core, repo):
     assert [(c.status, c.path) for c in changes] == [("D", b"README"), ("A", b"new")]
     (old, new) = changes[1]  # still unpacks as (old, new)
     assert old is None and new.oid == rev(repo, ":new")
+
+
+@pytest.mark.parametrize("name", [b":x", b':"q', b"\xff\xfe.bin", b":\xff", b"sub/:y"])
+def test_ignore_rules_judge_names_git_would_read_as_pathspec_magic(core, repo, name):
+    """``git check-ignore`` takes no ``literal`` magic and reads a leading ``:`` as magic:
+    names that start with ``:``, and names that are not UTF-8 (asked of git, not libgit2),
+    are still judged by the rules, in the worktree and under a tree's ``.gitignore``."""
+    (repo / ".gitignore").write_bytes(b":*\n*.bin\n:\xff\n")
+    (repo / "sub").mkdir()
+    (repo / "sub" / ".gitignore").write_bytes(b":y\n")
+    git(repo, "add", ".gitignore", "sub/.gitignore")
+    git(repo, "commit", "-q", "-m", "rules")
+    tree = rev(repo, "HEAD^{tree}")
+    assert core.ignored_under_tree(tree, [name, b"plain.txt"]) == {name}
+    assert core.is_ignored(os.fsdecode(name)) is True
+    assert core.is_ignored("plain.txt") is False
