@@ -41,6 +41,7 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import store
 from .errors import CkptError, NotFoundError, UsageError
@@ -67,7 +68,7 @@ class Spec:
     cd: str = ""
     timeout: int = HOOK_TIMEOUT
     local_path: str | None = None
-    defaults: dict = field(default_factory=dict)  # keys set when absent (dotted paths)
+    defaults: dict[str, Any] = field(default_factory=dict)  # keys set when absent (dotted paths)
     note: str = ""
 
 
@@ -112,7 +113,7 @@ def commands(agent: str) -> dict[str, str]:
 CLAUDE_HOOKS: dict[str, str] = commands("claude-code")
 
 
-def _entry(spec: Spec, command: str) -> dict:
+def _entry(spec: Spec, command: str) -> dict[str, Any]:
     if spec.style == "nested":
         return {"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": spec.timeout}]}
     if spec.style == "flat":
@@ -120,7 +121,7 @@ def _entry(spec: Spec, command: str) -> dict:
     return {"type": "command", "bash": command, "timeoutSec": spec.timeout}
 
 
-def _commands_in(entry) -> list[str]:
+def _commands_in(entry: object) -> list[str]:
     """Every command string an event's list entry holds (any of the three shapes)."""
     if not isinstance(entry, dict):
         return []
@@ -131,7 +132,7 @@ def _commands_in(entry) -> list[str]:
     return out
 
 
-def snippet(agent: str) -> dict:
+def snippet(agent: str) -> dict[str, Any]:
     """What ``install AGENT --print`` shows: the settings fragment, or (generic) the commands to
     wire into any agent's hooks.  :class:`UsageError` for an unknown agent."""
     if agent == "generic":
@@ -139,14 +140,14 @@ def snippet(agent: str) -> dict:
     if agent not in SPECS:
         raise UsageError(f"unknown agent {agent!r}", f"known agents: {', '.join(AGENTS)}")
     spec = SPECS[agent]
-    out: dict = {}
+    out: dict[str, Any] = {}
     for key, value in spec.defaults.items():
         _set_dotted(out, key, value)
     out["hooks"] = {event: [_entry(spec, cmd)] for event, cmd in commands(agent).items()}
     return out
 
 
-def _get_dotted(obj: dict, key: str):
+def _get_dotted(obj: dict[str, Any], key: str) -> Any:
     for part in key.split("."):
         if not isinstance(obj, dict) or part not in obj:
             return None
@@ -154,7 +155,7 @@ def _get_dotted(obj: dict, key: str):
     return obj
 
 
-def _set_dotted(obj: dict, key: str, value) -> bool:
+def _set_dotted(obj: dict[str, Any], key: str, value: Any) -> bool:
     """Set ``a.b`` = value when absent; False (nothing set) when present or blocked by a non-object."""
     parts = key.split(".")
     for part in parts[:-1]:
@@ -168,7 +169,7 @@ def _set_dotted(obj: dict, key: str, value) -> bool:
     return True
 
 
-def _del_dotted(obj: dict, key: str) -> None:
+def _del_dotted(obj: dict[str, Any], key: str) -> None:
     parts = key.split(".")
     chain = [obj]
     for part in parts[:-1]:
@@ -185,9 +186,10 @@ def _del_dotted(obj: dict, key: str) -> None:
 def settings_path(repo: Repo, agent: str = "claude-code", local: bool = False) -> Path:
     """The settings file ``agent``'s hooks go into, at the worktree root."""
     spec = SPECS[agent]
-    if local and spec.local_path is None:
+    rel = spec.local_path if local else spec.path
+    if rel is None:
         raise UsageError(f"{agent} has no local settings file", f"install into {spec.path} and add it to .git/info/exclude to keep it uncommitted")
-    return repo.workdir / (spec.local_path if local else spec.path)
+    return repo.workdir / rel
 
 
 def _record_path(repo: Repo) -> Path:
@@ -209,7 +211,7 @@ def _write_shim(repo: Repo) -> None:
     store.atomic_write(shim_path(repo), data.encode(), 0o755)
 
 
-def _read_records(repo: Repo) -> dict:
+def _read_records(repo: Repo) -> dict[str, Any]:
     try:
         data = json.loads(_record_path(repo).read_bytes())
     except FileNotFoundError:
@@ -219,7 +221,7 @@ def _read_records(repo: Repo) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _write_records(repo: Repo, records: dict) -> None:
+def _write_records(repo: Repo, records: dict[str, Any]) -> None:
     path = _record_path(repo)
     if not records:
         try:
@@ -230,7 +232,7 @@ def _write_records(repo: Repo, records: dict) -> None:
     store.atomic_write(path, (json.dumps(records, indent=2, sort_keys=True) + "\n").encode())
 
 
-def _load_settings(path: Path, data: bytes) -> dict:
+def _load_settings(path: Path, data: bytes) -> dict[str, Any]:
     if not data.strip():
         return {}
     try:
@@ -242,11 +244,11 @@ def _load_settings(path: Path, data: bytes) -> dict:
     return obj
 
 
-def _dump(obj: dict) -> bytes:
+def _dump(obj: dict[str, Any]) -> bytes:
     return (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def install(repo: Repo, agent: str, *, local: bool = False) -> dict:
+def install(repo: Repo, agent: str, *, local: bool = False) -> dict[str, Any]:
     """Merge the hooks of ``agent`` into its settings file; returns ``{"path", "added": [events],
     "already": [events], "created": bool, "note"}``.  Idempotent: hooks already present are not
     added twice.  Writes the shim the hook commands fall back on.
@@ -313,7 +315,7 @@ def install(repo: Repo, agent: str, *, local: bool = False) -> dict:
     return result
 
 
-def uninstall(repo: Repo, agent: str, *, local: bool | None = None) -> list[dict]:
+def uninstall(repo: Repo, agent: str, *, local: bool | None = None) -> list[dict[str, Any]]:
     """Remove what :func:`install` added for ``agent``: from every file it was installed into
     (``local`` None), or only the local (True) or shared (False) settings file.  When a file is
     byte-for-byte what install wrote, the original bytes and permission bits are put back (the
@@ -348,7 +350,7 @@ def uninstall(repo: Repo, agent: str, *, local: bool | None = None) -> list[dict
     return out
 
 
-def _uninstall_one(repo: Repo, spec: Spec, rel: str, rec: dict) -> dict:
+def _uninstall_one(repo: Repo, spec: Spec, rel: str, rec: dict[str, Any]) -> dict[str, Any]:
     path = repo.workdir / rel
     removed = sorted({a["event"] for a in rec["added"]})
     if not path.exists():
@@ -402,7 +404,7 @@ def _uninstall_one(repo: Repo, spec: Spec, rel: str, rec: dict) -> dict:
     return {"path": rel, "restored": "edited", "removed": removed}
 
 
-def status(repo: Repo) -> list[dict]:
+def status(repo: Repo) -> list[dict[str, Any]]:
     """What ``install`` recorded in this worktree: one row per settings file."""
     return [{"path": rel, "agent": rec.get("agent"), "events": sorted({a["event"] for a in rec.get("added", [])}),
              "intact": (repo.workdir / rel).exists() and hashlib.sha256((repo.workdir / rel).read_bytes()).hexdigest() == rec.get("written_sha256")}
@@ -414,7 +416,7 @@ def status(repo: Repo) -> list[dict]:
 MAX_INPUT = 1 << 20
 
 
-def session_of(payload: bytes) -> dict:
+def session_of(payload: bytes) -> dict[str, Any]:
     """The fields git ckpt uses from an agent hook's JSON input (attacker-shaped: anything the
     agent or a tool put there): ``session`` (``session_id``, ``sessionId`` or Cursor's
     ``conversation_id``; printable, at most 128 characters) and ``event``.  Unreadable input

@@ -20,12 +20,12 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from . import ledger, store
 from . import trust
 from .restore import restore
-from .snapshot import capture, save
+from .snapshot import SaveResult, capture, save
 from .config import Config
 from .errors import CkptError, UsageError
 from .gitcore import Repo
@@ -50,7 +50,7 @@ class AttemptResult:
     exit_code: int = 0
     log: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {
             "task": self.task, "command": self.command, "before": self.before, "after": self.after,
@@ -60,7 +60,7 @@ class AttemptResult:
         }
 
 
-def _save(repo: Repo, cfg: Config, task: str, message: str):
+def _save(repo: Repo, cfg: Config, task: str, message: str) -> SaveResult:
     return save(repo, cfg, task=task, message=message)
 
 
@@ -76,7 +76,7 @@ def attempt(
     *,
     task: str,
     message: str = "",
-    cwd: Path | None = None,
+    cwd: str | Path | None = None,
     say: Callable[[str], None] = lambda s: None,
     sink: Sink = lambda b: None,
     cmd_stdout: int | None = None,

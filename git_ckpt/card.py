@@ -47,12 +47,13 @@ def parse_evidence(repo: Repo, spec: str, *, task: str, cwd: str | None = None, 
         return Evidence(checkpoint=cp.id, commit=cp.commit, verifier=verifier, result=str(last.get("status", "?")),
                         log=last.get("log") if isinstance(last.get("log"), str) else None)
     if not spec.startswith("file:"):
+        found: store.Checkpoint | None
         try:
-            cp = store.resolve(repo, spec, task)
+            found = store.resolve(repo, spec, task)
         except CkptError:
-            cp = None
-        if cp is not None:
-            return Evidence(checkpoint=cp.id, commit=cp.commit)
+            found = None
+        if found is not None:
+            return Evidence(checkpoint=found.id, commit=found.commit)
     if strict:
         raise UsageError(f"evidence {spec!r} is not a checkpoint or a verifier result",
                          "cite a checkpoint (T/N) or a result (T/N#VERIFIER), e.g. --evidence fix-auth/3#tests")

@@ -32,6 +32,7 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 from . import overlay, store
@@ -58,7 +59,7 @@ class CheckResult:
         """True when no problem was found."""
         return not self.problems
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {"id": self.id, "commit": self.commit, "ok": self.ok, "problems": self.problems,
                 "files": self.files, "overlay_files": self.overlay_files}
@@ -77,7 +78,7 @@ def targets(repo: Repo, *, spec: str | None, all_tasks: bool, task: str) -> list
             return [ref]
         cp = store.resolve(repo, spec, task)
         return [(cp.id, cp.ref or cp.commit, cp.commit)]
-    out = []
+    out: list[tuple[str, str, str | None]] = []
     names = store.tasks(repo) if all_tasks else [task]
     for t in names:
         for n, oid in store.numbered(repo, t):

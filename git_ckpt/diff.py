@@ -4,10 +4,11 @@ tree changes and overlay changes together (used by the CLI and the MCP server)."
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .config import Config
 from .gitcore import Repo
-from .model import path_from_str, path_to_str
+from .model import OverlayFile, path_from_str, path_to_str
 from .store import Checkpoint
 
 
@@ -20,10 +21,10 @@ class Comparison:
     new: str
     old_tree: str
     new_tree: str
-    changes: list[dict]
-    overlay: list[dict]
+    changes: list[dict[str, Any]]
+    overlay: list[dict[str, Any]]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"from": self.old, "to": self.new, "changes": self.changes, "overlay": self.overlay}
 
 
@@ -43,7 +44,7 @@ def compare(repo: Repo, cfg: Config, old: Checkpoint, new: Checkpoint | None = N
                       overlay_changes(old.manifest.overlay.files, new_overlay, paths or []))
 
 
-def overlay_changes(old_files, new_files, paths: list[bytes]) -> list[dict]:
+def overlay_changes(old_files: list[OverlayFile], new_files: list[OverlayFile], paths: list[bytes]) -> list[dict[str, Any]]:
     """``[{"status": A|D|M, "path": str}]`` between two overlay file lists (manifest entries)."""
 
     def keep(p: str) -> bool:

@@ -10,6 +10,7 @@ brings the checkpoint back until then.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from . import ledger, retention, store
 from .errors import BusyError, UsageError
@@ -26,7 +27,7 @@ class DropResult:
     forced: bool = False
     protected: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "commit": self.commit, "forced": self.forced, "protected": self.protected}
 
 

@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import config, ledger, store, trust
 from .config import Config
@@ -67,7 +68,7 @@ class GateResult:
     fix: str = ""
     untrusted: bool = False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {
             "allowed": self.allowed, "enabled": self.enabled, "task": self.task, "tree": self.tree,
@@ -317,7 +318,7 @@ class CommitVerdict:
     foreign: list[str] = field(default_factory=list)
     in_place: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {"rev": self.rev, "commit": self.commit, "tree": self.tree, "verified": self.verified,
                 "checkpoint": self.checkpoint, "promoted": self.promoted, "reason": self.reason,

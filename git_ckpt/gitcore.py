@@ -26,7 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, NamedTuple, TypeVar, cast
+from typing import IO, Callable, Collection, Iterator, NamedTuple, Sequence, TypeVar, cast
 
 import pygit2
 
@@ -551,7 +551,7 @@ class Repo:
             return ("patterns", [])
         return ("cone", [ln.strip().strip(b'"').rstrip(b"/") for ln in proc.stdout.splitlines() if ln.strip()])
 
-    def outside_sparse_cone(self, tree: str, paths: list[bytes]) -> set[bytes]:
+    def outside_sparse_cone(self, tree: str, paths: Collection[bytes]) -> set[bytes]:
         """Which of ``paths`` (entries of ``tree``) a sparse checkout of this worktree leaves out
         of the worktree (git would mark them skip-worktree); empty when it is not sparse.
 
@@ -587,13 +587,13 @@ class Repo:
         if not paths:
             return set()
         listing = self.git("ls-tree", "-r", "-z", tree).stdout.split(b"\0")
-        rules = []
+        rules: list[tuple[bytes, str]] = []
         for rec in listing:
             info, _, path = rec.partition(b"\t")
             if path == b".gitignore" or path.endswith(b"/.gitignore"):
-                mode, _typ, oid = info.split(b" ")
+                mode, _typ, blob_id = info.split(b" ")
                 if mode in (b"100644", b"100755"):
-                    rules.append((path, oid.decode()))
+                    rules.append((path, blob_id.decode()))
         with tempfile.TemporaryDirectory(prefix="ckpt-rules-", dir=self.git_dir) as scratch:
             root = os.fsencode(scratch)
             for path, oid in rules:
@@ -740,9 +740,10 @@ class Repo:
         except (pygit2.GitError, ValueError):
             return None
 
-    def refs_under(self, prefix: str) -> dict[RefName, Oid]:
-        """All direct refs whose name starts with ``prefix`` (e.g. ``refs/ckpt/T/``), name →
-        object id; like ``git for-each-ref PREFIX``, reading only refs under ``prefix``.
+    def refs_under(self, prefix: str) -> dict[str, Oid]:
+        """All direct refs whose name starts with ``prefix`` (e.g. ``refs/ckpt/T/``), name (a
+        :class:`RefName`, typed ``str`` so plain names look it up) → object id; like
+        ``git for-each-ref PREFIX``, reading only refs under ``prefix``.
 
         With git's ``files`` ref backend and a ``prefix`` ending in ``/`` the loose refs are read
         from that directory alone and ``packed-refs`` is searched for the prefix (in C), so the
@@ -755,9 +756,9 @@ class Repo:
         """
         if not prefix.endswith("/") or not prefix.startswith("refs/") or self._ref_backend() != "files":
             return self._for_each_ref(prefix)
-        out: dict[RefName, Oid] = {}
+        out: dict[str, Oid] = {}
         loose_root = self.common_dir / prefix
-        loose: dict[RefName, Oid] = {}
+        loose: dict[str, Oid] = {}
         self._read_loose(loose_root, prefix, loose)
         self.loose_refs_seen = len(loose)
         try:
@@ -818,7 +819,7 @@ class Repo:
                 best = max(best or 0, max(found))
         return best
 
-    def _read_loose(self, directory: Path, prefix: str, out: dict[RefName, Oid]) -> None:
+    def _read_loose(self, directory: Path, prefix: str, out: dict[str, Oid]) -> None:
         """Loose refs under ``directory`` (the ref name ``prefix``), recursively, into ``out``."""
         try:
             entries = list(os.scandir(directory))
@@ -861,11 +862,11 @@ class Repo:
             self._backend = fmt
         return self._backend
 
-    def _for_each_ref(self, prefix: str) -> dict[RefName, Oid]:
+    def _for_each_ref(self, prefix: str) -> dict[str, Oid]:
         """``git for-each-ref`` of the refs starting with ``prefix`` (any ref backend)."""
         pattern = prefix if prefix.endswith("/") else prefix + "*"
         out = self.git("for-each-ref", "--format=%(objectname) %(objecttype) %(refname)", pattern).stdout
-        refs: dict[RefName, Oid] = {}
+        refs: dict[str, Oid] = {}
         for line in out.split(b"\n"):
             oid, _, rest = line.partition(b" ")
             _kind, _, name = rest.partition(b" ")
@@ -887,7 +888,7 @@ class Repo:
             return False
         return self.git("pack-refs", "--all", check=False).returncode == 0
 
-    def update_refs(self, updates: list[tuple[str, str | None, str | None]], *, reason: str) -> None:
+    def update_refs(self, updates: Sequence[tuple[str, str | None, str | None]], *, reason: str) -> None:
         """Apply many ``(name, new or None to delete, expected old or None for absent)`` updates
         in one transaction (``git update-ref --stdin -z``: every ref compared and locked, then all
         written, or none), for the thousands of refs a push or fetch may touch; the same
@@ -966,7 +967,7 @@ class Repo:
         except (KeyError, ValueError, pygit2.GitError):
             return []
 
-        def hexid(oid) -> str | None:
+        def hexid(oid: object) -> str | None:
             text = str(oid)
             return None if set(text) == {"0"} else text
 
@@ -1111,7 +1112,7 @@ class Repo:
         return size
 
     @contextlib.contextmanager
-    def open_blob(self, oid: str) -> Iterator[BinaryIO]:
+    def open_blob(self, oid: str) -> Iterator[IO[bytes]]:
         """Stream the bytes of blob ``oid`` (``git cat-file blob``, which streams large blobs
         instead of inflating them into memory as libgit2 does): yields a binary file object.
         :class:`CorruptError` if missing or not a blob."""
@@ -1262,24 +1263,25 @@ class Repo:
             obj = self._pg[tree]
         except (KeyError, ValueError, pygit2.GitError):
             return
-        stack = [(prefix, obj)]
+        # the caller passes a tree id; pygit2 types repository lookups as the base Object
+        stack: list[tuple[bytes, pygit2.Tree]] = [(prefix, cast(pygit2.Tree, obj))]
         while stack:
             base, t = stack.pop()
             for e in t:
-                name = base + e.raw_name
+                name = base + cast(bytes, e.raw_name)  # pygit2 types it optional; a tree entry always has a name
                 if e.filemode == 0o040000:
                     sub = str(e.id)
                     if sub in seen:
                         continue
                     seen.add(sub)
                     try:
-                        stack.append((name + b"/", self._pg[sub]))
+                        stack.append((name + b"/", cast(pygit2.Tree, self._pg[sub])))
                     except (KeyError, ValueError, pygit2.GitError):
                         continue
                 else:
                     yield TreeEntry(name, e.filemode, str(e.id))
 
-    def diff_trees(self, old: str, new: str, paths: list[bytes] | None = None) -> list[Change]:
+    def diff_trees(self, old: str, new: str, paths: Sequence[bytes | str] | None = None) -> list[Change]:
         """Changed paths between two trees (``git diff-tree -r -z --no-renames``).
 
         Returns :class:`Change` pairs ``(old entry or None, new entry or None)`` in git's path
@@ -1318,7 +1320,7 @@ class Repo:
             while oid and len(out) < limit:
                 out.append(oid)
                 try:
-                    parents = self._pg[oid].parent_ids
+                    parents = cast(pygit2.Commit, self._pg[oid]).parent_ids  # pygit2 types lookups as Object
                 except (KeyError, ValueError, pygit2.GitError):
                     break
                 oid = str(parents[0]) if parents else None
@@ -1445,12 +1447,12 @@ class Repo:
 _ARG_BUDGET = 256 * 1024
 
 
-def _too_many(paths) -> bool:
+def _too_many(paths: Sequence[bytes | str]) -> bool:
     """Whether ``paths`` would not fit comfortably on a command line."""
     return sum(len(p) + 1 for p in paths) > _ARG_BUDGET
 
 
-def _under(path: bytes, wanted: set) -> bool:
+def _under(path: bytes, wanted: set[bytes]) -> bool:
     """Whether ``path`` is in ``wanted`` or below a directory in it (a literal pathspec match)."""
     while True:
         if path in wanted:

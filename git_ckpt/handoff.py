@@ -14,6 +14,7 @@ numbered checkpoint when the ledger names none.
 from __future__ import annotations
 
 import os
+from typing import Any, Callable
 
 
 from . import ledger, notes, store
@@ -24,7 +25,7 @@ from .config import Config
 from .evidence import evidence, mark_local
 from .errors import CkptError
 from .gitcore import Repo
-from .model import path_to_str, to_builtins
+from .model import CardItem, Event, path_to_str, to_builtins
 from .snapshot import capture
 from .store import Checkpoint
 
@@ -36,9 +37,9 @@ def current_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
     """The checkpoint the worktree of ``task`` was last known to be at (see module docstring),
     or None when the task has no checkpoint."""
 
-    def match(ev) -> bool:
+    def match(ev: Event) -> bool:
         if ev.type == "save":
-            return ev.data.get("kind") != "pre-restore"
+            return bool(ev.data.get("kind") != "pre-restore")
         return ev.type in ("restore", "undo") and not ev.data.get("paths")
 
     rec = ledger.find_last(repo, task, match)
@@ -68,23 +69,24 @@ def _tree_of_commit(repo: Repo, commit: str | None) -> str:
     return repo.tree_of(commit)
 
 
-def numstat(repo: Repo, old_tree: str, new_tree: str) -> list[dict]:
+def numstat(repo: Repo, old_tree: str, new_tree: str) -> list[dict[str, Any]]:
     """Files that differ between two trees with line counts, from ``git diff --numstat -z``
     (no renames, no textconv): ``{"path", "status" (A/M/D/T), "added", "deleted", "binary"}``.
     Binary files have ``added``/``deleted`` None."""
     status: dict[bytes, str] = {}
-    for a, b in repo.diff_trees(old_tree, new_tree):
+    for c in repo.diff_trees(old_tree, new_tree):
+        a, b = c
         if a is None:
-            status[b.path] = "A"
+            status[c.path] = "A"
         elif b is None:
-            status[a.path] = "D"
+            status[c.path] = "D"
         elif (a.mode & 0o170000) != (b.mode & 0o170000):
             status[a.path] = "T"
         else:
             status[a.path] = "M"
     # blobs over 16 MiB count as binary unread (git's bigFileThreshold): bounded memory for a huge blob
     out = repo.git("-c", "core.bigFileThreshold=16m", "diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", old_tree, new_tree).stdout
-    counts: dict[bytes, tuple[int | None, int | None]] = {}
+    counts: dict[bytes, tuple[int, int] | tuple[None, None]] = {}
     for rec in out.split(b"\0"):
         if not rec:
             continue
@@ -96,18 +98,18 @@ def numstat(repo: Repo, old_tree: str, new_tree: str) -> list[dict]:
             counts[path] = (prev[0] + int(added), prev[1] + int(deleted))
     rows = []
     for path in sorted(status):
-        added, deleted = counts.get(path, (0, 0))
-        rows.append({"path": path_to_str(path), "status": status[path], "added": added, "deleted": deleted,
-                     "binary": added is None})
+        n_added, n_deleted = counts.get(path, (0, 0))
+        rows.append({"path": path_to_str(path), "status": status[path], "added": n_added, "deleted": n_deleted,
+                     "binary": n_added is None})
     return rows
 
 
-def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> list[dict]:
+def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> list[dict[str, Any]]:
     """The newest recorded result of each verifier over the checkpoints of ``task``, with the
     checkpoint it ran on; ``current`` marks whether it ran on the current checkpoint's content;
     ``local`` whether this repository's own ``verify`` recorded it (False: fetched from a
     teammate, never evidence)."""
-    best: dict[str, tuple[tuple, dict]] = {}
+    best: dict[str, tuple[tuple[str, int, int], dict[str, Any]]] = {}
     if repo.read_ref(store.NOTES_REF) is None:
         return []
     known: set[str] | None = None
@@ -147,10 +149,10 @@ def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> li
     return out
 
 
-def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict]:
+def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict[str, Any]]:
     """The latest result line of each verifier recorded on ``cp`` itself by this repository's
     own ``verify`` (:func:`git_ckpt.evidence.evidence`; a fetched line is not evidence)."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     try:
         lines = evidence(repo, cp)
     except CkptError:
@@ -162,7 +164,7 @@ def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict]:
     return out
 
 
-def _items(items) -> list[dict]:
+def _items(items: list[CardItem]) -> list[dict[str, Any]]:
     return [{"n": i, "text": it.text, "status": it.status, "reason": it.reason, "at": it.at,
              "evidence": [to_builtins(e) for e in it.evidence],
              "evidence_text": [evidence_display(e) for e in it.evidence]} for i, it in enumerate(items, start=1)]
@@ -171,7 +173,7 @@ def _items(items) -> list[dict]:
 # ------------------------------------------------------------------------------ receipt
 
 
-def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool = True) -> dict:
+def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool = True) -> dict[str, Any]:
     """The handoff receipt of ``task`` as JSON-ready data.
 
     Keys: ``task``, ``goal``, ``constraints``, ``acceptance``, ``done``, ``current`` (checkpoint
@@ -190,7 +192,7 @@ def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool
     promoted_id = None
     if promoted:
         promoted_id = next((f"{task}/{n}" for n, oid in nums if oid == promoted), None)
-    touched: list[dict] = []
+    touched: list[dict[str, Any]] = []
     base = first.base if first else None
     if cur is not None:
         touched = numstat(repo, _tree_of_commit(repo, base), cur.tree)
@@ -243,13 +245,13 @@ def workspace_state(repo: Repo, cfg: Config, task: str, cur: Checkpoint) -> str:
         return "unknown"
 
 
-def _counts(row: dict) -> str:
+def _counts(row: dict[str, Any]) -> str:
     if row["binary"]:
         return "binary"
     return f"+{row['added']} -{row['deleted']}"
 
 
-def _escaped(value, escape):
+def _escaped(value: Any, escape: Callable[[str], str]) -> Any:
     """``value`` (JSON-shaped) with every string escaped."""
     if isinstance(value, str):
         return escape(value)
@@ -260,7 +262,7 @@ def _escaped(value, escape):
     return value
 
 
-def markdown(r: dict) -> str:
+def markdown(r: dict[str, Any]) -> str:
     """The receipt rendered as Markdown (what ``handoff`` prints and what an agent reads).
     Stored strings are shown with control characters escaped (newlines included), so a card
     or result cannot forge a line of the receipt."""
@@ -328,7 +330,7 @@ def _rerun(repo: Repo, cfg: Config, cp: Checkpoint, names: list[str]) -> tuple[d
     return {o.name: o.status for o in report.outcomes}, "re-run"
 
 
-def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
+def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str, Any]:
     """What a careful resumer checks: the files the receipt names exist (or are gone, for
     deletions), the worktree is exactly the current checkpoint, and the required verifiers give
     what was recorded (re-run only through a trusted verifier runner; otherwise the recorded
@@ -337,7 +339,7 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict:
     loosened).  Returns ``{"ok", "task", "current", "checks": [...], "drift": [...]}``; ``ok`` is
     False when anything drifted."""
     r = receipt(repo, task, cfg, workspace=False)
-    checks: list[dict] = []
+    checks: list[dict[str, Any]] = []
     drift: list[str] = []
     root = os.fsencode(repo.workdir)
     missing, unexpected = [], []

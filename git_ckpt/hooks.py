@@ -21,6 +21,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .errors import CkptError
 from .gitcore import Repo
@@ -177,7 +178,7 @@ def _check_dir(t: Target, setting: str | None) -> None:
             )
 
 
-def install(repo: Repo, python: str | None = None, since: str | None = None) -> dict:
+def install(repo: Repo, python: str | None = None, since: str | None = None) -> dict[str, Any]:
     """Install the hooks in every directory git runs hooks from (one per worktree when a
     relative ``core.hooksPath`` makes them differ), set ``ckpt.gate = true``, and set
     ``ckpt.gate.since`` (the pre-push hook judges only commits that are not ancestors of it) to
@@ -233,7 +234,7 @@ def install(repo: Repo, python: str | None = None, since: str | None = None) -> 
     }
 
 
-def uninstall(repo: Repo) -> dict:
+def uninstall(repo: Repo) -> dict[str, Any]:
     """Remove our hooks from every directory install wrote or git now runs hooks from, put each
     ``.legacy`` hook back (a rename: same bytes, same mode), remove a hooks directory install
     created once it is empty, and unset ``ckpt.gate`` (and ``ckpt.gate.since``).
@@ -322,7 +323,7 @@ def gate_active(repo: Repo) -> tuple[bool, Path]:
     return enabled(repo) and active_in(d), d
 
 
-def status(repo: Repo) -> dict:
+def status(repo: Repo) -> dict[str, Any]:
     """``{"dir" (this worktree's hooks directory), "hooks_path", "gate" (ckpt.gate), "active"
     (the gate acts here), "hooks": [HookState as dict], "worktrees": [{"worktree", "dir",
     "active"}]}`` (every worktree: with a relative core.hooksPath each has its own directory)."""

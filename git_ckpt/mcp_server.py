@@ -16,15 +16,20 @@ the tool call refuses with a tool error naming the argument (:func:`_filter_stdi
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import CkptError, UsageError
 from .gitcore import Repo
 
+if TYPE_CHECKING:
+    from .model import Kind
+    from .restore import Plan
 
-def _content_identity(root, plan) -> list:
+
+def _content_identity(root: str | os.PathLike[str], plan: Plan) -> list[list[Any]]:
     """``[path, kind, mode, sha256]`` of every path ``plan`` writes or deletes (worktree,
     overlay, raw), as they are on disk now (``absent`` when missing): the content a plan id
     covers."""
@@ -34,7 +39,7 @@ def _content_identity(root, plan) -> list:
     from .model import path_to_str
 
     root_b = os.fsencode(root)
-    out = []
+    out: list[list[Any]] = []
     for p in sorted(set(plan.write) | set(plan.delete) | set(plan.overlay_write) | set(plan.overlay_delete) | set(plan.raw_write)):
         full = os.path.join(root_b, p)
         try:
@@ -88,8 +93,9 @@ def _load_sdk() -> tuple[Any, type[Exception]]:
         from mcp.server.mcpserver.exceptions import ToolError
     except ImportError:
         try:
-            from mcp.server.fastmcp import FastMCP as Server  # mcp 1.x
-            from mcp.server.fastmcp.exceptions import ToolError
+            # mcp 1.x; the installed SDK (2.x, typed) has neither name, so mypy cannot follow these
+            from mcp.server.fastmcp import FastMCP as Server  # type: ignore[no-redef, attr-defined, unused-ignore]
+            from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef, unused-ignore]
         except ImportError:
             raise UsageError("git ckpt mcp needs the MCP Python SDK, which is not installed", install_hint()) from None
     return Server, ToolError
@@ -114,19 +120,20 @@ class Tools:
     # -- checkpoints --------------------------------------------------------------------
 
     def save(self, message: str = "", next: str | None = None, hypothesis: str | None = None,
-             kind: str = "manual", task: str | None = None) -> dict:
+             kind: str = "manual", task: str | None = None) -> dict[str, Any]:
         from . import config
         from .snapshot import save
 
         if kind not in ("manual", "auto"):
             raise UsageError(f"kind must be manual or auto, not {kind!r}")
+        save_kind: Kind = "manual" if kind == "manual" else "auto"
         repo = self.repo()
         cfg = config.load(repo)
         t = self._task(repo, task)
-        res = save(repo, cfg, task=t, message=message, kind=kind, next=next, hypothesis=hypothesis)
+        res = save(repo, cfg, task=t, message=message, kind=save_kind, next=next, hypothesis=hypothesis)
         return {**res.to_json(), "text": res.text()}
 
-    def list(self, task: str | None = None) -> dict:
+    def list(self, task: str | None = None) -> dict[str, Any]:
         from . import views
 
         from .evidence import fetched_states
@@ -142,7 +149,7 @@ class Tools:
             out.append(dict(r.to_json(), fetched=fetched))
         return {"task": t, "checkpoints": out}
 
-    def show(self, checkpoint: str = "@") -> dict:
+    def show(self, checkpoint: str = "@") -> dict[str, Any]:
         from . import store, views
 
         from .evidence import about, evidence_tasks, mark_local, overlay_digest
@@ -157,7 +164,7 @@ class Tools:
             r["local"] = own  # as `git ckpt show`: False for a fetched result (never evidence)
         return data
 
-    def diff(self, checkpoint: str = "@", other: str | None = None, patch: bool = False) -> dict:
+    def diff(self, checkpoint: str = "@", other: str | None = None, patch: bool = False) -> dict[str, Any]:
         from . import config, store
         from .diff import compare
 
@@ -171,7 +178,7 @@ class Tools:
             out["patch"] = text.decode("utf-8", "replace")[:200_000]
         return out
 
-    def restore(self, checkpoint: str, apply: bool = False, plan_id: str | None = None, paths: list[str] | None = None) -> dict:
+    def restore(self, checkpoint: str, apply: bool = False, plan_id: str | None = None, paths: builtins.list[str] | None = None) -> dict[str, Any]:
         """Plan (``apply`` false) or apply a restore.  The ``plan_id`` covers the target, the
         plan, and the content of every path the plan writes or deletes (kind, mode, sha256 of
         the bytes or link target): a path edited after the plan makes the apply refuse."""
@@ -196,7 +203,7 @@ class Tools:
         res = restore(repo, cfg, cp, task=task, paths=rel or None)
         return {"applied": True, **res.to_json(), "text": "\n".join(res.lines())}
 
-    def undo(self) -> dict:
+    def undo(self) -> dict[str, Any]:
         from . import config, store
         from .restore import undo
 
@@ -204,7 +211,7 @@ class Tools:
         res = undo(repo, config.load(repo), task=store.current_task(repo))
         return {**res.to_json(), "text": "\n".join(res.lines())}
 
-    def verify(self, checkpoint: str = "@", only: list[str] | None = None, isolated: bool = False) -> dict:
+    def verify(self, checkpoint: str = "@", only: builtins.list[str] | None = None, isolated: bool = False) -> dict[str, Any]:
         from . import config, store
         from . import verify as vmod
 
@@ -217,30 +224,30 @@ class Tools:
 
     # -- the task card -------------------------------------------------------------------
 
-    def handoff(self, task: str | None = None) -> dict:
+    def handoff(self, task: str | None = None) -> dict[str, Any]:
         from . import config, handoff
 
         repo = self.repo()
         r = handoff.receipt(repo, self._task(repo, task), config.load(repo))
         return {"receipt": r, "markdown": handoff.markdown(r)}
 
-    def task_start(self, task: str, goal: str | None = None, constraints: list[str] | None = None,
-                   acceptance: list[str] | None = None) -> dict:
+    def task_start(self, task: str, goal: str | None = None, constraints: builtins.list[str] | None = None,
+                   acceptance: builtins.list[str] | None = None) -> dict[str, Any]:
         from . import task as task_mod
 
         card = task_mod.start(self.repo(), task, goal=goal, constraints=constraints or [], acceptance=acceptance or [])
         return task_mod.card_json(card)
 
-    def task_show(self, task: str | None = None) -> dict:
+    def task_show(self, task: str | None = None) -> dict[str, Any]:
         from . import ledger, task as task_mod
 
         repo = self.repo()
         return task_mod.card_json(ledger.card(repo, self._task(repo, task)))
 
-    def task_note(self, task: str | None = None, read: list[str] | None = None, fact: str | None = None,
-                  evidence: list[str] | None = None, decided: list[str] | None = None, failed: str | None = None,
-                  reason: str | None = None, assume: list[str] | None = None, confirm: int | None = None,
-                  refute: int | None = None, question: list[str] | None = None, next: str | None = None) -> dict:
+    def task_note(self, task: str | None = None, read: builtins.list[str] | None = None, fact: str | None = None,
+                  evidence: builtins.list[str] | None = None, decided: builtins.list[str] | None = None, failed: str | None = None,
+                  reason: str | None = None, assume: builtins.list[str] | None = None, confirm: int | None = None,
+                  refute: int | None = None, question: builtins.list[str] | None = None, next: str | None = None) -> dict[str, Any]:
         from . import card, task as task_mod
 
         repo = self.repo()
@@ -264,7 +271,7 @@ def _invalid(value: Any) -> bool:
     return False
 
 
-def _wrap(fn: Callable[..., dict], tool_error: type[Exception]) -> Callable[..., str]:
+def _wrap(fn: Callable[..., dict[str, Any]], tool_error: type[Exception]) -> Callable[..., str]:
     def call(**kwargs: Any) -> str:
         bad = sorted(k for k, v in kwargs.items() if _invalid(k) or _invalid(v))
         if bad:
@@ -277,7 +284,7 @@ def _wrap(fn: Callable[..., dict], tool_error: type[Exception]) -> Callable[...,
     return call
 
 
-def build_server(root: str):
+def build_server(root: str) -> Any:
     """The MCP server object with every tool registered (not yet running).
 
     Raises :class:`UsageError` when the SDK is missing, :class:`RepoError` outside a repository.
@@ -287,8 +294,8 @@ def build_server(root: str):
     tools = Tools(root)
     server = Server("git-ckpt", instructions=INSTRUCTIONS)
 
-    def reg(name: str, description: str):
-        def deco(fn):
+    def reg(name: str, description: str) -> Callable[[Callable[..., str]], Callable[..., str]]:
+        def deco(fn: Callable[..., str]) -> Callable[..., str]:
             wrapped = _wrap(getattr(tools, name.removeprefix("ckpt_")), ToolError)
             # The SDK builds the input schema from the signature and annotations of ``fn``.
             fn.__doc__ = description
@@ -296,46 +303,58 @@ def build_server(root: str):
             return fn
         return deco
 
+    # Each tool below is a signature only (its body never runs): reg() registers _wrap's body under it.
     @reg("ckpt_save", "Save the working tree (tracked, untracked, index, overlay) as the next checkpoint of the current task. "
          "next/hypothesis update the task card. Returns the checkpoint id (T/N).")
-    def ckpt_save(message: str = "", next: str | None = None, hypothesis: str | None = None, kind: str = "manual", task: str | None = None) -> str: ...
+    def ckpt_save(message: str = "", next: str | None = None, hypothesis: str | None = None, kind: str = "manual", task: str | None = None) -> str:
+        raise NotImplementedError
 
     @reg("ckpt_list", "List the checkpoints of a task (default: current) with kind, message, promoted marker and verifier states.")
-    def ckpt_list(task: str | None = None) -> str: ...
+    def ckpt_list(task: str | None = None) -> str:
+        raise NotImplementedError
 
     @reg("ckpt_show", "Show one checkpoint: manifest, files changed against its base, overlay files, verifier results.")
-    def ckpt_show(checkpoint: str = "@") -> str: ...
+    def ckpt_show(checkpoint: str = "@") -> str:
+        raise NotImplementedError
 
     @reg("ckpt_diff", "Changed paths between a checkpoint and the working tree (or another checkpoint); patch=true adds the patch.")
-    def ckpt_diff(checkpoint: str = "@", other: str | None = None, patch: bool = False) -> str: ...
+    def ckpt_diff(checkpoint: str = "@", other: str | None = None, patch: bool = False) -> str:
+        raise NotImplementedError
 
     @reg("ckpt_restore", "Restore a checkpoint exactly. Call first without apply to get the plan and its plan_id; "
          "then call with apply=true and that plan_id. The current state is saved first (ckpt_undo returns to it).")
-    def ckpt_restore(checkpoint: str, apply: bool = False, plan_id: str | None = None, paths: list[str] | None = None) -> str: ...
+    def ckpt_restore(checkpoint: str, apply: bool = False, plan_id: str | None = None, paths: list[str] | None = None) -> str:
+        raise NotImplementedError
 
     @reg("ckpt_undo", "Return to the state before the last restore (itself a restore, so undo twice goes back again).")
-    def ckpt_undo() -> str: ...
+    def ckpt_undo() -> str:
+        raise NotImplementedError
 
     @reg("ckpt_verify", "Run the configured verifiers on a checkpoint (default: latest), record the results as evidence, "
          "and promote it when every required verifier passed. Only a trusted .ckpt.toml runs.")
-    def ckpt_verify(checkpoint: str = "@", only: list[str] | None = None, isolated: bool = False) -> str: ...
+    def ckpt_verify(checkpoint: str = "@", only: list[str] | None = None, isolated: bool = False) -> str:
+        raise NotImplementedError
 
     @reg("ckpt_handoff", "The resume receipt of a task: goal, decisions, touched files with line counts, next step, "
          "last verifier results, failed paths, open questions, unverified assumptions, and the commands to resume.")
-    def ckpt_handoff(task: str | None = None) -> str: ...
+    def ckpt_handoff(task: str | None = None) -> str:
+        raise NotImplementedError
 
     @reg("ckpt_task_start", "Start (or switch to) a task and record its goal, constraints and acceptance criteria on its card.")
-    def ckpt_task_start(task: str, goal: str | None = None, constraints: list[str] | None = None, acceptance: list[str] | None = None) -> str: ...
+    def ckpt_task_start(task: str, goal: str | None = None, constraints: list[str] | None = None, acceptance: list[str] | None = None) -> str:
+        raise NotImplementedError
 
     @reg("ckpt_task_show", "The task card: goal, constraints, acceptance, facts, decisions, failed paths, questions, assumptions, next step.")
-    def ckpt_task_show(task: str | None = None) -> str: ...
+    def ckpt_task_show(task: str | None = None) -> str:
+        raise NotImplementedError
 
     @reg("ckpt_task_note", "Add to the task card in one ledger event: read (files), fact+evidence, decided, failed+reason+evidence "
          "(a checkpoint T/N or result T/N#VERIFIER), assume, confirm/refute (assumption number), question, next.")
     def ckpt_task_note(task: str | None = None, read: list[str] | None = None, fact: str | None = None,
                        evidence: list[str] | None = None, decided: list[str] | None = None, failed: str | None = None,
                        reason: str | None = None, assume: list[str] | None = None, confirm: int | None = None,
-                       refute: int | None = None, question: list[str] | None = None, next: str | None = None) -> str: ...
+                       refute: int | None = None, question: list[str] | None = None, next: str | None = None) -> str:
+        raise NotImplementedError
 
     return server
 

@@ -10,12 +10,13 @@ import base64
 import binascii
 import hashlib
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
-SCHEMA = "ckpt/1"
+SCHEMA: Final = "ckpt/1"
 KINDS = ("manual", "auto", "pre-restore")
+Kind = Literal["manual", "auto", "pre-restore"]
 
 # ---------------------------------------------------------------------------- bounds of stored data
 # Everything below is read back from objects a teammate (or a hostile tool) may have written, so
@@ -216,7 +217,7 @@ class Manifest(msgspec.Struct, kw_only=True):
     id: Annotated[str, msgspec.Meta(max_length=200)]
     task: TaskName
     number: Number
-    kind: Literal["manual", "auto", "pre-restore"] = "manual"
+    kind: Kind = "manual"
     base: ObjectId | None = None
     branch: Short | None = None
     created_at: Short

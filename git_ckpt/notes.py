@@ -172,7 +172,7 @@ class NotesMerge:
     commit: str | None = None
     added: int = 0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"kind": self.kind, "commit": self.commit, "added": self.added}
 
@@ -235,6 +235,7 @@ def _merge_commit(repo: Repo, ours: str, theirs: str, remote: str) -> str:
             blob = y
         else:
             blob = repo.blob(cat_sort_uniq(repo.read_blob(x), repo.read_blob(y)))
+        assert blob is not None  # every target is in ours or theirs
         entries.append((0o100644, blob, target.encode()))
     tree = repo.mktree(entries)
     return repo.commit(tree, [ours, theirs], f"Notes merged by 'git ckpt' from {remote} (cat_sort_uniq)\n")

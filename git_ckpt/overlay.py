@@ -20,7 +20,8 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterable
+from contextlib import AbstractContextManager
+from typing import IO, Callable, Iterable, Literal, Union
 
 from .config import SECRET_PATTERNS, Config
 from .errors import ConfigError, CorruptError, IOFailure
@@ -29,13 +30,18 @@ from .model import OverlayFile, OverlayInfo, digest, path_display, path_to_str
 MAX_ENTRIES = 200_000
 MAX_TOTAL = 8 * 1024**3
 
+#: A callable opening an overlay archive as a binary stream (``with src() as fh``).
+Opener = Callable[[], AbstractContextManager[IO[bytes]]]
+#: An overlay archive: its bytes, or an :data:`Opener`.
+Source = Union[bytes, bytearray, memoryview, Opener]
+
 
 @dataclass
 class Item:
     """One selected overlay entry: ``path`` relative (bytes), ``kind`` ``file``/``symlink``."""
 
     path: bytes
-    kind: str
+    kind: Literal["file", "symlink"]
     mode: int
     size: int
     mtime: int
@@ -96,7 +102,7 @@ def _static_prefix(pattern: str) -> str | None:
     return "/".join(parts)
 
 
-def select(repo_root: Path, cfg: Config, is_ignored) -> Selection:
+def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool]) -> Selection:
     """Find the overlay entries under ``repo_root`` for the ``[overlay]`` policy in ``cfg``.
 
     ``is_ignored(relpath: str) -> bool`` decides git-ignoredness (only ignored files belong to the
@@ -255,11 +261,12 @@ class Entry:
 CHUNK = 1 << 20  # bytes read at a time from an archive stream
 
 
-def _opener(source):
+def _opener(source: Source) -> Opener:
     """``source`` (archive bytes, or a callable returning a context manager of a binary
     stream) as such a callable."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return lambda: contextlib.nullcontext(io.BytesIO(bytes(source)))
+        data = source
+        return lambda: contextlib.nullcontext(io.BytesIO(bytes(data)))
     return source
 
 
@@ -283,7 +290,7 @@ def safe_relpath(path: bytes) -> bytes:
     return _safe_relpath(os.fsdecode(path))
 
 
-def read_archive(source, max_file_size: int, max_total: int | None = None) -> list[Entry]:
+def read_archive(source: Source, max_file_size: int, max_total: int | None = None) -> list[Entry]:
     """Parse and validate a whole overlay tar before anything is written, streaming it with
     bounded memory (``source``: archive bytes or a callable opening a stream, e.g.
     :meth:`git_ckpt.store.Checkpoint.overlay_source`).  The caps are the caller's local ones
@@ -405,7 +412,7 @@ def _makedirs(root: bytes, rel_dir: bytes) -> None:
                 raise CorruptError(f"refusing to write below {path_display(cur)!r}: not a directory") from None
 
 
-def write_entry(root: Path, e: Entry, content: BinaryIO | None = None) -> None:
+def write_entry(root: Path, e: Entry, content: IO[bytes] | None = None) -> None:
     """Write one validated entry below ``root``: replaces a file or link there, never follows one.
     A file's bytes come from ``content`` (a stream, read in chunks) when given, else ``e.data``."""
     root_b = os.fsencode(root)
@@ -446,7 +453,7 @@ def write_entry(root: Path, e: Entry, content: BinaryIO | None = None) -> None:
         raise IOFailure(f"cannot write overlay file {path_display(e.path)!r}: {exc.strerror}", "free disk space or fix permissions, then run git ckpt restore --continue") from None
 
 
-def write_entries(root: Path, source, entries: list[Entry], before=None) -> None:
+def write_entries(root: Path, source: Source, entries: list[Entry], before: Callable[[bytes], object] | None = None) -> None:
     """Write the validated ``entries`` (from :func:`read_archive` of the same ``source``) below
     ``root``, streaming each file's bytes from a second read of the archive; the caller has run
     :func:`check_writable`.  Each file's content is checked against the sha256 seen when the
@@ -467,16 +474,16 @@ def write_entries(root: Path, source, entries: list[Entry], before=None) -> None
             for member in tar:
                 if not member.isreg():
                     continue
-                e = wanted.get(_safe_relpath(member.name))
-                if e is not None and e.kind == "file":
+                hit = wanted.get(_safe_relpath(member.name))
+                if hit is not None and hit.kind == "file":
                     if before is not None:
-                        before(e.path)
-                    write_entry(root, e, tar.extractfile(member))
+                        before(hit.path)
+                    write_entry(root, hit, tar.extractfile(member))
     except (tarfile.TarError, EOFError) as exc:
         raise CorruptError(f"overlay archive is corrupt: {exc}") from None
 
 
-def extract(root: Path, source, max_file_size: int, only: set[bytes] | None = None, max_total: int | None = None) -> list[bytes]:
+def extract(root: Path, source: Source, max_file_size: int, only: set[bytes] | None = None, max_total: int | None = None) -> list[bytes]:
     """Validate the whole archive, pre-flight every target, then write (``only`` limits which
     paths), streaming: memory stays bounded whatever the archive's size.
 

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 from . import ledger, overlay, secretscan, store
@@ -76,7 +78,7 @@ class RefUpdate:
     status: str
     reason: str = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"ref": self.ref, "old": self.old, "new": self.new, "status": self.status, "reason": self.reason}
 
@@ -93,7 +95,7 @@ class PushResult:
     sent: bool = False
     allowed_secrets: list[secretscan.Finding] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {
             "remote": self.remote, "tasks": self.tasks, "sent": self.sent,
@@ -120,7 +122,7 @@ class FetchResult:
                 out.append(rest)
         return out
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"remote": self.remote, "refs": [u.to_json() for u in self.updates],
                 "checkpoints": self.checkpoints, "notes": self.notes.to_json()}
@@ -176,13 +178,13 @@ def check_remote(repo: Repo, remote: str) -> str:
     return proc.stdout.decode("utf-8", "replace").strip()
 
 
-def _git_message(proc) -> str:
+def _git_message(proc: subprocess.CompletedProcess[bytes]) -> str:
     lines = [ln.strip() for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
     first = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), lines[0] if lines else f"exit {proc.returncode}")
     return first.removeprefix("fatal: ").removeprefix("error: ")
 
 
-def _net(repo: Repo, *args: str):
+def _net(repo: Repo, *args: str) -> subprocess.CompletedProcess[bytes]:
     """Run a network ``git`` command; a failure becomes :class:`RemoteError` with git's message."""
     proc = repo.git(*args, check=False)
     if proc.returncode != 0:
@@ -267,7 +269,7 @@ def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
 # ---------------------------------------------------------------------------- push
 
 
-def ref_summary(refs: list[str], prefix: str) -> dict:
+def ref_summary(refs: list[str], prefix: str) -> dict[str, Any]:
     """What a ledger event says about the refs of one task (``prefix`` = ``refs/ckpt/T/``) a push
     sent: ``checkpoints``, their numbers as ranges (``"1-20000,20003"``), and ``refs``, the other
     refs by name, so an event stays small however many checkpoints went."""
@@ -284,7 +286,7 @@ def ref_summary(refs: list[str], prefix: str) -> dict:
     return {"checkpoints": ",".join(spans), "refs": others}
 
 
-def _ref_key(name: str) -> tuple:
+def _ref_key(name: str) -> tuple[str, int, int, str]:
     head, _, last = name.rpartition("/")
     return (head, 0, int(last), "") if last.isdigit() else (head, 1, 0, last)
 
@@ -368,7 +370,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _send(repo: Repo, remote: str, sends: list[RefUpdate], went: list[RefUpdate]):
+def _send(repo: Repo, remote: str, sends: list[RefUpdate], went: list[RefUpdate]) -> subprocess.CompletedProcess[bytes]:
     """One ``git push --porcelain --atomic`` of ``sends`` whose command line does not grow with
     the number of refs: every ref that is created or fast-forwarded (checkpoints, ledgers,
     notes) is first written under a private staging prefix (``refs/ckpt-push/PID-N/``, one
@@ -418,7 +420,7 @@ def _track(repo: Repo, remote: str, went: list[RefUpdate]) -> None:
     rewrites it), so a failure is ignored."""
     if not went:
         return
-    current = repo.refs_under(tracking_prefix(remote))
+    current: dict[str, str | None] = dict(repo.refs_under(tracking_prefix(remote)))
     current[tracking_notes(remote)] = repo.read_ref(tracking_notes(remote))
     updates = [(t, u.new, current.get(t)) for u in went for t in [_tracking_name(remote, u.ref)] if current.get(t) != u.new]
     try:
@@ -493,11 +495,16 @@ def _push_once(repo: Repo, remote: str, tasks: list[str], allow_secrets: bool, l
     known = list(adv.values()) + list(repo.refs_under(tracking_prefix(remote)).values())
     known += list(repo.refs_under(f"refs/remotes/{remote}/").values())
     cps = []
+    tips: list[str] = []
     for u in sends:
+        assert u.new is not None  # every ref sent is the value of a local ref (_plan)
+        tips.append(u.new)
         task, _, n = u.ref[len(PREFIX):].rpartition("/")
         if n.isdigit():
             cps.append(store.load(repo, u.new, id=f"{task}/{n}", ref=u.ref))
-    tips = [u.new for u in sends] + ([notes_up.new] if notes_up else [])
+    if notes_up:
+        assert notes_up.new is not None  # made only when our notes ref exists
+        tips.append(notes_up.new)
     findings = secretscan.scan_push(repo, tips=tips, known=known, checkpoints=cps)
     if findings and not allow_secrets:
         raise SecretsFound(remote, findings)

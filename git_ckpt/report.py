@@ -8,6 +8,7 @@ Every stored string is HTML-escaped."""
 from __future__ import annotations
 
 import html
+from typing import Any
 
 from . import store
 from .errors import CkptError
@@ -20,7 +21,7 @@ STEP_X, LANE_Y, LEFT, TOP, R = 92, 74, 50, 46, 15
 MAX_FILES = 200
 
 
-def _e(text) -> str:
+def _e(text: object) -> str:
     return html.escape(str(text if text is not None else ""), quote=True)
 
 
@@ -177,7 +178,7 @@ def page(repo: Repo, task: str) -> str:
     return "".join(x if x.endswith("\n") else x + "\n" for x in out)
 
 
-def data(repo: Repo, task: str) -> dict:
+def data(repo: Repo, task: str) -> dict[str, Any]:
     """What ``report --json`` returns: the counts the page shows."""
     tl = build(repo, task)
     return {"task": task, "checkpoints": len(tl.nodes), "lanes": tl.lanes,

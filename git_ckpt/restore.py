@@ -28,6 +28,7 @@ import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -36,7 +37,7 @@ from . import ledger, overlay, store
 from .config import Config
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry, fault, git_failure, path_line
-from .model import encode, path_display, path_from_str, path_to_str
+from .model import OverlayFile, encode, path_display, path_from_str, path_to_str
 from .snapshot import Snapshot, capture, log_if_missing, save
 from .store import Checkpoint
 
@@ -84,7 +85,7 @@ class Plan:
         """True when nothing would change."""
         return not (self.write or self.delete or self.overlay_write or self.overlay_delete or self.raw_write or self.index_changes or self.head_changes)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The plan as JSON-ready data (paths as strings)."""
         return {
             "target": self.target,
@@ -153,7 +154,7 @@ def _stage_entries(repo: Repo, cp: Checkpoint) -> list[tuple[int, str, int, byte
     return cp.stage_entries()
 
 
-def _overlay_map(files) -> dict[bytes, tuple[str, int, str]]:
+def _overlay_map(files: list[OverlayFile]) -> dict[bytes, tuple[str, int, str]]:
     return {path_from_str(f.path): (f.kind, f.mode, f.sha256) for f in files}
 
 
@@ -208,7 +209,7 @@ def refuse_unsafe_target(repo: Repo, target: Checkpoint, plan: Plan, now: Snapsh
     from .model import raw_path_problem
 
     index_diff = repo.diff_trees(now.index_tree, target.index_tree)
-    index_paths = [(b or a).path for a, b in index_diff]
+    index_paths = [c.path for c in index_diff]
     index_new = [b.path for _a, b in index_diff if b is not None]
     m = target.manifest
     flagged = [path_from_str(p) for p in m.intent_to_add + m.skip_worktree + m.skip_worktree_absent + m.conflicts]
@@ -330,7 +331,7 @@ class Fingerprints:
         """Which of ``present`` no longer hold what the capture recorded: regular files hashed in
         one ``git hash-object --stdin-paths`` (clean filters applied), the rest one by one."""
         overlay_paths = {path_from_str(f.path) for f in (self.now.overlay_info.files if self.now.overlay_info else [])}
-        batch = [p for p in present if p not in overlay_paths and stat.S_ISREG(self.stats[p][0])]
+        batch = [p for p in present if p not in overlay_paths and (st := self.stats[p]) is not None and stat.S_ISREG(st[0])]
         changed = [p for p in present if p not in set(batch) and not _content_matches(self.repo, self.now, p)]
         if batch:
             oids = self.repo.git("hash-object", "--stdin-paths", input=b"".join(map(path_line, batch))).stdout.split()
@@ -338,7 +339,9 @@ class Fingerprints:
             want = {e.path: e for e in listed}
             for p, oid in zip(batch, oids):
                 e = want.get(p)
-                if e is None or e.oid != oid.decode() or (e.mode == 0o100755) != bool(self.stats[p][0] & 0o100):
+                st = self.stats[p]
+                assert st is not None  # batch holds only paths stat'ed as regular files
+                if e is None or e.oid != oid.decode() or (e.mode == 0o100755) != bool(st[0] & 0o100):
                     changed.append(p)
         return sorted(changed)
 
@@ -346,8 +349,10 @@ class Fingerprints:
         """Raise :class:`BusyError` (the restore stops; the journal stays) when ``rel`` is no
         longer what the capture saw: another stat identity, or, when its times are too recent
         to trust (racy, as git's index is), other content."""
-        want = self.stats.get(rel, False)
-        if want is False or (want is not None and stat.S_ISDIR(want[0])):
+        if rel not in self.stats:
+            return  # not planned
+        want = self.stats[rel]
+        if want is not None and stat.S_ISDIR(want[0]):
             return  # not planned, or an empty directory giving way (only empty ones are removed)
         have = _stat_of(os.path.join(self.root, rel), self.root)
         same = have == want
@@ -508,7 +513,7 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
     plan.head_changes = bool(reset_head and target.base and target.base != now.base)
     if plan.head_changes:
         plan.head_branch, plan.head_from, plan.head_to = now.branch, now.base, target.base
-        if now.base:
+        if now.base and target.base:  # target.base is set whenever the head changes
             plan.head_unreachable = int(repo.git("rev-list", "--count", now.base, "^" + target.base).stdout.strip() or 0)
     plan.provenance = provenance(repo, target, now)
     plan.blocked = sorted(set(plan.blocked))
@@ -572,7 +577,7 @@ def _check_paths_exist(repo: Repo, target: Checkpoint, now: Snapshot, paths: lis
 MERGE_MARK = "MERGE_RESTORED"  # in $GIT_DIR/ckpt: the MERGE_HEAD a restore wrote
 
 
-def _read(path) -> bytes | None:
+def _read(path: Path) -> bytes | None:
     try:
         with open(path, "rb") as fh:
             return fh.read()
@@ -631,7 +636,7 @@ def _check_ready(repo: Repo) -> None:
     repo.check_index_unlocked()
 
 
-def _journal_path(repo: Repo):
+def _journal_path(repo: Repo) -> Path:
     return repo.git_dir / "ckpt" / "RESTORE"
 
 
@@ -827,7 +832,9 @@ def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprint
     # overlay (its deletions were done above)
     if plan.overlay_write:
         wanted = set(plan.overlay_write)
-        overlay.write_entries(repo.workdir, target.overlay_source(), [e for e in entries if e.path in wanted], before=check)
+        source = target.overlay_source()
+        assert source is not None  # a missing overlay with files to write was refused when it was read
+        overlay.write_entries(repo.workdir, source, [e for e in entries if e.path in wanted], before=check)
         missing = wanted - {e.path for e in entries}
         if missing:
             raise CorruptError(f"overlay of {target.id} lacks {len(missing)} files its manifest lists (e.g. {path_display(sorted(missing)[0])!r})")
@@ -852,7 +859,7 @@ def _replace(root: bytes, rel: bytes, src: bytes, prints: Fingerprints | None, a
     except OSError as exc:
         if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
             raise IOFailure(f"cannot write {path_display(rel)!r}: {exc.strerror}", "fix it, then run git ckpt restore --continue") from None
-        shutil.move(src, dst)
+        shutil.move(os.fsdecode(src), os.fsdecode(dst))  # str for typeshed; fsdecode round-trips any bytes
     if moved == aside:
         if not prints._same(rel, aside, moved=True):  # written to after the check: it wins
             os.replace(aside, dst)

@@ -5,6 +5,7 @@ extras stand out before they are committed."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from . import handoff, ledger
 from .config import Config
@@ -27,7 +28,7 @@ def named_by(text: str | None, path: str) -> bool:
     return any("/".join(parts[:i]) + "/" in text for i in range(1, len(parts)))
 
 
-def scope(repo: Repo, cfg: Config, task: str, since: Checkpoint) -> dict:
+def scope(repo: Repo, cfg: Config, task: str, since: Checkpoint) -> dict[str, Any]:
     """Changes between ``since`` and the worktree, split into ``in_scope`` (named by the card's
     next step, or among the files the task touched from its first checkpoint's base to its
     current checkpoint) and ``outside``.  Each row: ``{"path", "status", "why"}``."""
@@ -41,7 +42,8 @@ def scope(repo: Repo, cfg: Config, task: str, since: Checkpoint) -> dict:
         base_tree = handoff._tree_of_commit(repo, first.base if first else None)
         touched = {path_to_str(c.path) for c in repo.diff_trees(base_tree, cur.tree)}
     snap = capture(repo, cfg)
-    inside, outside = [], []
+    inside: list[dict[str, Any]] = []
+    outside: list[dict[str, Any]] = []
     for c in repo.diff_trees(since.tree, snap.tree):
         path = path_to_str(c.path)
         status = c.status

@@ -28,6 +28,7 @@ import re
 import tarfile
 import tempfile
 from dataclasses import dataclass
+from typing import Any, Iterator
 
 import pathspec
 
@@ -95,7 +96,7 @@ def decode_text(data: bytes) -> bytes | None:
     return None
 
 
-def chunks(data: bytes, size: int = MAX_SCAN_BYTES):
+def chunks(data: bytes, size: int = MAX_SCAN_BYTES) -> Iterator[tuple[int, bytes]]:
     """``(offset lines, chunk)`` pieces of ``data`` of about ``size`` bytes cut after a newline
     when there is one (a chunk never splits a line shorter than ``size``)."""
     pos, lines = 0, 0
@@ -122,7 +123,7 @@ class Finding:
     line: int
     where: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"path": self.path, "kind": self.kind, "line": self.line, "where": self.where}
 

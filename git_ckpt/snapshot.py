@@ -22,13 +22,14 @@ import re
 import stat
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator
 
 from . import ledger, overlay, store
 from .config import Config
 from .errors import BusyError, CkptError
 from .gitcore import EMPTY_BLOB, RefConflict, Repo, fault, git_failure
-from .model import Manifest, digest, encode, path_display, path_from_str, path_to_str
+from .model import Card, Kind, Manifest, OverlayInfo, digest, encode, path_display, path_from_str, path_to_str
 
 
 @dataclass
@@ -45,7 +46,7 @@ class Snapshot:
     raw: list[tuple[bytes, int, str]] = field(default_factory=list)  # (path, mode, blob of the exact bytes)
     selection: overlay.Selection = field(default_factory=lambda: overlay.Selection([], [], [], []))
     too_large: list[bytes] = field(default_factory=list)
-    overlay_info: object = None
+    overlay_info: OverlayInfo = field(default_factory=OverlayInfo)  # set by capture()
     skip_absent: list[bytes] = field(default_factory=list)
     embedded: list[bytes] = field(default_factory=list)
     merge_heads: list[str] = field(default_factory=list)
@@ -111,9 +112,9 @@ def _parse_ls_files(out: bytes, empty_blob: str = EMPTY_BLOB) -> tuple[list[tupl
         start = out.rfind(b"\0", 0, i) + 1
         end = out.find(b"\0", i)
         end = len(out) if end == -1 else end
-        m = _STAGE_REC.match(out, start, end)
-        if m and m.group(3) == empty_blob.encode() and m.group(4) == b"0":
-            empties.append(out[m.end():end])
+        rec = _STAGE_REC.match(out, start, end)
+        if rec and rec.group(3) == empty_blob.encode() and rec.group(4) == b"0":
+            empties.append(out[rec.end():end])
         i = out.find(needle, end)
     if b"\0S " in out or out.startswith(b"S ") or b"\0s " in out or out.startswith(b"s "):
         skips = [m.group(1) for m in _SKIP_REC.finditer(out)]
@@ -130,7 +131,7 @@ def _assume_unchanged(listing: bytes) -> list[bytes]:
     return [m.group(1) for m in _ASSUMED_REC.finditer(listing)]
 
 
-def _index_may_hold_flags(path) -> bool:
+def _index_may_hold_flags(path: Path) -> bool:
     """False when the index file is version 2: it cannot hold intent-to-add (or skip-worktree)
     entries, and git writes version 3 whenever an entry has such a flag (read-cache.c demotes
     3 to 2 only when no entry needs the extended flags)."""
@@ -186,9 +187,9 @@ def _raw_check(repo: Repo, w_tree: str, base: str | None) -> list[tuple[bytes, i
     if _autocrlf(repo):
         candidates = files
     else:
-        out = repo.git("check-attr", "-z", "--stdin", "text", "eol", "filter", "ident", "working-tree-encoding",
-                       input=b"".join(e.path + b"\0" for e in files)).stdout.split(b"\0")
-        converted = {out[i] for i in range(0, len(out) - 2, 3) if out[i + 2] not in _NO_CONVERSION}
+        attrs = repo.git("check-attr", "-z", "--stdin", "text", "eol", "filter", "ident", "working-tree-encoding",
+                         input=b"".join(e.path + b"\0" for e in files)).stdout.split(b"\0")
+        converted = {attrs[i] for i in range(0, len(attrs) - 2, 3) if attrs[i + 2] not in _NO_CONVERSION}
         candidates = [e for e in files if e.path in converted]
     if not candidates:
         return []
@@ -401,7 +402,7 @@ def write_checkpoint(
     snap: Snapshot,
     *,
     task: str,
-    kind: str,
+    kind: Kind,
     message: str,
     next: str | None = None,
     hypothesis: str | None = None,
@@ -525,7 +526,7 @@ def save(
     *,
     task: str,
     message: str = "",
-    kind: str = "manual",
+    kind: Kind = "manual",
     next: str | None = None,
     hypothesis: str | None = None,
     allow_empty: bool = False,
@@ -557,7 +558,7 @@ def _save(
     *,
     task: str,
     message: str = "",
-    kind: str = "manual",
+    kind: Kind = "manual",
     next: str | None = None,
     hypothesis: str | None = None,
     allow_empty: bool = False,
@@ -580,7 +581,7 @@ def _save(
         raise BusyError("a restore was interrupted in this worktree", "run git ckpt restore --continue, or git ckpt undo")
     snap = snap or capture(repo, cfg)
 
-    def card_update(card):
+    def card_update(card: Card) -> Card:
         if next is not None:
             card.next = next
         if hypothesis is not None:

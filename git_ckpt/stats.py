@@ -15,6 +15,7 @@ from __future__ import annotations
 import calendar
 import statistics
 import time
+from typing import Any
 
 from . import ledger, store
 from .config import Config
@@ -31,7 +32,7 @@ def _ts(at: str) -> float | None:
         return None
 
 
-def unverified_commits(repo: Repo, cfg: Config, task: str) -> dict:
+def unverified_commits(repo: Repo, cfg: Config, task: str) -> dict[str, Any]:
     """Commits on HEAD's branch made since the base of ``task``'s first checkpoint (all of HEAD
     when that base is unborn) without a verified checkpoint of the same tree.  Returns
     ``{"checked", "unverified": [commit ids], "truncated"}``."""
@@ -55,7 +56,7 @@ def unverified_commits(repo: Repo, cfg: Config, task: str) -> dict:
     return {"checked": len(commits), "unverified": bad, "truncated": truncated}
 
 
-def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict:
+def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict[str, Any]:
     """The numbers of ``task`` as JSON-ready data (see the module docstring for definitions)."""
     store.check_task_name(task)
     recs = ledger.records(repo, task)

@@ -20,13 +20,16 @@ import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import msgspec
 
 from .errors import CkptError, CorruptError, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry
 from .model import MAX_MANIFEST, Event, Manifest, decode_manifest, escape, path_display, task_name_problem
+
+if TYPE_CHECKING:
+    from .overlay import Opener
 
 PREFIX = "refs/ckpt/"
 REMOTE_PREFIX = "refs/ckpt-remotes/"
@@ -223,7 +226,7 @@ class Checkpoint:
         extraction streams through :meth:`overlay_source`)."""
         return self.meta_blob("overlay.tar")
 
-    def overlay_source(self):
+    def overlay_source(self) -> Opener | None:
         """A callable opening ``overlay.tar`` as a stream (``with src() as fh``), or None when the
         overlay is empty: the archive is read twice (validate, then write) and never held whole
         in memory."""
@@ -343,7 +346,7 @@ def restored_here(repo: Repo, task: str) -> int | None:
     ``refs/ckpt/T/N`` still points at the commit it names."""
     here = str(repo.git_dir)
 
-    def relevant(ev) -> bool:
+    def relevant(ev: Event) -> bool:
         return ev.type == "save" or (ev.type in ("restore", "undo") and ev.data.get("worktree") == here and not ev.data.get("paths"))
 
     try:
@@ -413,8 +416,8 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
                                     f"git ckpt fetch {shown_prefix[:-1]} brings them" if shown_prefix else "git ckpt save makes one")
             top = len(nums) - 1
             if prefix == PREFIX:  # after a whole restore, @ is the checkpoint this worktree matches
-                if at is not None and (at, repo.read_ref(ckpt_ref(t, at))) in nums:
-                    top = nums.index((at, repo.read_ref(ckpt_ref(t, at))))
+                if at is not None and (cur := repo.read_ref(ckpt_ref(t, at))) is not None and (at, cur) in nums:
+                    top = nums.index((at, cur))
             if back > top:
                 listing = f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t}"
                 raise NotFoundError(f"{spec}: task {shown_prefix}{t} has only {top + 1} checkpoint(s) up to {t}/{nums[top][0]}",

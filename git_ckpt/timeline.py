@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 from . import ledger
 from .gitcore import Repo
+from .model import Card
 from .words import result_word
 
 
-def plain(text) -> str:
+def plain(text: object) -> str:
     """Stored text for a terminal: one line, control characters escaped."""
     s = str(text if text is not None else "")
     if any(ord(c) < 32 or c == "\x7f" for c in s):
@@ -71,7 +72,7 @@ class Step:
 @dataclass
 class Timeline:
     task: str
-    card: object
+    card: Card | None
     nodes: dict[str, Node]
     steps: list[Step]
     lanes: int

@@ -28,7 +28,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import Any, Iterator, TYPE_CHECKING
 
 from .errors import ConfigError, UntrustedError
 
@@ -70,7 +70,7 @@ def _locked() -> Iterator[Path]:
         os.close(fd)
 
 
-def _read(path: Path) -> dict[str, dict]:
+def _read(path: Path) -> dict[str, dict[str, Any]]:
     try:
         data = json.loads(path.read_bytes())
     except FileNotFoundError:
@@ -170,7 +170,7 @@ def check(repo: "Repo", cfg: "Config", *, doing: str = "no verifier was run") ->
     return st
 
 
-def describe(cfg: "Config") -> list[dict]:
+def describe(cfg: "Config") -> list[dict[str, Any]]:
     """What would run: one dict per verifier (name, command, required, timeout, env, cwd, origin)."""
     return [
         {

@@ -15,9 +15,9 @@ def result_word(status: Any, exit_code: Any = None) -> str:
     ``could not run`` (status ``error`` with exit 126/127, or no exit code), ``undecided``
     (status ``error`` with any other exit code, 125 in particular).  Anything else is returned
     as text (it was written by someone else: callers escape it for display)."""
-    status = str(status) if status is not None else "?"
-    if status != "error":
-        return status
+    word = str(status) if status is not None else "?"
+    if word != "error":
+        return word
     try:
         code = int(exit_code)
     except (TypeError, ValueError):

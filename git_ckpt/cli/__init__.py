@@ -12,7 +12,7 @@ import errno
 import importlib
 import os
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
@@ -24,6 +24,9 @@ from ..errors import (
     IOFailure,
     UsageError,
 )
+
+if TYPE_CHECKING:
+    from ..gitcore import Repo
 
 SCHEMA = "ckpt/1"
 # Commands whose long operations show progress on a terminal (never the ones hooks run).
@@ -54,7 +57,7 @@ class LazyGroup(click.Group):
             whole_summaries(cmd)
         return cmd
 
-    def resolve_command(self, ctx: click.Context, args: list[str]):
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         """As click's, but an unknown command gets "Did you mean …?" from every command here
         (click only looks at commands it has already imported)."""
         name = click.utils.make_str(args[0])
@@ -80,7 +83,7 @@ def summary(help_text: str | None) -> str:
     return para if end is None else para[: end.start() + 1]
 
 
-def _complete_checkpoint(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+def _complete_checkpoint(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
     """Checkpoint names for shell completion: ``@``, ``promoted``, every ``T/N`` and fetched
     ``R:T/N`` (names only: nothing is loaded)."""
     from .. import store
@@ -99,7 +102,7 @@ def _complete_checkpoint(ctx: click.Context, param: click.Parameter, incomplete:
     return [n for n in names if n.startswith(incomplete)]
 
 
-def _complete_task(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+def _complete_task(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
     """Task names for shell completion."""
     from .. import store
 
@@ -224,7 +227,7 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print a JSON envelope instead of text.")(f)
 
 
-def open_repo():
+def open_repo() -> Repo:
     """Open the repository of the current directory (``$GIT_DIR`` honoured)."""
     from ..errors import RepoError
     from ..gitcore import Repo
@@ -239,7 +242,7 @@ def open_repo():
     return repo
 
 
-def emit(command: str, result: Any, as_json: bool, human: Callable[[], None]) -> None:
+def emit(command: str, result: Any, as_json: bool, human: Callable[[], object]) -> None:
     """Print ``result`` as the JSON envelope, or call ``human`` to print text."""
     if as_json:
         from ..model import encode_json
@@ -366,7 +369,8 @@ def main(argv: list[str] | None = None) -> None:
 def command_path(args: list[str]) -> str:
     """``git ckpt save`` / ``git ckpt task start``: the (sub)command ``args`` name, for the hint
     of a usage error click reports without a context (a missing option value, say)."""
-    path, cmd = ["git ckpt"], cli
+    path = ["git ckpt"]
+    cmd: click.Command = cli
     for a in args:
         if a == "--":
             break

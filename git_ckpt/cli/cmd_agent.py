@@ -35,14 +35,14 @@ def install_cmd(agent: str, print_: bool, local: bool, as_json: bool) -> int:
     if print_:
         snip = agent_mod.snippet(agent)
 
-        def human() -> None:
+        def human_snippet() -> None:
             if agent != "generic":
                 say(json.dumps(snip, indent=2))
             else:
                 for when, cmd in snip.items():
                     say(f"{when}: {cmd}")
 
-        emit("agent install", snip, as_json, human)
+        emit("agent install", snip, as_json, human_snippet)
         return 0
     repo = open_repo()
     res = agent_mod.install(repo, agent, local=local)

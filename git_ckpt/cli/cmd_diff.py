@@ -6,10 +6,16 @@ import os
 import subprocess
 import sys
 
+from typing import TYPE_CHECKING
+
 import click
 
 from . import after_dashdash, emit, json_option, open_repo, say
 from ..errors import CorruptError
+
+if TYPE_CHECKING:
+    from ..gitcore import Repo
+    from ..store import Checkpoint
 
 
 @click.command("diff", context_settings={"ignore_unknown_options": False})
@@ -58,7 +64,7 @@ def command(ckpts: tuple[str, ...], stat: bool, name_status: bool, scope_: bool,
     return 0
 
 
-def _scope(repo, task: str, since, nargs: int, as_json: bool) -> int:
+def _scope(repo: Repo, task: str, since: Checkpoint, nargs: int, as_json: bool) -> int:
     """``diff --scope``: the changes since ``since`` in scope of the task card, and the rest."""
     from .. import config
     from ..errors import UsageError

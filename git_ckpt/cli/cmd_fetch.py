@@ -26,7 +26,7 @@ def command(remote: str, as_json: bool) -> int:
     def human() -> None:
         cps = res.checkpoints
         for u in res.updates:
-            if u.status == "replaced":
+            if u.status == "replaced" and u.old is not None and u.new is not None:  # a replaced ref has both
                 warn(f"{remote} replaced {u.ref} (was {u.old[:12]}, now {u.new[:12]})")
         if cps:
             shown = ", ".join(f"{remote}:{c}" for c in cps[:6]) + (", ..." if len(cps) > 6 else "")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from . import emit, json_option, open_repo, say
@@ -32,7 +34,7 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
     else:
         names = [store.check_task_name(task) if task else store.current_task(repo)]
     rows = [row for name in names for row in views.rows(repo, name, prefix, shown)]
-    states: dict = {}
+    states: dict[str, Any] = {}
     if any(r.verifiers for r in rows):
         from ..evidence import fetched_states
 

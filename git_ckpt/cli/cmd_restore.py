@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from . import emit, json_option, open_repo, say
 
+if TYPE_CHECKING:
+    from ..restore import Plan, RestoreResult
 
-def print_plan(plan) -> None:
+
+def print_plan(plan: Plan) -> None:
     """Human rendering of a restore plan (write / delete / leave)."""
     from ..model import path_display
 
@@ -31,6 +35,7 @@ def print_plan(plan) -> None:
     if plan.index_changes:
         say("index   set to the checkpoint's staged state")
     if plan.head_changes:
+        assert plan.head_to is not None  # set whenever the head changes
         lost = f"; {plan.head_unreachable} commit(s) no longer reachable from it (undo moves it back)" if plan.head_unreachable else ""
         if plan.head_branch:
             say(f"HEAD    branch {plan.head_branch.removeprefix('refs/heads/')} moves from {(plan.head_from or 'unborn')[:12]} to {plan.head_to[:12]}{lost}")
@@ -39,7 +44,7 @@ def print_plan(plan) -> None:
     say("leave   everything else" if plan.leave is None else f"leave   {plan.leave} other file(s)")
 
 
-def report(res, as_json: bool, command: str) -> None:
+def report(res: RestoreResult, as_json: bool, command: str) -> None:
     """Print a RestoreResult."""
     from . import warn
 
@@ -92,6 +97,7 @@ def command(ckpt: str | None, paths: tuple[str, ...], dry_run: bool, reset_head:
         from ..remote import restore_into_worktree
 
         new, res = restore_into_worktree(repo, cp, Path(os.path.abspath(worktree)))
+        assert cp.base is not None  # restore_into_worktree refuses a checkpoint without a base commit
         if not as_json:
             say(f"created worktree {new.workdir} at {cp.base[:12]}")
         report(res, as_json, "restore")

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from . import emit, json_option, open_repo, say, warn
+
+if TYPE_CHECKING:
+    from ..model import Kind
 
 
 @click.command("save")
@@ -15,7 +20,7 @@ from . import emit, json_option, open_repo, say, warn
 @click.option("--allow-empty", is_flag=True, help="Save even when nothing changed since the latest checkpoint.")
 @click.option("--kind", type=click.Choice(["manual", "auto"]), default="manual", help="Recorded in the manifest.")
 @json_option
-def command(message: str, next_: str | None, hypothesis: str | None, task: str | None, allow_empty: bool, kind: str, as_json: bool) -> int:
+def command(message: str, next_: str | None, hypothesis: str | None, task: str | None, allow_empty: bool, kind: Kind, as_json: bool) -> int:
     """Save tracked and untracked files, the index, HEAD and the overlay as refs/ckpt/TASK/N.
 
     Prints "checkpoint saved: TASK/N".  When nothing changed since the latest checkpoint it

@@ -7,7 +7,7 @@ import click
 from . import emit, json_option, open_repo, say
 
 
-def _pct(x) -> str:
+def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{x * 100:.0f}%"
 
 

@@ -58,11 +58,11 @@ def show_cmd(name: str | None, as_json: bool) -> int:
         for label, items in (("constraints", card.constraints), ("acceptance", card.acceptance), ("read", card.reads)):
             for it in items:
                 say(f"{label}: {e(it)}")
-        for label, items in (("fact", card.facts), ("decided", card.decisions), ("failed", card.failed), ("question", card.questions), ("assumption", card.assumptions)):
-            for i, it in enumerate(items, start=1):
-                extra = f" [{e(it.status)}]" if it.status else ""
-                extra += f" ({e(it.reason)})" if it.reason else ""
-                say(f"{label} {i}: {e(it.text)}{extra}")
+        for label, entries in (("fact", card.facts), ("decided", card.decisions), ("failed", card.failed), ("question", card.questions), ("assumption", card.assumptions)):
+            for i, item in enumerate(entries, start=1):
+                extra = f" [{e(item.status)}]" if item.status else ""
+                extra += f" ({e(item.reason)})" if item.reason else ""
+                say(f"{label} {i}: {e(item.text)}{extra}")
         if card.next:
             say(f"next: {e(card.next)}")
 

@@ -9,7 +9,7 @@ import click
 from . import emit, json_option, open_repo, say
 
 
-def _command_text(command) -> str:
+def _command_text(command: str | list[str]) -> str:
     return command if isinstance(command, str) else shlex.join(command)
 
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Callable
 
 import click
 
 from . import emit, json_option, open_repo, say, warn
 
+if TYPE_CHECKING:
+    from ..verify import Report
 
-def output_sink(as_json: bool):
+
+def output_sink(as_json: bool) -> Callable[[bytes], None]:
     """Where verifier output streams: stdout for humans, stderr under --json (stdout is JSON)."""
     stream = sys.stderr.buffer if as_json else sys.stdout.buffer
 
@@ -20,7 +24,7 @@ def output_sink(as_json: bool):
     return sink
 
 
-def print_report(report, *, said_outcomes: bool) -> None:
+def print_report(report: Report, *, said_outcomes: bool) -> None:
     """The human summary lines of a verify report (the per-verifier lines unless already said)."""
     from ..verify import describe
 
