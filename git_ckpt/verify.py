@@ -262,6 +262,7 @@ class Report:
     missing: dict[str, str] = field(default_factory=dict)
     exit_code: int = 0
     fetched: bool = False
+    newer_promoted: str | None = None  # a newer checkpoint of the task stays promoted
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
@@ -270,7 +271,7 @@ class Report:
             "results": [o.to_json() for o in self.outcomes], "skipped": self.skipped,
             "promoted": self.promoted, "already_promoted": self.already_promoted,
             "empty_requirement": self.empty_requirement, "missing": self.missing, "exit_code": self.exit_code,
-            "fetched": self.fetched,
+            "fetched": self.fetched, "newer_promoted": self.newer_promoted,
         }
 
 
@@ -480,11 +481,28 @@ def verify(
     req = promotion.requirement(repo, cfg, cp)
     report.missing = req.missing
     report.empty_requirement = not cfg.verifier
-    if promote and req.satisfied and not report.skipped and not report.fetched:
+    newer = _newer_promoted(repo, cp) if promote and req.satisfied and not report.fetched else None
+    if newer is not None:
+        report.newer_promoted = newer  # verifying an older checkpoint never moves promotion back
+    elif promote and req.satisfied and not report.skipped and not report.fetched:
         res = promotion.promote(repo, cfg, cp, reason="verify")
         report.promoted = cp.id
         report.already_promoted = not res.changed
     return report
+
+
+def _newer_promoted(repo: Repo, cp: Checkpoint) -> str | None:
+    """The id of the promoted checkpoint of ``cp``'s task when it is newer (a higher number)
+    than ``cp``: then ``verify`` leaves it promoted (``git ckpt promote`` moves it back on
+    purpose).  None when there is none, it is ``cp``, or it is older."""
+    oid = repo.read_ref(store.promoted_ref(cp.manifest.task))
+    if oid is None or oid == cp.commit:
+        return None
+    try:
+        current = store.load(repo, oid, ref=store.promoted_ref(cp.manifest.task))
+    except CkptError:
+        return None
+    return current.id if current.manifest.number > cp.manifest.number else None
 
 
 def _run_one(repo: Repo, run_repo: Repo, cfg: Config, cp: Checkpoint, v: VerifierConfig, *, root: Path,

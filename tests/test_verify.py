@@ -386,3 +386,23 @@ def test_help_and_man_page_cover_the_commands():
     for w in ["\\fBverify\\fR", "\\fBattempt\\fR", "\\fBpromote\\fR", "\\fBgate\\fR", "\\fBverify\\-commit\\fR",
               "\\fBhooks install\\fR", "\\fBtrust\\fR", "\\-\\-isolated", "\\-\\-rerun", "\\-\\-pre\\-push", ".B 125", ".B 127"]:
         assert w in man, w
+
+
+def test_verifying_an_older_checkpoint_never_moves_promotion_back(repo):
+    """verify of an older checkpoint records its results but leaves a newer promoted checkpoint
+    promoted, and says how to move promotion back on purpose; a newer one still promotes."""
+    write_config(repo, verifier("ok", ["true"]))
+    (repo / "f").write_text("one\n")
+    ckpt(repo, "save", "-m", "one")
+    (repo / "f").write_text("two\n")
+    ckpt(repo, "save", "-m", "two")
+    ckpt(repo, "verify", "--isolated", "2")
+    assert promoted(repo) == git(repo, "rev-parse", "refs/ckpt/default/2").decode().strip()
+    res = ckpt(repo, "verify", "--isolated", "1")
+    assert "not promoted: the newer default/2 stays promoted (git ckpt promote default/1 moves promotion back to it)" in res.out
+    assert promoted(repo) == git(repo, "rev-parse", "refs/ckpt/default/2").decode().strip()
+    assert ckpt(repo, "verify", "--isolated", "1", "--json").json()["result"]["newer_promoted"] == "default/2"
+    ckpt(repo, "promote", "1")  # on purpose: allowed, its results passed
+    assert promoted(repo) == git(repo, "rev-parse", "refs/ckpt/default/1").decode().strip()
+    ckpt(repo, "verify", "--isolated", "2")  # a newer checkpoint promotes again
+    assert promoted(repo) == git(repo, "rev-parse", "refs/ckpt/default/2").decode().strip()

@@ -42,6 +42,8 @@ def print_report(report: Report, *, said_outcomes: bool) -> None:
         if report.empty_requirement:
             say("no verifiers configured: promoting on the empty requirement")
         say(f"promoted {report.promoted}" if not report.already_promoted else f"{report.promoted} is already promoted")
+    elif report.newer_promoted:
+        say(f"not promoted: the newer {report.newer_promoted} stays promoted (git ckpt promote {report.checkpoint} moves promotion back to it)")
     elif report.fetched:
         say(f"not promoted: {report.checkpoint} is a fetched checkpoint (only this repository's checkpoints are promoted)")
     elif report.missing:
