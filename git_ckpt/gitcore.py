@@ -761,13 +761,7 @@ class Repo:
         loose: dict[str, Oid] = {}
         self._read_loose(loose_root, prefix, loose)
         self.loose_refs_seen = len(loose)
-        try:
-            with open(self.common_dir / "packed-refs", "rb") as fh:
-                packed = fh.read()
-        except FileNotFoundError:
-            packed = b""
-        except OSError as exc:
-            raise io_or_corrupt(exc, "cannot read packed-refs") from None
+        packed = self._packed_refs()
         needle = b" " + os.fsencode(prefix)
         i = packed.find(needle)
         while i != -1:
@@ -781,6 +775,17 @@ class Repo:
             i = packed.find(needle, end)
         out.update(loose)
         return out
+
+    def _packed_refs(self) -> bytes:
+        """The bytes of ``$GIT_COMMON_DIR/packed-refs`` (b"" when there is none); an unreadable
+        file is :class:`IOFailure` or :class:`CorruptError` (:func:`io_or_corrupt`)."""
+        try:
+            with open(self.common_dir / "packed-refs", "rb") as fh:
+                return fh.read()
+        except FileNotFoundError:
+            return b""
+        except OSError as exc:
+            raise io_or_corrupt(exc, "cannot read packed-refs") from None
 
     def highest_number_under(self, prefix: str) -> int | None:
         """The highest N of the refs ``PREFIX N`` (decimal, no leading zero), or None when there
@@ -805,13 +810,7 @@ class Repo:
         except OSError as exc:
             raise io_or_corrupt(exc, f"cannot read {prefix}") from None
         self.loose_refs_seen = loose
-        try:
-            with open(self.common_dir / "packed-refs", "rb") as fh:
-                packed = fh.read()
-        except FileNotFoundError:
-            packed = b""
-        except OSError as exc:
-            raise io_or_corrupt(exc, "cannot read packed-refs") from None
+        packed = self._packed_refs()
         if packed:
             pattern = re.compile(rb"^[0-9a-f]{40}(?:[0-9a-f]{24})? " + re.escape(os.fsencode(prefix)) + rb"([1-9][0-9]*)$", re.M)
             found = [int(m) for m in pattern.findall(packed)]

@@ -548,75 +548,47 @@ def save(
     ``agent``/``agent_session`` (from an agent hook's input) go into the manifest.
     """
     with repo.worktree_lock(exclusive=False):
-        return _save(repo, cfg, task=task, message=message, kind=kind, next=next, hypothesis=hypothesis,
-                     allow_empty=allow_empty, snap=snap, in_restore=in_restore, agent=agent, agent_session=agent_session)
+        store.check_task_name(task)
+        if not in_restore and (repo.git_dir / "ckpt" / "RESTORE").exists():
+            raise BusyError("a restore was interrupted in this worktree", "run git ckpt restore --continue, or git ckpt undo")
+        snap = snap or capture(repo, cfg)
 
+        def card_update(card: Card) -> Card:
+            if next is not None:
+                card.next = next
+            if hypothesis is not None:
+                card.hypothesis = hypothesis
+            return card
 
-def _save(
-    repo: Repo,
-    cfg: Config,
-    *,
-    task: str,
-    message: str = "",
-    kind: Kind = "manual",
-    next: str | None = None,
-    hypothesis: str | None = None,
-    allow_empty: bool = False,
-    snap: Snapshot | None = None,
-    in_restore: bool = False,
-    agent: str | None = None,
-    agent_session: str | None = None,
-) -> SaveResult:
-    """:func:`save` under the worktree lock.
+        # Under the task's save lock, a checkpoint ref and its save event appear together to other
+        # savers (a process killed in between leaves the lock free and the next save logs it).
+        with _task_lock(repo, task):
+            try:
+                last = store.latest(repo, task)
+            except CkptError:
+                last = None  # a damaged latest checkpoint must not stop new ones being saved
+            warns = warnings_for(snap, left_out(last))
+            if not message and kind in ("manual", "auto"):
+                message = change_summary(repo, snap, last)
+            if not allow_empty:
+                if last is not None and last.manifest.state == snap.state():
+                    with contextlib.suppress(CkptError):
+                        log_if_missing(repo, last)
+                    return SaveResult(last.id, last.commit, False, last.manifest.kind, task, warns)
+            cid, commit = write_checkpoint(repo, snap, task=task, kind=kind, message=message, next=next, hypothesis=hypothesis,
+                                           agent=agent, agent_session=agent_session)
 
-    When the state equals the latest checkpoint of the task and ``allow_empty`` is False,
-    nothing is written and ``created`` is False.  Raises :class:`BusyError` during an
-    interrupted restore (unless ``in_restore``: the pre-restore save of an undo that rescues it) or while ``index.lock`` is held.
-    Warnings name only paths the task's latest checkpoint did not already leave out; an empty
-    ``message`` of a manual or auto save becomes a summary of the changes since that checkpoint.
-    ``agent``/``agent_session`` (from an agent hook's input) go into the manifest.
-    """
-    store.check_task_name(task)
-    if not in_restore and (repo.git_dir / "ckpt" / "RESTORE").exists():
-        raise BusyError("a restore was interrupted in this worktree", "run git ckpt restore --continue, or git ckpt undo")
-    snap = snap or capture(repo, cfg)
-
-    def card_update(card: Card) -> Card:
-        if next is not None:
-            card.next = next
-        if hypothesis is not None:
-            card.hypothesis = hypothesis
-        return card
-
-    # Under the task's save lock, a checkpoint ref and its save event appear together to other
-    # savers (a process killed in between leaves the lock free and the next save logs it).
-    with _task_lock(repo, task):
-        try:
-            last = store.latest(repo, task)
-        except CkptError:
-            last = None  # a damaged latest checkpoint must not stop new ones being saved
-        warns = warnings_for(snap, left_out(last))
-        if not message and kind in ("manual", "auto"):
-            message = change_summary(repo, snap, last)
-        if not allow_empty:
-            if last is not None and last.manifest.state == snap.state():
-                with contextlib.suppress(CkptError):
-                    log_if_missing(repo, last)
-                return SaveResult(last.id, last.commit, False, last.manifest.kind, task, warns)
-        cid, commit = write_checkpoint(repo, snap, task=task, kind=kind, message=message, next=next, hypothesis=hypothesis,
-                                       agent=agent, agent_session=agent_session)
-
-        problem = ledger.append_or_warn(
-            repo,
-            task,
-            "save",
-            {"id": cid, "commit": commit, "kind": kind, "message": message, "tree": snap.tree,
-             "next": next, "hypothesis": hypothesis},
-            card_update if (next is not None or hypothesis is not None) else None,
-        )
-        if problem:
-            warns.append(problem)
-    # numbered() just counted the task's loose refs: pack them as git gc would, so reading
-    # the refs of a long task stays one file read, not one per checkpoint
-    repo.pack_refs_if_many(repo.loose_refs_seen)
-    return SaveResult(cid, commit, True, kind, task, warns)
+            problem = ledger.append_or_warn(
+                repo,
+                task,
+                "save",
+                {"id": cid, "commit": commit, "kind": kind, "message": message, "tree": snap.tree,
+                 "next": next, "hypothesis": hypothesis},
+                card_update if (next is not None or hypothesis is not None) else None,
+            )
+            if problem:
+                warns.append(problem)
+        # numbered() just counted the task's loose refs: pack them as git gc would, so reading
+        # the refs of a long task stays one file read, not one per checkpoint
+        repo.pack_refs_if_many(repo.loose_refs_seen)
+        return SaveResult(cid, commit, True, kind, task, warns)
