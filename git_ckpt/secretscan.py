@@ -210,7 +210,8 @@ class _Scanner:
 
         # Every plugin but the noisiest: hex strings are commit ids and digests in normal code.
         skip = _OWN_SKIP if ours else _CONTENT_SKIP
-        plugins = [{"name": cls.__name__} for cls in get_mapping_from_secret_type_to_class().values() if cls.__name__ not in skip]
+        mapping: dict[str, type] = get_mapping_from_secret_type_to_class()
+        plugins = [{"name": plugin.__name__} for plugin in mapping.values() if plugin.__name__ not in skip]
 
         self.n += 1
         ext = os.path.splitext(os.fsdecode(path))[1].lower()
