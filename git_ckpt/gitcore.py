@@ -959,7 +959,15 @@ class Repo:
 
     def reflog(self, name: str) -> list[tuple[str | None, str | None]]:
         """The reflog of ref ``name`` as ``(old, new)`` pairs, oldest first (None for git's zero
-        id); [] when the ref or its reflog does not exist.  Mirrors ``git reflog show NAME``."""
+        id); [] when the ref or its reflog does not exist.  Mirrors ``git reflog show NAME``
+        (which serves it in a reftable repository, where libgit2 sees no reflog: there each
+        entry's old value is the entry before it)."""
+        if self._ref_backend() != "files":
+            proc = self.git("reflog", "show", "--format=%H", "--end-of-options", name, "--", check=False)
+            if proc.returncode != 0:
+                return []
+            news = [x for x in proc.stdout.decode().split() if x][::-1]  # oldest first
+            return [(news[i - 1] if i else None, new) for i, new in enumerate(news)]
         try:
             ref = self._pg.references[name]
             entries = list(ref.log())
