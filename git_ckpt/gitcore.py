@@ -1448,6 +1448,16 @@ class Repo:
         except (KeyError, ValueError, pygit2.GitError):
             return False
 
+    def fast_forwards(self, new: str, old: str) -> bool:
+        """Whether moving a ref from ``old`` to ``new`` is a fast-forward: ``new`` is ``old`` or
+        has it in its history (``git merge-base --is-ancestor OLD NEW``); False when ``old``
+        is not in this repository."""
+        if new == old:
+            return True
+        if not self.object_exists(old):
+            return False
+        return self.descends(new, old)
+
 
 # Pathspec bytes beyond which a listing is filtered in Python instead: command lines (with the
 # environment) are limited to 2 MiB on Linux and each argument to 128 KiB.

@@ -178,14 +178,6 @@ class NotesMerge:
 
 
 
-def _contains(repo: Repo, new: str, old: str) -> bool:
-    """Whether notes commit ``new`` is ``old`` or has it in its history (a fast-forward)."""
-    if new == old:
-        return True
-    if not repo.object_exists(old):
-        return False
-    return repo.descends(new, old)
-
 
 def _note_map(repo: Repo, commit: str | None) -> dict[str, str]:
     """Annotated object id → note blob id of a notes commit (flat or fanned-out tree)."""
@@ -255,9 +247,9 @@ def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
     (a verifier appending a result) wrote first.
     """
     def build(ours: str | None) -> tuple[str | None, NotesMerge]:
-        if not theirs or theirs == ours or (ours and _contains(repo, ours, theirs)):
+        if not theirs or theirs == ours or (ours and repo.fast_forwards(ours, theirs)):
             return ours, NotesMerge("none", ours, 0)
-        if ours is None or (_contains(repo, theirs, ours) and _keeps_every_line(repo, ours, theirs)):
+        if ours is None or (repo.fast_forwards(theirs, ours) and _keeps_every_line(repo, ours, theirs)):
             new, kind = theirs, "fast-forward"
         else:
             # Their history may have removed or rewritten lines (``git notes remove``, a rewritten

@@ -208,14 +208,6 @@ def _fetch_refs(repo: Repo, remote: str, specs: list[str]) -> None:
     _net(repo, "fetch", "--quiet", "--no-tags", "--no-prune", "--no-write-fetch-head", "--no-recurse-submodules", remote, *specs)
 
 
-def _descends(repo: Repo, new: str, old: str) -> bool:
-    """Whether commit ``new`` is ``old`` or has it in its history (a fast-forward)."""
-    if new == old:
-        return True
-    if not repo.object_exists(old):
-        return False
-    return repo.descends(new, old)
-
 
 # ---------------------------------------------------------------------------- fetch
 
@@ -250,7 +242,7 @@ def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
         old = before.get(name)
         if old != oid:
             ref = PREFIX + name[len(prefix):]
-            updates.append(RefUpdate(ref, old, oid, "new" if old is None else "fast-forward" if _descends(repo, oid, old) else "replaced"))
+            updates.append(RefUpdate(ref, old, oid, "new" if old is None else "fast-forward" if repo.fast_forwards(oid, old) else "replaced"))
     merged = merge_notes(repo, repo.read_ref(tracking_notes(remote)), remote)
     result = FetchResult(remote, updates, merged)
     # Recorded in the current task's ledger when that task exists: a fetch alone never creates
@@ -298,7 +290,7 @@ def _plan(repo: Repo, tasks: list[str], adv: dict[str, str], remote: str) -> lis
         prefix = f"{PREFIX}{task}/"
         local = repo.refs_under(prefix)
         log = store.log_ref(task)
-        ledger_ok = adv.get(log) is None or (log in local and _descends(repo, local[log], adv[log]))
+        ledger_ok = adv.get(log) is None or (log in local and repo.fast_forwards(local[log], adv[log]))
         for name in sorted(local, key=_ref_key):
             oid, rest, old = local[name], name[len(prefix):], adv.get(name)
             if old == oid:
@@ -321,7 +313,7 @@ def _plan(repo: Repo, tasks: list[str], adv: dict[str, str], remote: str) -> lis
                 if old is None:
                     ups.append(RefUpdate(name, None, oid, "new"))
                 elif ledger_ok:
-                    ups.append(RefUpdate(name, old, oid, "fast-forward" if _descends(repo, oid, old) else "updated"))
+                    ups.append(RefUpdate(name, old, oid, "fast-forward" if repo.fast_forwards(oid, old) else "updated"))
                 else:
                     ups.append(RefUpdate(name, old, oid, "refused",
                                          f"task {task} on {remote} promoted another checkpoint and its ledger has diverged from yours"))
