@@ -96,6 +96,23 @@ def status_for(returncode: int) -> tuple[str, int]:
     return "failed", returncode
 
 
+@contextlib.contextmanager
+def _deferred_sigint(pending: list[int]) -> Iterator[None]:
+    """Within the block, SIGINT appends to ``pending`` instead of raising KeyboardInterrupt, so a
+    Ctrl-C cannot land between starting a child and being ready to kill it.  The handler is only
+    swapped in the main thread (Python delivers signals there); elsewhere this does nothing.  A
+    child started inside gets SIGINT's default disposition back at exec, as for any caught signal.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: pending.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _kill_group(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
     """Send ``sig`` to the verifier's whole process group, then SIGKILL after a grace period."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -128,17 +145,6 @@ def run_command(
     started = ledger.now_iso()
     t0 = time.monotonic()
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-    try:
-        proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    except OSError as exc:
-        code = 126 if isinstance(exc, PermissionError) else 127
-        msg = f"git ckpt: cannot run {argv[0]!r}: {exc.strerror}\n".encode()
-        sink(msg)
-        return RunResult("error", code, time.monotonic() - t0, msg, started)
-
     chunks: list[bytes] = []
     size = [0]
 
@@ -158,11 +164,29 @@ def run_command(
                 chunks.append(data[: LOG_CAP - size[0]])
                 size[0] += len(data)
 
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
+    # Ctrl-C between the start of the command and the wait below must still be recorded as
+    # ``interrupted`` with the group killed: until the wait is reached, SIGINT only sets a flag.
+    pending: list[int] = []
+    with _deferred_sigint(pending):
+        try:
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        except OSError as exc:
+            code = 126 if isinstance(exc, PermissionError) else 127
+            msg = f"git ckpt: cannot run {argv[0]!r}: {exc.strerror}\n".encode()
+            sink(msg)
+            if pending:
+                raise KeyboardInterrupt from None
+            return RunResult("error", code, time.monotonic() - t0, msg, started)
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
     status: str | None = None
     code = 0
     try:
+        if pending:
+            raise KeyboardInterrupt
         proc.wait(timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
