@@ -32,3 +32,30 @@ def test_restore_removes_extra_overlay_files_as_the_readme_says(repo):
     readme = (ROOT / "README.md").read_text()
     assert "**Overlay paths are restored exactly as saved.**" in readme
     assert "**Other ignored files are never deleted**" in readme
+
+
+def test_fish_completion_in_a_fresh_shell_with_the_readme_install_line(repo, hermetic):
+    """The README's fish line, run as written (HOME and XDG_CONFIG_HOME are the sealed ones),
+    makes `git ckpt <TAB>` work in a NEW fish, with nothing having completed `git-ckpt` first;
+    fish's own git completions still answer (`git chec` -> checkout)."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    fish = shutil.which("fish")
+    if fish is None:
+        pytest.skip("no fish on this machine")
+    line = next(ln for ln in (ROOT / "README.md").read_text().splitlines() if "completion fish" in ln)
+    subprocess.run(["bash", "-c", line], cwd=repo, check=True)
+    assert (hermetic / ".config/fish/conf.d/git-ckpt.fish").exists()
+    (repo / "f").write_text("f\n")
+    ckpt(repo, "save", "-m", "one")
+    cases = ["git ckpt res", "git ckpt show def", "git ckpt task s", "git-ckpt sa", "git chec", "git ck"]
+    got = []
+    for case in cases:  # each in a new fish: nothing loaded by an earlier completion
+        proc = subprocess.run([fish, "-c", f"complete -C '{case}'"], cwd=repo, capture_output=True, text=True)
+        assert proc.returncode == 0 and proc.stderr == "", proc
+        got.append([ln.split("\t")[0] for ln in proc.stdout.splitlines()])
+    assert got[:4] == [["restore"], ["default/1"], ["show", "start"], ["save"]], got
+    assert "checkout" in got[4] and "ckpt" in got[5], got
