@@ -59,3 +59,19 @@ def test_fish_completion_in_a_fresh_shell_with_the_readme_install_line(repo, her
         got.append([ln.split("\t")[0] for ln in proc.stdout.splitlines()])
     assert got[:4] == [["restore"], ["default/1"], ["show", "start"], ["save"]], got
     assert "checkout" in got[4] and "ckpt" in got[5], got
+
+
+def test_help_says_at_is_the_restored_checkpoint_after_a_restore(repo):
+    """`diff`, `promote`, `verify` default to @, which after a restore is the checkpoint restored
+    (not the latest, the pre-restore save): their -h says so, and diff does what it says."""
+    (repo / "f").write_text("one\n")
+    ckpt(repo, "save", "-m", "one")
+    (repo / "f").write_text("two\n")
+    ckpt(repo, "save", "-m", "two")
+    ckpt(repo, "restore", "default/1")
+    (repo / "g").write_text("new\n")
+    assert ckpt(repo, "diff", "--name-status").out == "A\tg\n"  # against default/1, not default/2
+    for cmd in ("diff", "promote", "verify"):
+        text = " ".join(ckpt(repo, cmd, "-h", fsck=False).out.split())
+        assert "after a restore" in text and "the one restored" in text, (cmd, text)
+        assert "latest checkpoint with" not in text and "default @, the latest" not in text, (cmd, text)
