@@ -75,3 +75,31 @@ def test_help_says_at_is_the_restored_checkpoint_after_a_restore(repo):
         text = " ".join(ckpt(repo, cmd, "-h", fsck=False).out.split())
         assert "after a restore" in text and "the one restored" in text, (cmd, text)
         assert "latest checkpoint with" not in text and "default @, the latest" not in text, (cmd, text)
+
+
+def test_uninstall_of_what_is_not_installed_is_idempotent(repo):
+    """Uninstalling what is not installed succeeds (exit 0) with one line saying there was
+    nothing to remove: every agent, before and after an install/uninstall round, and hooks."""
+    import json
+
+    from git_ckpt.agent import SPECS
+
+    for agent in sorted(SPECS):
+        files = " or ".join(sorted({SPECS[agent].path, *([SPECS[agent].local_path] if SPECS[agent].local_path else [])}))
+        want = f"nothing to remove: no git ckpt hooks for {agent} are installed in {files}\n"
+        res = ckpt(repo, "agent", "uninstall", agent)
+        assert (res.out, res.err) == (want, ""), res
+        ckpt(repo, "agent", "install", agent)
+        ckpt(repo, "agent", "uninstall", agent)
+        assert ckpt(repo, "agent", "uninstall", agent).out == want
+        assert json.loads(ckpt(repo, "agent", "uninstall", agent, "--json").out)["result"] == []
+    res = ckpt(repo, "agent", "uninstall", "generic")
+    assert res.out == "nothing to remove: git ckpt never installs generic hooks (remove the commands you wired in by hand)\n", res
+    hooks_dir = git(repo, "rev-parse", "--git-path", "hooks").decode().strip()
+    want = f"nothing to remove: no git ckpt hooks in {(repo / hooks_dir).resolve()}, and the gate is off\n"
+    res = ckpt(repo, "hooks", "uninstall")
+    assert (res.out, res.err) == (want, ""), res
+    ckpt(repo, "hooks", "install")
+    assert ckpt(repo, "hooks", "uninstall").out.startswith("removed pre-commit, ")
+    assert ckpt(repo, "hooks", "uninstall").out == want
+    assert json.loads(ckpt(repo, "hooks", "uninstall", "--json").out)["result"]["changed"] is False
