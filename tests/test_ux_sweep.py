@@ -103,3 +103,36 @@ def test_uninstall_of_what_is_not_installed_is_idempotent(repo):
     assert ckpt(repo, "hooks", "uninstall").out.startswith("removed pre-commit, ")
     assert ckpt(repo, "hooks", "uninstall").out == want
     assert json.loads(ckpt(repo, "hooks", "uninstall", "--json").out)["result"]["changed"] is False
+
+
+def test_click_messages_are_one_line_without_escaped_tabs(repo):
+    """Click's "Choose from:" layout (newlines and tabs) is flattened to spaces, not shown as
+    literal \\t, for every missing choice argument."""
+    for args, choices in ((["completion"], "bash, fish, zsh"),
+                          (["agent", "install"], "claude-code, codex, gemini, cursor, copilot, generic"),
+                          (["agent", "uninstall"], "claude-code, codex, gemini, cursor, copilot, generic")):
+        res = ckpt(repo, *args, rc=2, fsck=False)
+        metavar = "{" + choices.replace(", ", "|") + "}"
+        assert res.err == (f"error: Missing argument '{metavar}'. Choose from: {choices}\n"
+                           f"hint: git ckpt {' '.join(args)} -h shows the usage\n"), res
+        assert "\\t" not in res.err and "\t" not in res.err
+
+
+def test_did_you_mean_has_one_wording(repo):
+    """Every unknown command (top level, task/agent/hooks, `help NAME`) and option gets the same
+    sentence and the same hint, whether one or several names are close."""
+    cases = [
+        (["sav"], "No such command 'sav'. Did you mean 'save'?", "git ckpt"),
+        (["restor"], "No such command 'restor'. Did you mean 'restore' or 'report'?", "git ckpt"),
+        (["help", "restor"], "No such command 'restor'. Did you mean 'restore' or 'report'?", "git ckpt"),
+        (["help", "nosuch"], "No such command 'nosuch'.", "git ckpt"),
+        (["task", "strt"], "No such command 'strt'. Did you mean 'start'?", "git ckpt task"),
+        (["help", "task", "strt"], "No such command 'strt'. Did you mean 'start'?", "git ckpt task"),
+        (["agent", "instal"], "No such command 'instal'. Did you mean 'install' or 'uninstall'?", "git ckpt agent"),
+        (["hooks", "statu"], "No such command 'statu'. Did you mean 'status'?", "git ckpt hooks"),
+        (["save", "--mesage"], "No such option '--mesage'. Did you mean '--message'?", "git ckpt save"),
+        (["task", "start", "--gaol"], "No such option '--gaol'. Did you mean '--goal'?", "git ckpt task start"),
+    ]
+    for args, message, where in cases:
+        res = ckpt(repo, *args, rc=2, fsck=False)
+        assert res.err == f"error: {message}\nhint: {where} -h shows the usage\n", (args, res)

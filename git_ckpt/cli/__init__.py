@@ -341,7 +341,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:  # usage errors: one line and a hint, like every error
         ctx = getattr(exc, "ctx", None)
         where = ctx.command_path if ctx is not None else command_path(args)
-        code = _report(UsageError(exc.format_message(), f"{where} -h shows the usage"), as_json, command)
+        code = _report(UsageError(click_message(exc), f"{where} -h shows the usage"), as_json, command)
     except CkptError as exc:
         code = _report(exc, as_json, command)
     except KeyboardInterrupt:
@@ -364,6 +364,26 @@ def main(argv: list[str] | None = None) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     sys.exit(code)
+
+
+def did_you_mean(possibilities: list[str]) -> str:
+    """``Did you mean 'save'?`` / ``Did you mean 'restore' or 'report'?``: the one wording of
+    every suggestion (commands of every group, options), closest first."""
+    quoted = [repr(p) for p in possibilities]
+    return "Did you mean " + (quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]) + "?"
+
+
+def click_message(exc: click.ClickException) -> str:
+    """A click usage error as one line: an unknown command or option with :func:`did_you_mean`
+    (click words one suggestion and several differently), and click's layout (the newlines and
+    tabs of "Choose from:" lists) flattened to single spaces rather than shown escaped."""
+    import re
+
+    if isinstance(exc, (click.exceptions.NoSuchCommand, click.exceptions.NoSuchOption)):
+        text = exc.message + (f" {did_you_mean(exc.possibilities)}" if exc.possibilities else "")
+    else:
+        text = exc.format_message()
+    return re.sub(r"[ ]*[\n\t][\s]*", " ", text).strip()
 
 
 def command_path(args: list[str]) -> str:
