@@ -136,3 +136,32 @@ def test_did_you_mean_has_one_wording(repo):
     for args, message, where in cases:
         res = ckpt(repo, *args, rc=2, fsck=False)
         assert res.err == f"error: {message}\nhint: {where} -h shows the usage\n", (args, res)
+
+
+def test_restore_into_a_new_worktree_prints_notes_first(repo, tmp_path):
+    """`restore --worktree`: the provenance note comes before anything else (as README's example
+    shows), and no branch note for the detached worktree the command created itself; a restore
+    onto a detached HEAD the user made still says so, without nested parentheses."""
+    import re
+
+    ckpt(repo, "task", "start", "fix-echo")
+    (repo / "f").write_text("f\n")
+    ckpt(repo, "save", "-m", "one")
+    base = git(repo, "rev-parse", "HEAD").decode().strip()
+    wt = tmp_path / "review"
+    res = ckpt(repo, "restore", "fix-echo/1", "--worktree", str(wt))
+    assert res.out.splitlines() == [
+        f"note: fix-echo/1 was saved in worktree {repo} (this is {wt})",
+        f"created worktree {wt} at {base[:12]}",
+        "saved current state as default/1 (pre-restore)",
+        "restored fix-echo/1",
+    ], res
+    assert (wt / "f").read_text() == "f\n"
+    assert [n for n in ckpt(repo, "restore", "fix-echo/1", "--worktree", str(tmp_path / "w2"), "--json").json()["result"]["plan"]["provenance"]
+            if "branch" in n] == []
+    git(repo, "checkout", "-q", "--detach")
+    out = ckpt(repo, "restore", "fix-echo/1", "--dry-run").out
+    assert out.splitlines()[0] == "note: fix-echo/1 was saved on branch main (this worktree is on a detached HEAD)", out
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("$ git ckpt restore origin:fix-auth-null/1 --worktree ../review-auth\n", 1)[1].split("```", 1)[0]
+    assert [re.sub(r"\S+$", "", ln.split(" (")[0]).split(" ")[0] for ln in block.splitlines()] == ["note:", "created", "saved", "restored"]
