@@ -141,9 +141,11 @@ def page(repo: Repo, task: str) -> str:
     out.append("<h2>Task card</h2><table>")
     if card is not None:
         rows = [("goal", card.goal), *(("constraint", c) for c in card.constraints), *(("acceptance", a) for a in card.acceptance),
+                *(("read", r) for r in card.reads), *(("fact", f.text) for f in card.facts),
                 *(("decided", d.text) for d in card.decisions),
                 *(("ruled out", f.text + (f" ({f.reason})" if f.reason else "")) for f in card.failed),
-                *(("fact", f.text) for f in card.facts), *(("question", q.text) for q in card.questions),
+                *(("assumed", a.text + (f" ({a.status})" if a.status else "")) for a in card.assumptions),
+                *(("question", q.text) for q in card.questions),
                 ("next", card.next), ("done", "yes" if card.done else "")]
         out += [f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows if v]
     out.append("</table>")

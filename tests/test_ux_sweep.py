@@ -165,3 +165,40 @@ def test_restore_into_a_new_worktree_prints_notes_first(repo, tmp_path):
     readme = (ROOT / "README.md").read_text()
     block = readme.split("$ git ckpt restore origin:fix-auth-null/1 --worktree ../review-auth\n", 1)[1].split("```", 1)[0]
     assert [re.sub(r"\S+$", "", ln.split(" (")[0]).split(" ")[0] for ln in block.splitlines()] == ["note:", "created", "saved", "restored"]
+
+
+def test_every_card_note_kind_shows_its_text_in_the_graph_the_log_and_the_report(repo, tmp_path):
+    """`log --graph`, `log` and the `report --html` events list show the text of every kind of
+    `task note` (never a bare "task card updated"); the report's card table lists reads and
+    assumptions too."""
+    import html
+
+    ckpt(repo, "task", "start", "t", "--goal", "g")
+    (repo / "f").write_text("f\n")
+    ckpt(repo, "save", "-m", "one")
+    notes = [
+        (["--read", "src/auth.py", "--read", "f"], "read: src/auth.py, f"),
+        (["--fact", "callers never pass a string", "--evidence", "f"], "fact: callers never pass a string"),
+        (["--decided", "guard inside login()"], "decided: guard inside login()"),
+        (["--failed", "a decorator", "--reason", "hides the traceback", "--evidence", "t/1"], "ruled out: a decorator (hides the traceback)"),
+        (["--assume", "None means logged out"], "assumed: None means logged out"),
+        (["--assume", "tokens expire"], "assumed: tokens expire"),
+        (["--confirm", "1", "--evidence", "t/1"], "confirmed assumption 1: None means logged out"),
+        (["--refute", "2", "--evidence", "t/1"], "refuted assumption 2: tokens expire"),
+        (["--question", "should a None user warn?"], "question: should a None user warn?"),
+        (["--next", "add a test"], "next action: add a test"),
+    ]
+    for args, _text in notes:
+        ckpt(repo, "task", "note", *args)
+    graph = ckpt(repo, "log", "--graph").out.splitlines()[-len(notes):]
+    assert [ln.rsplit("  ", 1)[0] for ln in graph] == [f"|   {text}" for _a, text in notes], graph
+    assert "task card updated" not in ckpt(repo, "log").out
+    assert [ln.split("Z  ", 1)[1] for ln in ckpt(repo, "log").out.splitlines()[-len(notes):]] == [t for _a, t in notes]
+    page = tmp_path / "r.html"
+    ckpt(repo, "report", "--html", str(page))
+    text = html.unescape(page.read_text())
+    for _args, shown in notes:
+        assert f"</code> {shown}</li>" in text, shown
+    for row in ("<th>read</th><td>src/auth.py</td>", "<th>assumed</th><td>None means logged out (confirmed)</td>",
+                "<th>assumed</th><td>tokens expire (refuted)</td>", "<th>question</th><td>should a None user warn?</td>"):
+        assert row in text, row
