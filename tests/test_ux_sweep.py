@@ -202,3 +202,54 @@ def test_every_card_note_kind_shows_its_text_in_the_graph_the_log_and_the_report
     for row in ("<th>read</th><td>src/auth.py</td>", "<th>assumed</th><td>None means logged out (confirmed)</td>",
                 "<th>assumed</th><td>tokens expire (refuted)</td>", "<th>question</th><td>should a None user warn?</td>"):
         assert row in text, row
+
+
+def test_group_summaries_name_every_subcommand(repo):
+    """`git ckpt -h` and `git ckpt GROUP -h` summarise task, agent and hooks with every one of
+    their subcommands (filled in from the group, never a hand-kept list)."""
+    import click
+
+    from git_ckpt.cli import cli
+
+    top = " ".join(ckpt(repo, "-h", fsck=False).out.split())
+    for group in ("task", "agent", "hooks"):
+        grp = cli.get_command(click.Context(cli), group)
+        names = list(grp.commands)
+        own = " ".join(ckpt(repo, group, "-h", fsck=False).out.split())
+        assert f"({', '.join(names)})" in own and f"({', '.join(names)})" in top.replace("- ", "-"), (group, names)
+    assert "(start, show, list, done, note)" in top
+
+
+def test_task_list_counts_in_words_without_trailing_spaces(repo):
+    (repo / "f").write_text("f\n")
+    ckpt(repo, "save", "-m", "one")
+    ckpt(repo, "task", "start", "fix-auth", "--goal", "no crash")
+    for text in ("a\n", "b\n"):
+        (repo / "f").write_text(text)
+        ckpt(repo, "save", "-m", text.strip())
+    out = ckpt(repo, "task", "list").out
+    assert out == ("  default                     1 checkpoint\n"
+                   "* fix-auth                    2 checkpoints  no crash\n"), out
+
+
+def test_completion_lists_fetched_ids_in_numeric_order(repo, tmp_path):
+    """Checkpoint ids are offered sorted by task and number, fetched ones too (10 after 9)."""
+    import os
+    import subprocess
+
+    remote = tmp_path / "r.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    ckpt(repo, "task", "start", "fix-echo")
+    for i in range(11):
+        (repo / "f").write_text(f"{i}\n")
+        ckpt(repo, "save", "-m", str(i), fsck=False)
+    ckpt(repo, "push", fsck=False)
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(remote), str(other))
+    ckpt(other, "fetch", fsck=False)
+    for where, prefix, want in ((repo, "fix", [f"fix-echo/{n}" for n in range(1, 12)]),
+                                (other, "origin:", [f"origin:fix-echo/{n}" for n in range(1, 12)])):
+        env = dict(os.environ, COMP_WORDS=f"git-ckpt show {prefix}", COMP_CWORD="2", _GIT_CKPT_COMPLETE="bash_complete")
+        out = subprocess.run(["git-ckpt"], cwd=where, env=env, capture_output=True, text=True).stdout
+        assert [ln.split(",", 1)[1] for ln in out.splitlines()] == want, out

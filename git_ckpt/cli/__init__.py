@@ -93,10 +93,9 @@ def _complete_checkpoint(ctx: click.Context, param: click.Parameter, incomplete:
         names = ["@", "@~1", "promoted"]
         names += sorted({r[len(store.PREFIX):] for r in repo.refs_under(store.PREFIX) if r.rpartition("/")[2].isdigit()},
                         key=lambda n: (n.rpartition("/")[0], int(n.rpartition("/")[2])))
-        for ref in repo.refs_under(store.REMOTE_PREFIX):
-            parts = ref[len(store.REMOTE_PREFIX):].split("/")
-            if len(parts) == 3 and parts[2].isdigit():
-                names.append(f"{parts[0]}:{parts[1]}/{parts[2]}")
+        fetched = [p for ref in repo.refs_under(store.REMOTE_PREFIX)
+                   if len(p := ref[len(store.REMOTE_PREFIX):].split("/")) == 3 and p[2].isdigit()]
+        names += [f"{r}:{t}/{n}" for r, t, n in sorted(fetched, key=lambda p: (p[0], p[1], int(p[2])))]
     except Exception:  # noqa: BLE001 - completion never fails the shell
         return []
     return [n for n in names if n.startswith(incomplete)]
@@ -124,7 +123,12 @@ def _add_completers(cmd: click.Command) -> None:
 
 def whole_summaries(cmd: click.Command) -> None:
     """Give ``cmd`` and its subcommands a ``short_help`` that is their whole first sentence, so
-    ``git ckpt -h`` and ``git ckpt task -h`` list summaries that are never cut mid-sentence."""
+    ``git ckpt -h`` and ``git ckpt task -h`` list summaries that are never cut mid-sentence.
+
+    A group's help says ``{commands}`` where its subcommands are listed: they are filled in from
+    the group itself (in the order they are defined), so a new subcommand is never left out."""
+    if isinstance(cmd, click.Group) and cmd.help and "{commands}" in cmd.help:
+        cmd.help = cmd.help.replace("{commands}", ", ".join(cmd.commands))
     if not cmd.short_help and cmd.help:
         cmd.short_help = summary(cmd.help)
     _add_completers(cmd)

@@ -15,7 +15,7 @@ HOOKED = click.Choice(["claude-code", "codex", "gemini", "cursor", "copilot"])
 
 @click.group("agent")
 def command() -> None:
-    """Install or remove agent hooks (Claude Code, Codex, Gemini CLI, Cursor, Copilot CLI): save before compaction and at the end of a turn, hand the receipt to a new session."""
+    """Manage agent hooks ({commands}) for Claude Code, Codex, Gemini CLI, Cursor and Copilot CLI: save before compaction and at the end of a turn, hand the receipt to a new session."""
 
 
 @command.command("install")

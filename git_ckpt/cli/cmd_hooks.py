@@ -9,9 +9,9 @@ from . import emit, json_option, open_repo, say
 
 @click.group("hooks")
 def command() -> None:
-    """Install, remove or inspect the gate's hooks: pre-commit, pre-merge-commit and
-    pre-applypatch (the gate), prepare-commit-msg and applypatch-msg (the Ckpt-Verified
-    trailer), pre-push (the pushed commits).
+    """Manage the gate's hooks ({commands}): pre-commit, pre-merge-commit and pre-applypatch (the
+    gate), prepare-commit-msg and applypatch-msg (the Ckpt-Verified trailer), pre-push (the
+    pushed commits).
 
     They go into every directory git runs hooks from (git rev-parse --git-path hooks in each
     worktree: core.hooksPath, relative ones included, and linked worktrees; core.hooksPath is
