@@ -73,8 +73,9 @@ def command(ckpt: str | None, paths: tuple[str, ...], dry_run: bool, reset_head:
     """Restore CKPT (T/N, N, @, @~2, promoted, REMOTE:T/N, a revision), whole or only PATHS.
 
     The current state is saved first as a pre-restore checkpoint (git ckpt undo returns to it).
-    Untracked files that appeared since, and extra files in overlay paths, are removed; ignored
-    files outside the overlay are never touched; HEAD stays unless --reset-head.
+    Untracked files that appeared since, and extra files in overlay paths, are removed (the
+    pre-restore checkpoint holds them); ignored files outside the overlay are never touched; HEAD
+    stays unless --reset-head.
     """
     from .. import config, store
     from ..errors import UsageError
