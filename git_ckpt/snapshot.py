@@ -19,11 +19,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import stat
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from . import ledger, overlay, store
 from .config import Config
@@ -126,7 +128,9 @@ _ASSUMED_REC = re.compile(rb"(?:^|(?<=\0))[a-z] [0-7]+ [0-9a-f]+ [0-3]\t([^\0]*)
 
 def _assume_unchanged(listing: bytes) -> list[bytes]:
     """Paths marked assume-unchanged in a ``git ls-files -s -v -z`` listing (lower-case tag)."""
-    if not re.search(rb"(?:^|\0)[a-z] ", listing):
+    # "\0[a-z] " has a literal first byte, so re scans for it in C (the "(?:^|\0)" form tried
+    # every position: 45 ms on a 34,000-entry listing)
+    if not (listing[:1].islower() or re.search(rb"\0[a-z] ", listing)):
         return []
     return [m.group(1) for m in _ASSUMED_REC.finditer(listing)]
 
@@ -220,6 +224,8 @@ def _raw_check(repo: Repo, w_tree: str, base: str | None) -> list[tuple[bytes, i
     return out
 
 
+T = TypeVar("T")
+
 _NO_COMMIT = re.compile(rb"'(.+?)/?' does not have a commit checked out")
 
 
@@ -254,20 +260,79 @@ def _merge_heads(repo: Repo) -> list[str]:
     return [ln.strip() for ln in text.splitlines() if re.fullmatch(r"[0-9a-f]{40,64}", ln.strip())]
 
 
+def _concurrently(*jobs: Callable[[], T]) -> list[T]:
+    """Run ``jobs`` (each starting one ``git`` process and waiting for it) on threads at once and
+    return their results in order; the first exception raised by any job is raised after all
+    have finished (so no git process outlives the call)."""
+    results: list[Any] = [None] * len(jobs)
+    errors: list[BaseException | None] = [None] * len(jobs)
+
+    def run(i: int) -> None:
+        try:
+            results[i] = jobs[i]()
+        except BaseException as exc:  # re-raised below, in the caller's thread
+            errors[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(1, len(jobs))]
+    for t in threads:
+        t.start()
+    run(0)
+    for t in threads:
+        t.join()
+    for exc in errors:
+        if exc is not None:
+            raise exc
+    return results
+
+
+def _add_listed(repo: Repo, idx: os.PathLike[str], untracked: list[bytes]) -> bool:
+    """Add the untracked files ``untracked`` (from ``git ls-files -o``) to ``idx`` with ``git
+    update-index --add --remove`` (the same clean filters and eol rules as ``git add``, and no
+    walk of the worktree).  Returns False when git refused (a directory entry such as a nested
+    repository, a file of a kind git cannot index): the caller then runs ``git add -A``."""
+    if not untracked:
+        return True
+    if any(p.endswith(b"/") for p in untracked):  # nested repositories: git add decides what they become
+        return False
+    proc = repo.git("update-index", "--add", "--remove", "-z", "--stdin", input=b"".join(p + b"\0" for p in untracked),
+                    index_file=idx, check=False)
+    return proc.returncode == 0
+
+
 def capture(repo: Repo, cfg: Config) -> Snapshot:
     """Capture the worktree, index, HEAD and overlay of ``repo`` as objects (no refs written).
 
     Raises :class:`BusyError` while ``index.lock`` is held.  Mirrors ``git stash create`` plus
     untracked files, with ``git add -A`` semantics for what the worktree tree holds.
+
+    The worktree is walked once: ``git ls-files -o`` (which untracked files there are, for the
+    size cap) runs at the same time as ``git add -u`` (tracked files, which needs no walk: git's
+    stat cache re-hashes only files whose stat changed) and as the index-side ``ls-files -s`` and
+    ``write-tree``; the untracked files under the cap are then added by name
+    (:func:`_add_listed`).  Anything unusual (assume-unchanged or skip-worktree entries present
+    on disk, conflicts, nested repositories, a refused path) takes the sequential path that
+    ends in ``git add -A``, whose result ``add -u`` plus the listed files equals.
     """
     repo.check_index_unlocked()
     base, branch = repo.head()
     limit = cfg.max_file_size
-    with repo.temp_index(copy_real=True) as idx_w, repo.temp_index(copy_real=True) as idx_i:
+    root = os.fsencode(repo.workdir)
+    sparse_cfg = repo.sparse_checkout() is not None
+    with repo.temp_index(copy_real=True) as idx_i, repo.temp_index(copy_real=False) as idx_w:
+        if idx_i.exists():  # one read of the real index: both copies agree
+            shutil.copy2(idx_i, idx_w)
+        add_u = ["add", "-u", *(["--sparse"] if sparse_cfg else [])]
+        # -v: like -t, but the tag is lower case for assume-unchanged entries
+        listing_p, others_p, itree_p, addu_p = _concurrently(
+            lambda: repo.git("ls-files", "-s", "-v", "-z", index_file=idx_i),
+            lambda: repo.git("ls-files", "-z", "-o", "--exclude-standard", index_file=idx_i),
+            lambda: repo.git("write-tree", index_file=idx_i, check=False),
+            lambda: repo.git(*add_u, index_file=idx_w, check=False),
+        )
+        listing = listing_p.stdout
         # Untracked files over the size cap are left out (reported); ignored ones are never added.
-        untracked = [p for p in repo.git("ls-files", "-z", "-o", "--exclude-standard", index_file=idx_w).stdout.split(b"\0") if p]
+        untracked = [p for p in others_p.stdout.split(b"\0") if p]
         too_large = []
-        root = os.fsencode(repo.workdir)
         for p in untracked:
             try:
                 st = os.lstat(os.path.join(root, p))
@@ -275,8 +340,6 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
                 continue
             if stat.S_ISREG(st.st_mode) and st.st_size > limit:
                 too_large.append(p)
-        # -v: like -t, but the tag is lower case for assume-unchanged entries
-        listing = repo.git("ls-files", "-s", "-v", "-z", index_file=idx_i).stdout
         stages, empties, skips = _parse_ls_files(listing, repo.empty_blob)
         assumed = _assume_unchanged(listing)
         if assumed:  # git add does not look at these; the snapshot must hold what is on disk
@@ -285,13 +348,21 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
         present = [p for p in skips if os.path.lexists(os.path.join(root, p))]
         if present:
             repo.git("update-index", "-z", "--no-skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in present), index_file=idx_w)
-        # --sparse: a sparse checkout's untracked files outside the cone are saved (as git stash -u does)
-        embedded = _add_all(repo, idx_w, too_large, sparse=bool(present) or repo.sparse_checkout() is not None)
+        embedded: list[bytes] = []
+        big = set(too_large)
+        fast = (addu_p.returncode == 0 and not assumed and not present and not stages
+                and _add_listed(repo, idx_w, [p for p in untracked if p not in big]))
+        if not fast:
+            # --sparse: a sparse checkout's untracked files outside the cone are saved (as git stash -u does)
+            embedded = _add_all(repo, idx_w, too_large, sparse=bool(present) or sparse_cfg)
         w_tree = repo.git("write-tree", index_file=idx_w).stdout.decode().strip()
         if stages:
             conflicted = sorted({p for *_x, p in stages})
             repo.git("update-index", "-z", "--force-remove", "--stdin", input=b"\0".join(conflicted) + b"\0", index_file=idx_i)
-        i_tree = repo.git("write-tree", index_file=idx_i).stdout.decode().strip()
+        if stages or itree_p.returncode != 0:
+            i_tree = repo.git("write-tree", index_file=idx_i).stdout.decode().strip()
+        else:
+            i_tree = itree_p.stdout.decode().strip()
         flags_possible = _index_may_hold_flags(idx_i)
     ita: list[bytes] = []
     if empties and flags_possible:
