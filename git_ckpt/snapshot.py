@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -92,19 +93,15 @@ def _parse_ls_files(out: bytes, empty_blob: str = EMPTY_BLOB) -> tuple[list[tupl
     stages: list[tuple[int, str, int, bytes]] = []
     empties: list[bytes] = []
     skips: list[bytes] = []
-    interesting = (
-        empty_blob.encode() in out
-        or b"\0S " in out
-        or out.startswith(b"S ")
-        or b"\0s " in out
-        or out.startswith(b"s ")
-        or re.search(rb" [123]\t", out) is not None
-    )
+    # (a regex with a literal first byte scans in C; bytes.__contains__ of b"\0S " is slower)
+    has_skip = out[:1] in (b"S", b"s") or re.search(rb"\0[Ss] ", out) is not None
+    unmerged = re.search(rb" [123]\t", out) is not None
+    interesting = empty_blob.encode() in out or has_skip or unmerged
     if not interesting:
         return stages, empties, skips
     # Each pattern finds whole records (a record starts the output or follows a NUL; paths
     # never hold NUL), so only the few records that matter reach Python.
-    if re.search(rb" [123]\t", out):
+    if unmerged:
         for m in _UNMERGED_REC.finditer(out):
             stages.append((int(m.group(1), 8), m.group(2).decode(), int(m.group(3)), m.group(4)))
     # Empty blobs can be many (empty __init__.py files): find them with bytes.find, in C.
@@ -118,7 +115,7 @@ def _parse_ls_files(out: bytes, empty_blob: str = EMPTY_BLOB) -> tuple[list[tupl
         if rec and rec.group(3) == empty_blob.encode() and rec.group(4) == b"0":
             empties.append(out[rec.end():end])
         i = out.find(needle, end)
-    if b"\0S " in out or out.startswith(b"S ") or b"\0s " in out or out.startswith(b"s "):
+    if has_skip:
         skips = [m.group(1) for m in _SKIP_REC.finditer(out)]
     return stages, empties, skips
 
@@ -260,29 +257,30 @@ def _merge_heads(repo: Repo) -> list[str]:
     return [ln.strip() for ln in text.splitlines() if re.fullmatch(r"[0-9a-f]{40,64}", ln.strip())]
 
 
-def _concurrently(*jobs: Callable[[], T]) -> list[T]:
-    """Run ``jobs`` (each starting one ``git`` process and waiting for it) on threads at once and
-    return their results in order; the first exception raised by any job is raised after all
-    have finished (so no git process outlives the call)."""
-    results: list[Any] = [None] * len(jobs)
-    errors: list[BaseException | None] = [None] * len(jobs)
+def _concurrently(main: Callable[[], T], *gits: Callable[[], subprocess.CompletedProcess[bytes]]) -> tuple[T, list[subprocess.CompletedProcess[bytes]]]:
+    """Run ``main`` in this thread while each of ``gits`` (one ``git`` process each, waited for)
+    runs on a thread of its own; return ``main``'s result and the processes in order.  The first
+    exception raised by any of them is raised after all have finished (no git outlives the call)."""
+    procs: list[Any] = [None] * len(gits)
+    errors: list[BaseException] = []
 
     def run(i: int) -> None:
         try:
-            results[i] = jobs[i]()
+            procs[i] = gits[i]()
         except BaseException as exc:  # re-raised below, in the caller's thread
-            errors[i] = exc
+            errors.append(exc)
 
-    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(1, len(jobs))]
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(gits))]
     for t in threads:
         t.start()
-    run(0)
-    for t in threads:
-        t.join()
-    for exc in errors:
-        if exc is not None:
-            raise exc
-    return results
+    try:
+        result = main()
+    finally:
+        for t in threads:
+            t.join()
+    if errors:
+        raise errors[0]
+    return result, procs
 
 
 def _add_listed(repo: Repo, idx: os.PathLike[str], untracked: list[bytes]) -> bool:
@@ -323,7 +321,9 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
             shutil.copy2(idx_i, idx_w)
         add_u = ["add", "-u", *(["--sparse"] if sparse_cfg else [])]
         # -v: like -t, but the tag is lower case for assume-unchanged entries
-        listing_p, others_p, itree_p, addu_p = _concurrently(
+        # the overlay is selected (Python, in this thread) while the four git processes run
+        sel, (listing_p, others_p, itree_p, addu_p) = _concurrently(
+            lambda: overlay.select(repo.workdir, cfg, repo.is_ignored),
             lambda: repo.git("ls-files", "-s", "-v", "-z", index_file=idx_i),
             lambda: repo.git("ls-files", "-z", "-o", "--exclude-standard", index_file=idx_i),
             lambda: repo.git("write-tree", index_file=idx_i, check=False),
@@ -372,7 +372,6 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
             staged = {e.path for e in repo.ls_tree(i_tree, *empties)}
         ita = [p for p in empties if p not in staged]
     raw = _raw_check(repo, w_tree, base) if _filters_may_apply(repo, listing, untracked) else []
-    sel = overlay.select(repo.workdir, cfg, repo.is_ignored)
     candidates = [i.path for i in sel.items] + sel.secrets + sel.too_large + sel.unsafe_links
     if candidates:  # a tracked file matching an ignore pattern is in the tree already, not the overlay
         tracked = repo.paths_in_tree(w_tree, candidates)
