@@ -27,7 +27,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_sta
 
 from conftest import ckpt, git, init_repo
 
-PATHS = ["f", "g.txt", "a/x", "a/b/y.txt", "a/b/z", "new/n1", "new/deep/n2", "big.bin", "ign.log"]
+PATHS = ["f", "g.txt", "a/x", "a/b/y.txt", "a/b/z", "new/n1", "new/deep/n2", "big.bin", "ign.log", "a", "a/b", "new"]
 CAP = 64  # bytes: ckpt.overlay.maxFileSize for these repositories
 
 
@@ -140,6 +140,18 @@ class SaveWorld(RuleBasedStateMachine):
             full.unlink()
 
     @rule(path=st.sampled_from(PATHS))
+    def file_to_dir(self, path):
+        """A file (or symlink) becomes a directory holding one file, or a directory becomes a file."""
+        full = self.root / path
+        if full.is_symlink() or full.is_file():
+            full.unlink()
+            full.mkdir()
+            (full / "inner").write_text("inner\n")
+        elif full.is_dir() and path in ("a", "a/b", "new"):
+            shutil.rmtree(full)
+            full.write_text("was a directory\n")
+
+    @rule(path=st.sampled_from(PATHS))
     def chmod(self, path):
         full = self.root / path
         if full.is_file() and not full.is_symlink():
@@ -242,3 +254,32 @@ def save_and_check_with_nested(root: Path) -> None:
     tree = git(root, "ls-tree", "-r", f"refs/ckpt/{cid}").decode()
     assert "160000 commit" in tree and "\tnested" in tree and "empty-nested" not in tree
     assert any("nested repositories" in w for w in res.json()["result"]["warnings"])
+
+
+def test_file_dir_and_symlink_swaps(world):
+    (world / "f").unlink()
+    (world / "f").mkdir()
+    (world / "f/inside").write_text("i\n")
+    shutil.rmtree(world / "a/b")
+    (world / "a/b").write_text("now a file\n")
+    save_and_check(world)
+    tree = git(world, "ls-tree", "-r", "--name-only", "refs/ckpt/default/1").decode().split()
+    assert "f/inside" in tree and "a/b" in tree and "a/b/y.txt" not in tree
+    shutil.rmtree(world / "a")
+    (world / "a").symlink_to("f")
+    save_and_check(world)
+    tree = git(world, "ls-tree", "-r", "refs/ckpt/default/2").decode()
+    assert "120000 blob" in tree and "\ta\n" in tree and "a/x" not in tree
+
+
+def test_assume_unchanged_skip_worktree_on_disk_and_sparse(world):
+    git(world, "update-index", "--assume-unchanged", "f")
+    (world / "f").write_text("changed under assume-unchanged\n")
+    git(world, "update-index", "--skip-worktree", "a/x")
+    (world / "a/x").write_text("changed under skip-worktree\n")
+    (world / "u").write_text("untracked\n")
+    save_and_check(world)
+    git(world, "update-index", "--no-assume-unchanged", "--no-skip-worktree", "f", "a/x")
+    git(world, "sparse-checkout", "set", "a")
+    (world / "outside.txt").write_text("outside the cone\n")
+    save_and_check(world)
