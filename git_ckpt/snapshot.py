@@ -54,7 +54,7 @@ class Snapshot:
     embedded: list[bytes] = field(default_factory=list)
     merge_heads: list[str] = field(default_factory=list)
     assume_unchanged: list[bytes] = field(default_factory=list)
-    overlay_blob: str | None = None  # overlay.tar of selection.items, when capture wrote it already
+    overlay_tar: bytes | None = None  # overlay.tar of selection.items, when capture built it already
 
     @property
     def conflicts(self) -> list[bytes]:
@@ -298,7 +298,7 @@ def _add_listed(repo: Repo, idx: os.PathLike[str], untracked: list[bytes]) -> bo
     return proc.returncode == 0
 
 
-def capture(repo: Repo, cfg: Config, *, write_overlay: bool = False) -> Snapshot:
+def capture(repo: Repo, cfg: Config, *, build_tar: bool = False) -> Snapshot:
     """Capture the worktree, index, HEAD and overlay of ``repo`` as objects (no refs written).
 
     Raises :class:`BusyError` while ``index.lock`` is held.  Mirrors ``git stash create`` plus
@@ -311,8 +311,9 @@ def capture(repo: Repo, cfg: Config, *, write_overlay: bool = False) -> Snapshot
     (:func:`_add_listed`).  Anything unusual (assume-unchanged or skip-worktree entries present
     on disk, conflicts, nested repositories, a refused path) takes the sequential path that
     ends in ``git add -A``, whose result ``add -u`` plus the listed files equals.  With
-    ``write_overlay`` (a save) the overlay tar is written as a blob in that same window
-    (:attr:`Snapshot.overlay_blob`); without it nothing is written for the overlay.
+    ``build_tar`` (a save) the overlay tar is built in that same window
+    (:attr:`Snapshot.overlay_tar`; written as a blob only when a checkpoint is written: a save
+    that finds nothing changed leaves no object behind).
     """
     repo.check_index_unlocked()
     base, branch = repo.head()
@@ -325,12 +326,11 @@ def capture(repo: Repo, cfg: Config, *, write_overlay: bool = False) -> Snapshot
         add_u = ["add", "-u", *(["--sparse"] if sparse_cfg else [])]
         # -v: like -t, but the tag is lower case for assume-unchanged entries
         # the overlay is selected (Python, in this thread) while the four git processes run
-        def select() -> tuple[overlay.Selection, str | None]:
+        def select() -> tuple[overlay.Selection, bytes | None]:
             chosen = overlay.select(repo.workdir, cfg, repo.is_ignored)
-            blob = repo.blob(overlay.build_tar(chosen.items)) if write_overlay and chosen.items else None
-            return chosen, blob
+            return chosen, (overlay.build_tar(chosen.items) if build_tar and chosen.items else None)
 
-        (sel, tar_blob), (listing_p, others_p, itree_p, addu_p) = _concurrently(
+        (sel, tar), (listing_p, others_p, itree_p, addu_p) = _concurrently(
             select,
             lambda: repo.git("ls-files", "-s", "-v", "-z", index_file=idx_i),
             lambda: repo.git("ls-files", "-z", "-o", "--exclude-standard", index_file=idx_i),
@@ -385,7 +385,7 @@ def capture(repo: Repo, cfg: Config, *, write_overlay: bool = False) -> Snapshot
         tracked = repo.paths_in_tree(w_tree, candidates)
         if tracked:
             if any(i.path in tracked for i in sel.items):
-                tar_blob = None  # built again from what is left, by write_checkpoint
+                tar = None  # built again from what is left, by write_checkpoint
             sel.items = [i for i in sel.items if i.path not in tracked]
             sel.secrets = [p for p in sel.secrets if p not in tracked]
             sel.too_large = [p for p in sel.too_large if p not in tracked]
@@ -405,7 +405,7 @@ def capture(repo: Repo, cfg: Config, *, write_overlay: bool = False) -> Snapshot
         raw=raw,
         selection=sel,
         too_large=sorted(too_large),
-        overlay_blob=tar_blob,
+        overlay_tar=tar,
     )
     snap.overlay_info = sel.info(cfg)
     return snap
@@ -495,7 +495,8 @@ def write_checkpoint(
 
     Returns ``(id "T/N", checkpoint commit id)``.
     """
-    tar_blob = snap.overlay_blob or (repo.blob(overlay.build_tar(snap.selection.items)) if snap.selection.items else None)
+    tar = snap.overlay_tar if snap.overlay_tar is not None else (overlay.build_tar(snap.selection.items) if snap.selection.items else None)
+    tar_blob = repo.blob(tar) if tar is not None else None
     index_commit = repo.commit(snap.index_tree, [snap.base] if snap.base else [], f"ckpt index of {task}\n")
     sig = repo.signature()
     number = next_number(repo, task)
@@ -632,7 +633,7 @@ def save(
         store.check_task_name(task)
         if not in_restore and (repo.git_dir / "ckpt" / "RESTORE").exists():
             raise BusyError("a restore was interrupted in this worktree", "run git ckpt restore --continue, or git ckpt undo")
-        snap = snap or capture(repo, cfg, write_overlay=True)
+        snap = snap or capture(repo, cfg, build_tar=True)
 
         def card_update(card: Card) -> Card:
             if next is not None:

@@ -283,3 +283,20 @@ def test_assume_unchanged_skip_worktree_on_disk_and_sparse(world):
     git(world, "sparse-checkout", "set", "a")
     (world / "outside.txt").write_text("outside the cone\n")
     save_and_check(world)
+
+
+def test_unchanged_save_with_a_touched_overlay_file_writes_no_object(world):
+    (world / ".gitignore").write_text("*.log\nfix/\n")
+    (world / "fix").mkdir()
+    (world / "fix/data.bin").write_bytes(b"fixture\n" * 100)
+    git(world, "config", "ckpt.overlay.include", "fix/")
+    git(world, "config", "ckpt.overlay.maxFileSize", "1MiB")
+    ckpt(world, "save", "-m", "with fixture")
+    before = git(world, "count-objects", "-v")
+    os.utime(world / "fix/data.bin", ns=(10**18, 10**18))  # the tar would differ (mtime), the state not
+    assert "no changes" in ckpt(world, "save").out
+    assert git(world, "count-objects", "-v") == before
+    (world / "fix/data.bin").write_bytes(b"changed\n" * 100)
+    ckpt(world, "save", "-m", "changed fixture")
+    tar = git(world, "cat-file", "blob", "refs/ckpt/default/2^3:overlay.tar")
+    assert b"changed\n" * 100 in tar
