@@ -146,3 +146,33 @@ def test_json_domain_errors_in_a_repository(repo):
         _one_error(ckpt(repo, *args, "--json", rc=None), 4, "not-found", args[0])
     (repo / ".ckpt.toml").write_text("[overlay\n")
     _one_error(ckpt(repo, "save", "--json", rc=None), 6, "config", "save")
+
+
+# ------------------------------------------------------------------ 2: promote --force says why
+
+
+def test_promote_force_names_the_real_reason(repo):
+    """`promote --force` under an untrusted .ckpt.toml says that is why it was forced (not
+    "required verifiers have not passed" when they have); both reasons when both hold; the
+    refusal without --force names the trust problem too."""
+    from test_verify import verifier, write_config
+
+    write_config(repo, verifier("t", ["true"]))
+    ckpt(repo, "save", "-m", "one")
+    assert ckpt(repo, "verify").out.endswith("promoted default/1\n")
+    (repo / ".ckpt.toml").write_text(verifier("t", ["true"]) + "# edited\n")  # untrusted now
+    res = ckpt(repo, "promote", "default/1", rc=9)
+    assert res.err.startswith("error: .ckpt.toml is changed since you trusted it; default/1 was not promoted")
+    out = ckpt(repo, "promote", "default/1", "--force").out
+    assert out == ("promoted default/1 (forced: .ckpt.toml is changed since you trusted it, "
+                   "so its required verifiers cannot be judged)\n")
+    (repo / "new.txt").write_text("new\n")
+    ckpt(repo, "save", "-m", "two")
+    env = ckpt(repo, "promote", "--force", "--json").json()["result"]
+    assert env["forced"] is True and env["why_forced"] == [
+        ".ckpt.toml is changed since you trusted it, so its required verifiers cannot be judged",
+        "required verifier t has no passing result on this content"]
+    ckpt(repo, "trust")
+    (repo / "new.txt").write_text("newer\n")
+    ckpt(repo, "save", "-m", "three")
+    assert ckpt(repo, "promote", "--force").out == "promoted default/3 (forced: required verifier t has no passing result on this content)\n"
