@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import config, ledger, store, trust
-from .config import Config
+from .config import Config, setting
 from .errors import CkptError, NotFoundError
 from .evidence import IN_PLACE, requirement, was_forced
 from .gitcore import Repo
@@ -209,7 +209,7 @@ def _filter_reason(found: list[tuple[bytes, str]]) -> str:
             "info/attributes rather than committed .gitattributes: the bytes verified are not the bytes committed")
 
 
-FILTER_FIX = "remove the filter (git config --unset filter.NAME.clean/smudge/process, .git/info/attributes), or set [gate] allow_local_filters = true in .ckpt.toml"
+FILTER_FIX = "remove the filter (git config --unset filter.NAME.clean/smudge/process, .git/info/attributes), or set " + setting("gate", "allow_local_filters", "true")
 
 
 def promoted_elsewhere(repo: Repo, cfg: Config, tree: str, task: str) -> str | None:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import ledger, overlay, store
+from . import config
 from .config import Config
 from .errors import BusyError, CkptError
 from .gitcore import EMPTY_BLOB, RefConflict, Repo, fault, git_failure
@@ -366,10 +367,10 @@ def warnings_for(snap: Snapshot, already: frozenset[bytes] = frozenset()) -> lis
 
     if new(sel.secrets):
         out.append("overlay: left out likely-secret files: " + ", ".join(path_display(p) for p in new(sel.secrets))
-                   + " (set overlay.allow_secrets = true to keep them)")
+                   + f" (to keep them: {config.setting('overlay', 'allow_secrets', 'true')})")
     if new(sel.too_large + snap.too_large):
         out.append("skipped files over the size limit: " + ", ".join(path_display(p) for p in new(sel.too_large + snap.too_large))
-                   + " (raise overlay.max_file_size to keep them)")
+                   + f" (to keep them, raise the limit: {config.setting('overlay', 'max_file_size', '500MiB')})")
     if new(snap.embedded):
         out.append("left out nested repositories with no commit (git cannot record them): " + ", ".join(path_display(p) for p in new(snap.embedded)))
     if new(sel.unsafe_links):

@@ -330,8 +330,8 @@ def test_overlay_warnings_once_per_path_per_task(repo):
     (repo / ".env").write_text("TOKEN=1\n")
     (repo / "big.bin").write_bytes(b"x" * 4096)
     first = ckpt(repo, "save", "-m", "one")
-    assert first.err == ("warning: overlay: left out likely-secret files: .env (set overlay.allow_secrets = true to keep them)\n"
-                         "warning: skipped files over the size limit: big.bin (raise overlay.max_file_size to keep them)\n")
+    assert first.err == ("warning: overlay: left out likely-secret files: .env (to keep them: allow_secrets = true under [overlay] in .ckpt.toml, or git config ckpt.overlay.allowSecrets true)\n"
+                         "warning: skipped files over the size limit: big.bin (to keep them, raise the limit: max_file_size = \"500MiB\" under [overlay] in .ckpt.toml, or git config ckpt.overlay.maxFileSize 500MiB)\n")
     for i in range(3):  # every agent turn
         (repo / "work.txt").write_text(f"turn {i}\n")
         res = ckpt(repo, "save", "--kind", "auto", "-m", f"turn {i}")
@@ -340,7 +340,7 @@ def test_overlay_warnings_once_per_path_per_task(repo):
     (repo / "secrets" / "id_rsa").write_text("key\n")
     (repo / "work.txt").write_text("more\n")
     res = ckpt(repo, "save", "-m", "new secret")
-    assert res.err == "warning: overlay: left out likely-secret files: secrets/id_rsa (set overlay.allow_secrets = true to keep them)\n"
+    assert res.err == "warning: overlay: left out likely-secret files: secrets/id_rsa (to keep them: allow_secrets = true under [overlay] in .ckpt.toml, or git config ckpt.overlay.allowSecrets true)\n"
     other = ckpt(repo, "save", "--task", "other", "-m", "x")
     assert ".env" in other.err and "big.bin" in other.err and "secrets/id_rsa" in other.err
 

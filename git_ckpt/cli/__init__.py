@@ -403,4 +403,4 @@ def _internal(exc: BaseException, as_json: bool, command: str) -> int:
     err = CkptError(f"internal error: {type(exc).__name__}: {exc}", f"this is a bug in git-ckpt; please report it with {path}")
     err.exit_code = EXIT_INTERNAL
     err.code = "internal"
-    return _report(err, as_json, _name(args))
+    return _report(err, as_json, command)

@@ -32,7 +32,7 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
     if all_:
         names = sorted({r[len(prefix):].split("/", 1)[0] for r in repo.refs_under(prefix) if "/" in r[len(prefix):]})
     else:
-        names = [store.check_task_name(task) if task else store.current_task(repo)]
+        names = [store.existing_task(repo, task, prefix, shown) if task else store.current_task(repo)]
     rows = [row for name in names for row in views.rows(repo, name, prefix, shown)]
     states: dict[str, Any] = {}
     if any(r.verifiers for r in rows):
