@@ -176,3 +176,174 @@ def test_promote_force_names_the_real_reason(repo):
     (repo / "new.txt").write_text("newer\n")
     ckpt(repo, "save", "-m", "three")
     assert ckpt(repo, "promote", "--force").out == "promoted default/3 (forced: required verifier t has no passing result on this content)\n"
+
+
+# ------------------------------------------------------------------ 3: hints name keys git config takes
+
+
+def _git_config_hints(text: str) -> list[tuple[str, str]]:
+    import re
+
+    return re.findall(r"git config (ckpt\.[A-Za-z0-9.]+) (\S+?)\)?(?=[\s,;)]|$)", text)
+
+
+def test_every_git_config_key_a_hint_can_name_is_valid_and_read(repo):
+    """Every setting hints can name (config.GIT_KEYS, which config.setting uses): `git config`
+    accepts the key (no underscore) and git ckpt reads it."""
+    from git_ckpt import config as config_mod
+    from git_ckpt.gitcore import Repo
+
+    values = {"ckpt.overlay.include": "tmp/", "ckpt.overlay.exclude": "cache/", "ckpt.overlay.maxFileSize": "7MiB",
+              "ckpt.overlay.allowSecrets": "true", "ckpt.retention.keep": "7", "ckpt.retention.olderThan": "9d",
+              "ckpt.attempt.onFailure": "keep", "ckpt.gate.since": "HEAD", "ckpt.gate.isolated": "true"}
+    assert set(values) == set(config_mod.GIT_KEYS.values())
+    for key, value in values.items():
+        assert "_" not in key
+        git(repo, "config", key, value)  # git refuses an invalid key (exit 1)
+    cfg = config_mod.load(Repo.discover(str(repo)))
+    assert "tmp/" in cfg.overlay.include and "cache/" in cfg.overlay.exclude
+    assert cfg.max_file_size == 7 * 1024 * 1024 and cfg.overlay.allow_secrets is True
+    assert cfg.retention.keep == 7 and cfg.retention.older_than == "9d"
+    assert cfg.attempt.on_failure == "keep" and cfg.gate.since == "HEAD" and cfg.gate.isolated is True
+    # and no hint text in the code names a ckpt.* key outside that table (or with an underscore)
+    import pathlib
+    import re
+
+    import git_ckpt
+
+    named = set()
+    for path in pathlib.Path(git_ckpt.__file__).parent.rglob("*.py"):
+        named |= set(re.findall(r"git config (ckpt\.[A-Za-z_.]+[A-Za-z])", path.read_text()))
+    allowed = set(values) | {"ckpt.gate", "ckpt.verifier.NAME.command", "ckpt.gate.since"}
+    assert {k for k in named if not k.startswith("ckpt.verifier")} <= allowed, named
+
+
+def test_the_overlay_hints_work_when_followed(repo):
+    """The walkthrough's case: the secret and size warnings name a git config command; run
+    exactly that with real git and the next save keeps the file."""
+    (repo / ".gitignore").write_text(".env\nbig.bin\n")
+    (repo / ".ckpt.toml").write_text('[overlay]\ninclude = [".env", "big.bin"]\nmax_file_size = "1KiB"\n')
+    git(repo, "add", ".gitignore", ".ckpt.toml")
+    git(repo, "commit", "-q", "-m", "cfg")
+    (repo / ".env").write_text("TOKEN=1\n")
+    (repo / "big.bin").write_bytes(b"x" * 4096)
+    res = ckpt(repo, "save", "-m", "one")
+    hinted = _git_config_hints(res.err)
+    assert [k for k, _v in hinted] == ["ckpt.overlay.allowSecrets", "ckpt.overlay.maxFileSize"], res.err
+    for key, value in hinted:
+        git(repo, "config", key, value)
+    (repo / "work.txt").write_text("again\n")
+    res = ckpt(repo, "save", "-m", "two")
+    assert res.err == ""
+    shown = ckpt(repo, "show", "--json").json()["result"]
+    assert {".env", "big.bin"} <= {f["path"] for f in shown["overlay"]}, shown["overlay"]
+
+
+def test_attempt_keep_message_names_a_working_key(repo):
+    """`attempt` under on_failure = keep names the setting; the git config key it names works."""
+    from test_verify import verifier, write_config
+
+    write_config(repo, verifier("t", ["false"]))
+    git(repo, "config", "ckpt.attempt.onFailure", "keep")
+    res = ckpt(repo, "attempt", "-m", "try", "--", "sh", "-c", "echo x > f.txt", rc=1)
+    assert "(on_failure = \"keep\" under [attempt] in .ckpt.toml, or git config ckpt.attempt.onFailure keep)" in res.out
+    assert (repo / "f.txt").exists()  # kept, as the git config said
+
+
+# ------------------------------------------------------------------ 4: hints name git ckpt's own commands
+
+
+def test_check_hint_names_drop_and_drop_removes_damage(repo):
+    """`check` on a damaged checkpoint hints `git ckpt drop T/N` (not git update-ref -d), and
+    that command works on a checkpoint that cannot be read, recording a drop event."""
+    ckpt(repo, "save", "-m", "one")
+    (repo / "b.txt").write_text("b\n")
+    ckpt(repo, "save", "-m", "two")
+    bad_manifest = git(repo, "hash-object", "-w", "--stdin", input=b"{bad").decode().strip()
+    meta = git(repo, "mktree", input=f"100644 blob {bad_manifest}\tmanifest.json\n".encode()).decode().strip()
+    meta_commit = git(repo, "commit-tree", meta, "-m", "meta").decode().strip()
+    c = git(repo, "rev-parse", "refs/ckpt/default/1").decode().strip()
+    parents = git(repo, "rev-list", "--parents", "-n", "1", c).decode().split()[1:]
+    forged = git(repo, "commit-tree", f"{c}^{{tree}}", "-p", parents[0], "-p", parents[1], "-p", meta_commit, "-m", "x").decode().strip()
+    git(repo, "update-ref", "refs/ckpt/default/1", forged)
+    res = ckpt(repo, "check", rc=1)
+    assert res.err.endswith("hint: get a good copy from a teammate (git ckpt fetch REMOTE), or drop the damaged ones: git ckpt drop default/1\n"), res
+    assert "update-ref" not in res.err
+    out = ckpt(repo, "drop", "default/1").out
+    assert out.startswith(f"dropped default/1 ({forged[:12]}) (damaged: it could not be read)\n")
+    assert git(repo, "for-each-ref", "refs/ckpt/default/1") == b""
+    assert "dropped default/1" in ckpt(repo, "log").out
+    assert ckpt(repo, "check").out.startswith("ok       default/2")
+    ckpt(repo, "log", "--verify")
+
+
+def test_no_hint_names_raw_ref_surgery():
+    """A sweep of every error hint in the code: none tells the user to delete refs/ckpt with
+    git update-ref -d (git ckpt drop does that, with a ledger record)."""
+    import pathlib
+    import re
+
+    import git_ckpt
+
+    for path in pathlib.Path(git_ckpt.__file__).parent.rglob("*.py"):
+        for m in re.finditer(r'"[^"\n]*update-ref -d[^"\n]*"', path.read_text()):
+            assert "refs/ckpt" not in m.group(0) and "damaged" not in m.group(0), (path, m.group(0))
+
+
+# ------------------------------------------------------------------ 5: unknown tasks
+
+
+def test_unknown_task_gets_did_you_mean_everywhere(repo):
+    """`restore nosuch/1` hinted `list --task nosuch`; now every command naming a task that
+    does not exist says so (exit 4) and hints a close name, else the tasks there are, and
+    `git ckpt list --all`."""
+    ckpt(repo, "task", "start", "fix-auth")
+    ckpt(repo, "save", "-m", "one")
+    ckpt(repo, "task", "start", "docs")
+    ckpt(repo, "save", "-m", "two")
+    close = "hint: did you mean fix-auth? git ckpt list --all shows every checkpoint\n"
+    far = "hint: the tasks are docs, fix-auth; git ckpt list --all shows every checkpoint\n"
+    for args, msg in ((["restore", "fix-aut/1"], "no checkpoint fix-aut/1: there is no task fix-aut"),
+                      (["show", "fix-aut/@"], "no task fix-aut"), (["diff", "fix-aut/promoted"], "no task fix-aut"),
+                      (["verify", "fix-aut/1"], "no checkpoint fix-aut/1: there is no task fix-aut"),
+                      (["list", "--task", "fix-aut"], "no task fix-aut"), (["log", "--task", "fix-aut"], "no task fix-aut"),
+                      (["handoff", "fix-aut"], "no task fix-aut"), (["stats", "fix-aut"], "no task fix-aut"),
+                      (["check", "--task", "fix-aut"], "no task fix-aut"), (["task", "show", "fix-aut"], "no task fix-aut"),
+                      (["task", "done", "fix-aut"], "no task fix-aut"), (["gc", "--task", "fix-aut", "--dry-run"], "no task fix-aut"),
+                      (["report", "--task", "fix-aut", "--html", "r.html"], "no task fix-aut")):
+        res = ckpt(repo, *args, rc=4)
+        assert res.err == f"error: {msg}\n{close}", (args, res)
+    res = ckpt(repo, "restore", "nosuch/1", rc=4)
+    assert res.err == f"error: no checkpoint nosuch/1: there is no task nosuch\n{far}"
+    assert not (repo / "r.html").exists()
+    # a known task without that number keeps the old, right hint
+    res = ckpt(repo, "restore", "docs/9", rc=4)
+    assert res.err == "error: no checkpoint docs/9\nhint: git ckpt list --task docs shows its checkpoints\n"
+
+
+# ------------------------------------------------------------------ 7 and 11: a ref git ckpt did not make
+
+
+def test_non_checkpoint_under_refs_ckpt_is_corrupt_everywhere(repo):
+    """A plain commit placed under refs/ckpt is corrupt stored data: exit 7 from every command
+    that reads it, naming the ref as not made by git ckpt; `log --verify` says the same (not
+    "ledger is broken"); a plain revision that is not a checkpoint stays unknown (exit 4)."""
+    ckpt(repo, "save", "-m", "one")
+    git(repo, "update-ref", "refs/ckpt/default/5", "HEAD")
+    head = git(repo, "rev-parse", "HEAD").decode().strip()
+    msg = "error: refs/ckpt/default/5 names default/5, which is not a checkpoint commit: the ref was not made by git ckpt\n"
+    for args in (["show", "default/5"], ["show"], ["diff", "5"], ["restore", "default/5"], ["verify", "@"],
+                 ["promote", "5"], ["restore", "--dry-run", "@"]):
+        res = ckpt(repo, *args, rc=None)
+        assert res.rc == 7 and res.err == msg + "hint: git ckpt drop default/5 removes the ref (the ledger records it)\n", (args, res)
+    res = ckpt(repo, "check", "default/5", rc=1)  # check: damage found is its "no" (exit 1)
+    assert res.out == "DAMAGED  default/5: " + msg[len("error: "):]
+    listed = ckpt(repo, "list", "--json").json()["result"]
+    assert listed[-1]["id"] == "default/5" and listed[-1]["kind"] == "corrupt"
+    res = ckpt(repo, "log", "--verify", rc=1)
+    assert res.err == ("error: task default: refs/ckpt/default/5 names default/5, which is not a checkpoint commit: "
+                       "the ref was not made by git ckpt\nhint: git ckpt drop default/5 removes it (the ledger records that)\n"), res
+    res = ckpt(repo, "show", head, rc=4)
+    assert res.err == f"error: {head} is not a checkpoint commit\nhint: git ckpt list shows the checkpoints\n"
+    ckpt(repo, "drop", "default/5")
+    ckpt(repo, "log", "--verify")
