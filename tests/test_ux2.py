@@ -347,3 +347,72 @@ def test_non_checkpoint_under_refs_ckpt_is_corrupt_everywhere(repo):
     assert res.err == f"error: {head} is not a checkpoint commit\nhint: git ckpt list shows the checkpoints\n"
     ckpt(repo, "drop", "default/5")
     ckpt(repo, "log", "--verify")
+
+
+# ------------------------------------------------------------------ 12: a refused merge says how to finish
+
+
+def test_refused_merge_hint_says_to_finish_with_git_commit(tmp_path):
+    """The gate's refusal during a merge (pre-merge-commit for `git merge`, pre-commit for the
+    `git commit` that concludes it) names the fix and then `git commit`; following the hint
+    to the letter concludes the merge.  Outside a merge the hint is unchanged."""
+    from test_gate_history import _merge, gated, refused_by_gate, run
+
+    repo, _remote = gated(tmp_path)
+    finish = ", then finish the merge with git commit (it stays in progress until then)\n"
+    proc = _merge(repo)
+    refused_by_gate(proc)
+    assert (repo / ".git" / "MERGE_HEAD").exists()
+    hint = next(line for line in proc.stderr.splitlines(keepends=True) if line.startswith("hint: git ckpt"))
+    assert hint == "hint: git ckpt save && git ckpt verify" + finish, proc.stderr
+    proc = run(repo, "commit", "--no-edit")  # the concluding commit, before verifying: refused the same way
+    refused_by_gate(proc)
+    assert "hint: git ckpt save && git ckpt verify" + finish in proc.stderr, proc.stderr
+    ckpt(repo, "save", "-m", "merge result")
+    ckpt(repo, "verify")
+    proc = run(repo, "commit", "--no-edit")
+    assert proc.returncode == 0, proc
+    assert not (repo / ".git" / "MERGE_HEAD").exists()
+    assert len(git(repo, "rev-list", "--parents", "-n1", "HEAD").split()) == 3
+    # not in a merge: the hint is only the fix
+    (repo / "late.txt").write_text("late\n")
+    git(repo, "add", "late.txt")
+    proc = run(repo, "commit", "-m", "late")
+    refused_by_gate(proc)
+    assert proc.stderr.endswith("hint: git ckpt save && git ckpt verify\n"), proc.stderr
+
+
+# ------------------------------------------------------------------ 15: list --remote aligned
+
+
+def _columns(out: str) -> set[int]:
+    """Where the message column starts on each row (after id, age and kind)."""
+    import re
+
+    starts = set()
+    for line in out.splitlines():
+        m = re.match(r"^[* ] (\S+)( +)(\S+)  (\S+)( +)(msg-\d+)", line)
+        assert m, line
+        starts.add(m.start(6))
+    return starts
+
+
+def test_list_remote_columns_align_like_list(tmp_path):
+    """`list --remote R` (ids `R:T/N`, longer than the 20 columns `list` reserves) and `list`
+    of a long task name: every row's message starts in the same column."""
+    from test_remote import _team
+
+    _bare, alice, bob = _team(tmp_path)
+    for task in ("a", "a-rather-long-task-name"):
+        ckpt(alice, "task", "start", task)
+        for i in range(1, 11):
+            (alice / "f.txt").write_text(f"{task} {i}\n")
+            ckpt(alice, "save", "-m", f"msg-{i}")
+    ckpt(alice, "push", "--all")
+    ckpt(bob, "fetch")
+    out = ckpt(bob, "list", "--remote", "origin").out
+    assert len(out.splitlines()) == 20 and "origin:a-rather-long-task-name/10" in out
+    assert len(_columns(out)) == 1, out
+    assert len(_columns(ckpt(alice, "list", "--all").out)) == 1
+    short = ckpt(alice, "list", "--task", "a").out  # short ids keep the usual 20 columns
+    assert _columns(short) == {2 + 20 + 1 + 4 + 2 + 11 + 1}, short
