@@ -54,7 +54,7 @@ def test_log_graph_draws_saves_results_jumps_promotion_handoff(repo):
     assert [(n["id"], n["parent"], n["lane"], n["promoted"]) for n in js["nodes"]] == [
         ("demo/1", None, 0, False), ("demo/2", "demo/1", 0, True), ("demo/3", "demo/1", 1, False)]
     assert js["lanes"] == 2
-    assert ckpt(repo, "log", "--graph", "--task", "nothing").out == "no events in task nothing\n"
+    assert ckpt(repo, "log", "--graph", "--task", "nothing", rc=4).err.startswith("error: no task nothing\n")
 
 
 def test_log_graph_escapes_stored_text(repo):

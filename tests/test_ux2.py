@@ -416,3 +416,29 @@ def test_list_remote_columns_align_like_list(tmp_path):
     assert len(_columns(ckpt(alice, "list", "--all").out)) == 1
     short = ckpt(alice, "list", "--task", "a").out  # short ids keep the usual 20 columns
     assert _columns(short) == {2 + 20 + 1 + 4 + 2 + 11 + 1}, short
+
+
+# ------------------------------------------------------------------ 8: report counts what exists
+
+
+def test_report_and_graph_do_not_count_pruned_or_dropped(repo, tmp_path):
+    """`report --html` (page, summary line, --json) and `log --graph` count only checkpoints
+    that still exist; pruned (gc) and dropped ones stay on the timeline, marked as gone."""
+    ckpt(repo, "task", "start", "t")
+    for i in range(1, 6):
+        (repo / "f").write_text(f"{i}\n")
+        ckpt(repo, "save", "-m", f"save {i}")
+    pruned = [p["id"] for p in ckpt(repo, "gc", "--keep", "2", "--older-than", "0d", "--json").json()["result"]["pruned"]]
+    assert pruned == ["t/1", "t/2", "t/3"]
+    ckpt(repo, "drop", "t/4")
+    page = tmp_path / "r.html"
+    res = ckpt(repo, "report", "--html", str(page))
+    assert res.out == f"wrote {page}: task t, 1 checkpoint(s) (4 more pruned or dropped), 0 jump(s)\n"
+    env = ckpt(repo, "report", "--html", str(page), "--json").json()["result"]
+    assert env["checkpoints"] == 1 and env["pruned"] == 4
+    text = page.read_text()
+    assert '<p class="meta">1 checkpoint(s) (4 more pruned or dropped), 0 verifier run(s), 0 jump(s)' in text
+    assert text.count(" gone\" id=") == 4 and text.count("(pruned or dropped: no longer a checkpoint here)") == 4
+    graph = ckpt(repo, "log", "--graph").out
+    assert sum("[pruned]" in ln for ln in graph.splitlines()) == 4 and "t/5" in graph
+    assert not any("[pruned]" in ln for ln in graph.splitlines() if "t/5 " in ln)

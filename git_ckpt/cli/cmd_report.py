@@ -34,5 +34,7 @@ def command(html_file: str, task: str | None, as_json: bool) -> int:
     except OSError as exc:  # a path the user named: any failure to write it is theirs to fix (exit 8)
         raise IOFailure(f"cannot write {html_file}: {exc.strerror or exc}", "name a file in a directory you can write") from None
     res = dict(report.data(repo, task), file=html_file)
-    emit("report", res, as_json, lambda: say(f"wrote {html_file}: task {task}, {res['checkpoints']} checkpoint(s), {res['jumps']} jump(s)"))
+    emit("report", res, as_json, lambda: say(f"wrote {html_file}: task {task}, {res['checkpoints']} checkpoint(s)"
+                                                       + (f" ({res['pruned']} more pruned or dropped)" if res["pruned"] else "")
+                                                       + f", {res['jumps']} jump(s)"))
     return 0
