@@ -255,6 +255,39 @@ def _merge_heads(repo: Repo) -> list[str]:
     return [ln.strip() for ln in text.splitlines() if re.fullmatch(r"[0-9a-f]{40,64}", ln.strip())]
 
 
+KEPT_IGNORED = "kept-ignored"  # in $GIT_DIR/ckpt: NUL-separated paths a restore kept as ignored
+
+
+def kept_ignored(repo: Repo) -> list[bytes]:
+    """The paths the last restore kept because the rules of the state it left ignored them (its
+    plan's ``keep … (ignored by the rules of the state left)``), still on disk.  save, status
+    and diff leave them out, as ignored files, until a restore whose rules ignore them, or
+    ``git add`` (a tracked path is no longer left out)."""
+    try:
+        data = (repo.git_dir / "ckpt" / KEPT_IGNORED).read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    root = os.fsencode(repo.workdir)
+    out = []
+    for p in data.split(b"\0"):
+        # local state, but still checked: relative, inside the worktree, not into .git
+        if not p or p.startswith(b"/") or b".." in p.split(b"/") or p.split(b"/")[0].lower() == b".git":
+            continue
+        if os.path.lexists(os.path.join(root, p.rstrip(b"/"))):
+            out.append(p)
+    return out
+
+
+def set_kept_ignored(repo: Repo, paths: list[bytes]) -> None:
+    """Record :func:`kept_ignored` (after a restore); an empty list removes the record."""
+    path = repo.ckpt_dir() / KEPT_IGNORED
+    if not paths:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return
+    store.atomic_write(path, b"\0".join(sorted(set(paths))) + b"\0")
+
+
 def capture(repo: Repo, cfg: Config) -> Snapshot:
     """Capture the worktree, index, HEAD and overlay of ``repo`` as objects (no refs written).
 
@@ -265,8 +298,14 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
     base, branch = repo.head()
     limit = cfg.max_file_size
     with repo.temp_index(copy_real=True) as idx_w, repo.temp_index(copy_real=True) as idx_i:
-        # Untracked files over the size cap are left out (reported); ignored ones are never added.
+        # Untracked files over the size cap are left out (reported); ignored ones are never added,
+        # nor what the last restore kept as ignored (while it is untracked: git add takes it in).
+        kept = kept_ignored(repo)
         untracked = [p for p in repo.git("ls-files", "-z", "-o", "--exclude-standard", index_file=idx_w).stdout.split(b"\0") if p]
+        if kept:
+            dirs = tuple(p for p in kept if p.endswith(b"/"))
+            files = set(kept)
+            untracked = [p for p in untracked if p not in files and not p.startswith(dirs)]
         too_large = []
         root = os.fsencode(repo.workdir)
         for p in untracked:
@@ -287,7 +326,11 @@ def capture(repo: Repo, cfg: Config) -> Snapshot:
         if present:
             repo.git("update-index", "-z", "--no-skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in present), index_file=idx_w)
         # --sparse: a sparse checkout's untracked files outside the cone are saved (as git stash -u does)
-        embedded = _add_all(repo, idx_w, too_large, sparse=bool(present) or repo.sparse_checkout() is not None)
+        if kept:  # only while untracked: a tracked one (git add) is captured as any other
+            indexed = {e.split(b"\t", 1)[1] for e in listing.split(b"\0") if b"\t" in e}
+            kept = [p for p in kept if not (any(i.startswith(p) for i in indexed) if p.endswith(b"/") else p in indexed)]
+        embedded = _add_all(repo, idx_w, too_large + [p.rstrip(b"/") for p in kept],
+                            sparse=bool(present) or repo.sparse_checkout() is not None)
         w_tree = repo.git("write-tree", index_file=idx_w).stdout.decode().strip()
         if stages:
             conflicted = sorted({p for *_x, p in stages})

@@ -289,8 +289,8 @@ def test_list_remote_shows_every_fetched_task(tmp_path):
 
     assert same(ckpt(bob, "list", "--remote", "origin", "--task", "share").out) == same(out)
     assert same(ckpt(bob, "list", "--remote", "origin", "--all").out) == same(out)
-    assert ckpt(bob, "list", "--remote", "origin", "--task", "other").out == \
-        "no checkpoints fetched from origin in task other (git ckpt fetch origin brings them)\n"
+    assert ckpt(bob, "list", "--remote", "origin", "--task", "other", rc=4).err == \
+        "error: no task origin:other\nhint: the tasks are origin:share; git ckpt list --remote origin shows every checkpoint\n"
     assert ckpt(bob, "list", "--remote", "upstream").out == "no checkpoints fetched from upstream (git ckpt fetch upstream brings them)\n"
     assert ckpt(bob, "list").out == "no checkpoints in task default\nfetched tasks: origin:share (git ckpt list --remote origin)\n"
     js = ckpt(bob, "list", "--remote", "origin", "--json").json()["result"]
