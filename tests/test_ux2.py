@@ -442,3 +442,47 @@ def test_report_and_graph_do_not_count_pruned_or_dropped(repo, tmp_path):
     graph = ckpt(repo, "log", "--graph").out
     assert sum("[pruned]" in ln for ln in graph.splitlines()) == 4 and "t/5" in graph
     assert not any("[pruned]" in ln for ln in graph.splitlines() if "t/5 " in ln)
+
+
+# ------------------------------------------------------------------ 1: ignored in the state left
+
+
+def test_file_ignored_only_by_the_rules_left_is_kept_said_and_stays_ignored(repo):
+    """Restoring a checkpoint whose .gitignore lacks a rule the current one has: the files that
+    rule ignores (a file and a whole directory) are kept, the plan (dry run and the real
+    restore's report, text and --json) says so and why, and afterwards status, diff and the next
+    save treat them as the ignored files they were (nothing shows as added, nothing is
+    archived); `git add` takes one in as usual; undo brings back the rules that ignore them."""
+    (repo / "a.txt").write_text("a\n")
+    ckpt(repo, "save", "-m", "no rules")
+    (repo / ".gitignore").write_text("build.log\ncache/\n")
+    (repo / "build.log").write_text("log\n")
+    (repo / "cache").mkdir()
+    (repo / "cache" / "blob").write_text("c\n")
+    ckpt(repo, "save", "-m", "with rules")
+    keep = ["keep    build.log (ignored by the rules of the state left; still treated as ignored: git add it to track it)",
+            "keep    cache/ (ignored by the rules of the state left; still treated as ignored: git add it to track it)"]
+    dry = ckpt(repo, "restore", "--dry-run", "1").out.splitlines()
+    assert dry[:4] == ["would restore default/1:", "delete  .gitignore", *keep] and dry[4].startswith("leave   "), dry
+    plan = ckpt(repo, "restore", "--dry-run", "1", "--json").json()["result"]["plan"]
+    assert plan["keep_ignored_left"] == ["build.log", "cache/"] and plan["delete"] == [".gitignore"]
+    out = ckpt(repo, "restore", "1").out.splitlines()
+    assert out == ["current state matches default/2; not saved again", "restored default/1", *keep], out
+    assert (repo / "build.log").read_text() == "log\n" and (repo / "cache" / "blob").read_text() == "c\n"
+    assert "worktree:  matches default/1\n" in ckpt(repo, "status").out
+    assert ckpt(repo, "diff").out == ""
+    assert ckpt(repo, "diff", "--json").json()["result"]["changes"] == []
+    (repo / "a.txt").write_text("a2\n")
+    ckpt(repo, "save", "-m", "after")
+    saved = git(repo, "ls-tree", "-r", "--name-only", "refs/ckpt/default/3").decode().split()
+    assert "a.txt" in saved and not {"build.log", "cache/blob", ".gitignore"} & set(saved), saved
+    # a second restore keeps them the same way (they are still not ignored by any rule on disk)
+    assert ckpt(repo, "restore", "--dry-run", "1").out.splitlines()[-3:-1] == keep
+    # git add: tracked now, captured like any other file
+    git(repo, "add", "build.log")
+    ckpt(repo, "save", "-m", "tracked")
+    assert "build.log" in git(repo, "ls-tree", "-r", "--name-only", "refs/ckpt/default/4").decode().split()
+    # a restore whose rules ignore them again ends the record
+    ckpt(repo, "restore", "2")
+    assert not (repo / ".git" / "ckpt" / "kept-ignored").exists()  # ignored by the restored rules again
+    assert "build.log" in (repo / ".gitignore").read_text() and (repo / "cache" / "blob").exists()
