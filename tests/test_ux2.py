@@ -4,8 +4,6 @@ checked across every command it applies to (real repositories, the real ``git ck
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 
 import click
 import pytest
