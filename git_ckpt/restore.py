@@ -465,6 +465,9 @@ def _left_ignored(repo: Repo, target: Checkpoint, now: Snapshot, changes: list[A
     if not cand:
         return []
     ignored_there = repo.ignored_under_tree(target.tree, cand)
+    # one an earlier restore kept that the target's rules ignore: kept for that reason, and said
+    # (save left it out, so it is no deletion candidate that would say it otherwise)
+    plan.kept_ignored = sorted(set(plan.kept_ignored) | {p for p in carried if p in ignored_there and p in cand})
     return [p for p in cand if p not in ignored_there]
 
 
