@@ -448,6 +448,20 @@ def session_of(payload: bytes) -> dict[str, Any]:
     return out
 
 
+def input_problem(payload: bytes) -> str | None:
+    """Why a hook's stdin is not the JSON object every agent sends, or None (empty input, as from
+    a terminal or a hook runner that sends nothing, is not a problem)."""
+    if not payload.strip():
+        return None
+    try:
+        obj = json.loads(payload)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return "the input on stdin is not JSON"
+    if not isinstance(obj, dict):
+        return "the input on stdin is not a JSON object"
+    return None
+
+
 def start_output(agent: str, text: str) -> str:
     """What a session-start hook prints so the agent adds ``text`` (the handoff receipt) to the
     new session's context: plain text for Claude Code, Codex and Copilot; the JSON Gemini CLI

@@ -26,6 +26,7 @@ from . import ledger, store
 from . import trust
 from .restore import restore
 from .snapshot import SaveResult, capture, save
+from . import config
 from .config import Config
 from .errors import CkptError, UsageError
 from .gitcore import Repo
@@ -159,7 +160,7 @@ def attempt(
     else:
         res.outcome = "kept"
         res.clean = _matches(repo, cfg, post.id)
-        log(f"keeping the failed state {post.id} (attempt.on_failure = keep)")
+        log(f"keeping the failed state {post.id} ({config.setting('attempt', 'on_failure', 'keep')})")
         log("workspace status: clean" if res.clean else f"workspace status: changed since {post.id}")
         log(f"next: fix and run git ckpt verify, or go back with git ckpt restore {pre.id}")
     _event(repo, res)

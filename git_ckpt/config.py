@@ -25,7 +25,7 @@ DEFAULT_MAX_FILE_SIZE = 100 * 1024 * 1024
 DEFAULT_EXCLUDE = ["node_modules/", ".venv/", "venv/", "__pycache__/", ".tox/", ".mypy_cache/", ".pytest_cache/"]
 
 # Likely-secret files: left out of the overlay (with a warning naming them) unless
-# overlay.allow_secrets = true.
+# [overlay] allow_secrets = true (git config ckpt.overlay.allowSecrets true).
 SECRET_PATTERNS = [
     ".env",
     ".env.*",
@@ -67,6 +67,33 @@ max_file_size = "100MiB"
 keep = 50
 older_than = "30d"
 """
+
+
+#: The ``.ckpt.toml`` settings a local ``git config`` key overrides, and that key as ``git
+#: config`` accepts it (a variable name has no underscore: ``max_file_size`` is
+#: ``maxFileSize``).  :func:`_apply_git_config` reads exactly these (and ``verifier.NAME.*``);
+#: every hint naming a setting goes through :func:`setting`, so it names a key that works.
+GIT_KEYS = {
+    ("overlay", "include"): "ckpt.overlay.include",
+    ("overlay", "exclude"): "ckpt.overlay.exclude",
+    ("overlay", "max_file_size"): "ckpt.overlay.maxFileSize",
+    ("overlay", "allow_secrets"): "ckpt.overlay.allowSecrets",
+    ("retention", "keep"): "ckpt.retention.keep",
+    ("retention", "older_than"): "ckpt.retention.olderThan",
+    ("attempt", "on_failure"): "ckpt.attempt.onFailure",
+    ("gate", "since"): "ckpt.gate.since",
+    ("gate", "isolated"): "ckpt.gate.isolated",
+}
+
+
+def setting(section: str, key: str, value: str) -> str:
+    """How to set ``[section] key = value``, for a hint: in ``.ckpt.toml`` and, where a local
+    override exists, the ``git config`` command that sets it (``git config
+    ckpt.overlay.allowSecrets true``)."""
+    toml_value = value if value in ("true", "false") or value.isdigit() else f'"{value}"'
+    text = f"{key} = {toml_value} under [{section}] in .ckpt.toml"
+    git_key = GIT_KEYS.get((section, key))
+    return text if git_key is None else f"{text}, or git config {git_key} {value}"
 
 
 class OverlayConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -284,6 +311,8 @@ def _apply_git_config(repo: "Repo", cfg: Config) -> None:
             cfg.overlay.exclude.append(value)
         elif low == "overlay.maxfilesize":
             cfg.overlay.max_file_size = value
+        elif low == "overlay.allowsecrets":
+            cfg.overlay.allow_secrets = str(value).lower() in ("true", "yes", "on", "1")
         elif low == "retention.keep":
             try:
                 cfg.retention.keep = int(value)

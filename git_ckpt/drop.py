@@ -31,6 +31,22 @@ class DropResult:
         return {"id": self.id, "commit": self.commit, "forced": self.forced, "protected": self.protected}
 
 
+def drop_damaged(repo: Repo, spec: str, task: str) -> DropResult | None:
+    """Drop ``refs/ckpt/T/N`` named by ``spec`` (``T/N`` or ``N`` of ``task``) whose checkpoint
+    cannot be read (a corrupt manifest, a commit git ckpt did not make): ``git ckpt check`` and
+    ``log --verify`` name such refs, and this is the command their hints give.  Nothing relies on
+    a checkpoint that cannot be restored, so no protection applies; the ``drop`` event records
+    the commit (reason ``damaged``) before the ref goes.  None when ``spec`` names no such ref."""
+    found = store.damaged_ref(repo, spec, task)
+    if found is None:
+        return None
+    t, cid, ref, oid = found
+    ledger.append(repo, t, "drop", {"id": cid, "commit": oid, "forced": False, "reason": "damaged"})
+    if not repo.swap(ref, lambda old: (None, True) if old == oid else (old, False), reason=f"ckpt: drop {cid} (damaged)"):
+        raise BusyError(f"{cid} changed while it was being dropped; left alone", "run git ckpt drop again")
+    return DropResult(cid, oid, False, "damaged")
+
+
 def drop(repo: Repo, cp: Checkpoint, *, force: bool = False) -> DropResult:
     """Delete the ref of the local checkpoint ``cp`` and record a ``drop`` event in its task's ledger.
 

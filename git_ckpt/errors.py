@@ -8,15 +8,16 @@ on stderr and exits with that code; anything else is a bug and exits with :data:
 Exit codes (also listed in ``man git-ckpt``):
 
 ====  ==========================================================================
-0     success
+0     success (also ``git ckpt`` or a group alone, which prints the group's help)
 1     a check said no: a verifier failed, the gate refused, ``check``/``log --verify`` found damage
 2     usage error (bad option or argument)
 3     not a usable repository (outside a repository, bare repository, unsupported format)
-4     unknown checkpoint, task or verifier
+4     unknown checkpoint, task or verifier; a revision the user named that is not a checkpoint
 5     the repository is busy or mid-operation (merge/rebase in progress, ``index.lock`` held,
       an interrupted restore, a lock another ``git ckpt`` holds)
 6     malformed ``.ckpt.toml`` or ``git config ckpt.*``
-7     corrupt checkpoint data (manifest, overlay tar, note, ledger)
+7     corrupt checkpoint data (manifest, overlay tar, note, ledger; a ref under refs/ckpt/ naming
+      a commit git ckpt did not make)
 8     an I/O failure writing files or objects (disk full, read-only file system)
 9     the ``.ckpt.toml`` verifiers are not trusted (see ``git ckpt trust``)
 10    a remote operation failed or was refused

@@ -20,7 +20,7 @@ from typing import Any
 
 from . import ledger, notes, store
 from .notes import result_id as result_id
-from .config import Config, VerifierConfig
+from .config import GIT_KEYS, Config, VerifierConfig
 from .errors import CkptError
 from .gitcore import Repo
 from .model import digest
@@ -212,7 +212,8 @@ def missing_text(req: Requirement) -> tuple[str, str]:
 
 
 #: Why a result that passed in place is not counted.
-IN_PLACE = " (only a run in place passed: [gate] isolated = true counts git ckpt verify --isolated only)"
+IN_PLACE = (" (only a run in place passed: with [gate] isolated = true, or git config "
+            + GIT_KEYS["gate", "isolated"] + " true, only git ckpt verify --isolated counts)")
 
 
 def was_forced(repo: Repo, task: str, commit: str) -> bool:

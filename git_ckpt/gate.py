@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import config, ledger, store, trust
-from .config import Config
+from .config import Config, setting
 from .errors import CkptError, NotFoundError
 from .evidence import IN_PLACE, requirement, was_forced
 from .gitcore import Repo
@@ -209,7 +209,7 @@ def _filter_reason(found: list[tuple[bytes, str]]) -> str:
             "info/attributes rather than committed .gitattributes: the bytes verified are not the bytes committed")
 
 
-FILTER_FIX = "remove the filter (git config --unset filter.NAME.clean/smudge/process, .git/info/attributes), or set [gate] allow_local_filters = true in .ckpt.toml"
+FILTER_FIX = "remove the filter (git config --unset filter.NAME.clean/smudge/process, .git/info/attributes), or set " + setting("gate", "allow_local_filters", "true")
 
 
 def promoted_elsewhere(repo: Repo, cfg: Config, tree: str, task: str) -> str | None:
@@ -232,8 +232,19 @@ def promoted_elsewhere(repo: Repo, cfg: Config, tree: str, task: str) -> str | N
     return None
 
 
+#: How a refused commit in the middle of an operation is finished once the fix is done (the
+#: refusal leaves the operation in progress: a refused merge commit keeps MERGE_HEAD).
+FINISH = {
+    "a merge": ", then finish the merge with git commit (it stays in progress until then)",
+    "a cherry-pick": ", then finish it with git cherry-pick --continue",
+    "a revert": ", then finish it with git revert --continue",
+    "a rebase": ", then finish it with git rebase --continue",
+    "a rebase or am": ", then finish it with git am --continue (or git rebase --continue)",
+}
+
+
 def gate(repo: Repo, cfg: Config | None = None, *, index_file: str | None = None, task: str | None = None,
-         record: bool = True) -> GateResult:
+         record: bool = True, merging: bool = False) -> GateResult:
     """The pre-commit decision for the index in ``index_file`` (the CLI passes
     ``$GIT_INDEX_FILE``; None: the real index).  Disabled gates allow everything.  A refusal is
     logged as a ``gate-refused`` event when ``record``."""
@@ -243,6 +254,9 @@ def gate(repo: Repo, cfg: Config | None = None, *, index_file: str | None = None
     cfg = cfg or config.load(repo)
     tree = index_tree(repo, index_file)
     res = check_tree(repo, cfg, tree, task)
+    if not res.allowed and res.fix:
+        # pre-merge-commit runs before git writes MERGE_HEAD (``merging``: the hook says so)
+        res.fix += FINISH.get("a merge" if merging else repo.in_progress() or "", "")
     if not res.allowed and record:
         ledger.append(repo, task, "gate-refused", {
             "reason": res.reason, "tree": tree, "promoted": res.promoted, "paths": res.paths,

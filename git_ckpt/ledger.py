@@ -284,7 +284,10 @@ def verify(repo: Repo, task: str) -> list[str]:
     rewritten: list[tuple[int, str]] = []
     for n, cp_oid in store.numbered(repo, task):
         try:
-            cp = store.load(repo, cp_oid, id=f"{task}/{n}")
+            cp = store.load(repo, cp_oid, id=f"{task}/{n}", ref=store.ckpt_ref(task, n))
+        except CorruptError as exc:  # reported, not raised; a ref someone else made is named as such
+            problems.append(exc.message if store.NOT_MADE_BY_US in exc.message else f"checkpoint {task}/{n}: unreadable ({exc.message})")
+            continue
         except Exception as exc:  # noqa: BLE001 - reported, not raised
             problems.append(f"checkpoint {task}/{n}: unreadable ({exc})")
             continue

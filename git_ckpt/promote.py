@@ -47,11 +47,15 @@ class PromoteResult:
     changed: bool
     forced: bool
     verifiers: list[str]
+    #: why a forced promotion was forced (an untrusted .ckpt.toml, a required verifier without a
+    #: pass), in that order; empty when it was not
+    why_forced: list[str]
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {"id": self.id, "commit": self.commit, "task": self.task, "previous": self.previous,
-                "changed": self.changed, "forced": self.forced, "verifiers": self.verifiers}
+                "changed": self.changed, "forced": self.forced, "verifiers": self.verifiers,
+                "why_forced": self.why_forced}
 
 
 def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, reason: str = "promote") -> PromoteResult:
@@ -70,7 +74,8 @@ def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, rea
             f"{cp.id} is not a checkpoint of this repository; only local checkpoints are promoted",
             f"git ckpt restore {cp.id}, then git ckpt save and git ckpt verify make it one",
         )
-    trusted = trust.state(repo, cfg).ok
+    st = trust.state(repo, cfg)
+    trusted = st.ok
     if not trusted and not force:
         trust.check(repo, cfg, doing=f"{cp.id} was not promoted (its required verifiers cannot be judged)")
     req = requirement(repo, cfg, cp)
@@ -83,6 +88,12 @@ def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, rea
     task = cp.manifest.task
     ref = store.promoted_ref(task)
     forced = force and (not req.satisfied or not trusted)
+    why_forced: list[str] = []
+    if forced and not trusted:
+        why_forced.append(f"{trust.untrusted_reason(st)}, so its required verifiers cannot be judged")
+    if forced and not req.satisfied:
+        name, text = missing_text(req)
+        why_forced.append(f"required verifier {name} has {text} on this content")
     why = f"ckpt: promote {cp.id}" + (" (forced)" if forced else "")
     logged: list[str | None] = []
 
@@ -105,4 +116,4 @@ def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, rea
     elif force and not logged:
         log_event(previous)  # promoting the promoted checkpoint again with --force records it
     gatecache.remember(repo, task=task)  # the commit gate's fast path (hooks/pre-commit)
-    return PromoteResult(cp.id, cp.commit, task, previous, changed, forced, sorted(req.passed))
+    return PromoteResult(cp.id, cp.commit, task, previous, changed, forced, sorted(req.passed), why_forced)

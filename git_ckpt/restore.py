@@ -38,7 +38,7 @@ from .config import Config
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry, fault, git_failure, path_line
 from .model import OverlayFile, encode, path_display, path_from_str, path_to_str
-from .snapshot import Snapshot, capture, log_if_missing, save
+from .snapshot import Snapshot, capture, kept_ignored, log_if_missing, save, set_kept_ignored
 from .store import Checkpoint
 
 GITLINK = 0o160000
@@ -73,12 +73,22 @@ class Plan:
     leave: int | None = None  # files of the target left as they are (counted for dry runs)
     blocked: list[bytes] = field(default_factory=list)
     kept_ignored: list[bytes] = field(default_factory=list)  # not deleted: ignored under the target's rules
+    # kept: ignored under the rules of the state left only (the target's rules would show them):
+    # still treated as ignored after the restore (store.KEPT_IGNORED), so save/status/diff agree
+    kept_left_ignored: list[bytes] = field(default_factory=list)
     provenance: list[str] = field(default_factory=list)  # where the target was saved, when not here
     sparse_skipped: list[bytes] = field(default_factory=list)  # tracked files outside the sparse cone, not written
     head_branch: str | None = None  # the branch --reset-head moves (None: a detached HEAD)
     head_from: str | None = None
     head_to: str | None = None
     head_unreachable: int = 0  # commits reachable from the branch now and not after the move
+
+    def keep_lines(self) -> list[str]:
+        """``keep PATH (why)``: the files a restore leaves although its target does not hold
+        them (the dry run's plan and the restore's own report print the same lines)."""
+        return ([f"keep    {path_display(p)} (ignored by the checkpoint's rules)" for p in self.kept_ignored]
+                + [f"keep    {path_display(p)} (ignored by the rules of the state left; still treated as ignored: "
+                   "git add it to track it)" for p in self.kept_left_ignored])
 
     @property
     def empty(self) -> bool:
@@ -98,6 +108,7 @@ class Plan:
             "head_changes": self.head_changes,
             "leave": self.leave,
             "keep_ignored": [path_to_str(p) for p in self.kept_ignored],
+            "keep_ignored_left": [path_to_str(p) for p in self.kept_left_ignored],
             "provenance": self.provenance,
             "outside_sparse_cone": [path_to_str(p) for p in self.sparse_skipped],
             "head": {"branch": self.head_branch, "from": self.head_from, "to": self.head_to,
@@ -137,7 +148,7 @@ class RestoreResult:
         elif self.previous:
             out.append(f"current state matches {self.previous}; not saved again")
         out.append(f"restored {self.target}" if self.type == "restore" else f"undo: restored {self.target}")
-        return out
+        return out + self.plan.keep_lines()
 
 
 def _under(path: bytes, paths: list[bytes] | None) -> bool:
@@ -426,6 +437,40 @@ class Fingerprints:
             os.rename(aside, full + b".ckpt-kept-%d" % n)
 
 
+def _left_ignored(repo: Repo, target: Checkpoint, now: Snapshot, changes: list[Any], paths: list[bytes] | None,
+                  plan: Plan, cur: dict[bytes, Any], tgt: dict[bytes, Any]) -> list[bytes]:
+    """Files (or whole directories, ``dir/``) on disk that the rules of the state left ignore, or
+    that an earlier restore kept as such (:func:`git_ckpt.snapshot.kept_ignored`), and that the
+    target's rules would not: restore keeps them (nothing is deleted that was ignored where the
+    user stood) and they stay ignored afterwards.  Computed only when a ``.gitignore`` differs
+    between the two states (``info/exclude`` and ``core.excludesFile`` are the same on both)."""
+    carried = kept_ignored(repo)
+    rules_differ = any((c.path == b".gitignore" or c.path.endswith(b"/.gitignore"))
+                       for pair in changes for c in pair if c is not None)
+    if not rules_differ and not carried:
+        return []
+    found = set(carried)
+    if rules_differ:
+        listed = repo.git("ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory").stdout.split(b"\0")
+        found |= {p for p in listed if p}
+    overlay_paths = set(cur) | set(tgt)
+    written = set(plan.write) | set(plan.blocked)
+
+    def handled(p: bytes) -> bool:  # the overlay or the target's own files decide these
+        if p.endswith(b"/"):
+            return any(o.startswith(p) for o in overlay_paths | written)
+        return p in overlay_paths or p in written
+
+    cand = sorted(p for p in found if _under(p.rstrip(b"/"), paths) and not handled(p))
+    if not cand:
+        return []
+    ignored_there = repo.ignored_under_tree(target.tree, cand)
+    # one an earlier restore kept that the target's rules ignore: kept for that reason, and said
+    # (save left it out, so it is no deletion candidate that would say it otherwise)
+    plan.kept_ignored = sorted(set(plan.kept_ignored) | {p for p in carried if p in ignored_there and p in cand})
+    return [p for p in cand if p not in ignored_there]
+
+
 def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] | None, reset_head: bool = False) -> Plan:
     """Compare the current state ``now`` with ``target`` (limited to ``paths``) without writing."""
     plan = Plan(target=target.id)
@@ -517,6 +562,7 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
             plan.head_unreachable = int(repo.git("rev-list", "--count", now.base, "^" + target.base).stdout.strip() or 0)
     plan.provenance = provenance(repo, target, now)
     plan.blocked = sorted(set(plan.blocked))
+    plan.kept_left_ignored = _left_ignored(repo, target, now, changes, paths, plan, cur, tgt)
     refuse_unsafe_target(repo, target, plan, now)
     return plan
 
@@ -1047,6 +1093,7 @@ def restore(
         store.atomic_write(_journal_path(repo), encode(j))
         fault("restore.after-journal")
         apply(repo, cfg, target, now, paths, plan, prints)
+        set_kept_ignored(repo, plan.kept_left_ignored)
         warns = _finish(repo, j, target, now)
         if not paths:
             warns += set_merge_state(repo, target)
@@ -1085,6 +1132,7 @@ def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
             save(repo, cfg, task=j.task, message=f"before finishing the restore of {target.id}", kind="pre-restore",
                  snap=now, allow_empty=True, in_restore=True)
         apply(repo, cfg, target, now, paths, plan, prints)
+        set_kept_ignored(repo, plan.kept_left_ignored)
         warns = _finish(repo, j, target, now)
         if not paths:
             warns += set_merge_state(repo, target)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 from . import ledger, overlay, store
+from . import config
 from .config import Config
 from .errors import BusyError, CkptError
 from .gitcore import EMPTY_BLOB, RefConflict, Repo, fault, git_failure
@@ -258,6 +259,39 @@ def _merge_heads(repo: Repo) -> list[str]:
     return [ln.strip() for ln in text.splitlines() if re.fullmatch(r"[0-9a-f]{40,64}", ln.strip())]
 
 
+KEPT_IGNORED = "kept-ignored"  # in $GIT_DIR/ckpt: NUL-separated paths a restore kept as ignored
+
+
+def kept_ignored(repo: Repo) -> list[bytes]:
+    """The paths the last restore kept because the rules of the state it left ignored them (its
+    plan's ``keep … (ignored by the rules of the state left)``), still on disk.  save, status
+    and diff leave them out, as ignored files, until a restore whose rules ignore them, or
+    ``git add`` (a tracked path is no longer left out)."""
+    try:
+        data = (repo.git_dir / "ckpt" / KEPT_IGNORED).read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    root = os.fsencode(repo.workdir)
+    out = []
+    for p in data.split(b"\0"):
+        # local state, but still checked: relative, inside the worktree, not into .git
+        if not p or p.startswith(b"/") or b".." in p.split(b"/") or p.split(b"/")[0].lower() == b".git":
+            continue
+        if os.path.lexists(os.path.join(root, p.rstrip(b"/"))):
+            out.append(p)
+    return out
+
+
+def set_kept_ignored(repo: Repo, paths: list[bytes]) -> None:
+    """Record :func:`kept_ignored` (after a restore); an empty list removes the record."""
+    path = repo.ckpt_dir() / KEPT_IGNORED
+    if not paths:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return
+    store.atomic_write(path, b"\0".join(sorted(set(paths))) + b"\0")
+
+
 def _concurrently(main: Callable[[], T], *gits: Callable[[], subprocess.CompletedProcess[bytes]]) -> tuple[T, list[subprocess.CompletedProcess[bytes]]]:
     """Run ``main`` in this thread while each of ``gits`` (one ``git`` process each, waited for)
     runs on a thread of its own; return ``main``'s result and the processes in order.  The first
@@ -338,8 +372,14 @@ def capture(repo: Repo, cfg: Config, *, build_tar: bool = False) -> Snapshot:
             lambda: repo.git(*add_u, index_file=idx_w, check=False),
         )
         listing = listing_p.stdout
-        # Untracked files over the size cap are left out (reported); ignored ones are never added.
+        # Untracked files over the size cap are left out (reported); ignored ones are never added,
+        # nor what the last restore kept as ignored (while it is untracked: git add takes it in).
         untracked = [p for p in others_p.stdout.split(b"\0") if p]
+        kept = kept_ignored(repo)
+        if kept:
+            dirs = tuple(p for p in kept if p.endswith(b"/"))
+            files = set(kept)
+            untracked = [p for p in untracked if p not in files and not p.startswith(dirs)]
         too_large = []
         for p in untracked:
             try:
@@ -356,13 +396,16 @@ def capture(repo: Repo, cfg: Config, *, build_tar: bool = False) -> Snapshot:
         present = [p for p in skips if os.path.lexists(os.path.join(root, p))]
         if present:
             repo.git("update-index", "-z", "--no-skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in present), index_file=idx_w)
+        if kept:  # only while untracked: a tracked one (git add) is captured as any other
+            indexed = {e.split(b"\t", 1)[1] for e in listing.split(b"\0") if b"\t" in e}
+            kept = [p for p in kept if not (any(i.startswith(p) for i in indexed) if p.endswith(b"/") else p in indexed)]
         embedded: list[bytes] = []
         big = set(too_large)
         fast = (addu_p.returncode == 0 and not assumed and not present and not stages
                 and _add_listed(repo, idx_w, [p for p in untracked if p not in big]))
         if not fast:
             # --sparse: a sparse checkout's untracked files outside the cone are saved (as git stash -u does)
-            embedded = _add_all(repo, idx_w, too_large, sparse=bool(present) or sparse_cfg)
+            embedded = _add_all(repo, idx_w, too_large + [p.rstrip(b"/") for p in kept], sparse=bool(present) or sparse_cfg)
         w_tree = repo.git("write-tree", index_file=idx_w).stdout.decode().strip()
         if stages:
             conflicted = sorted({p for *_x, p in stages})
@@ -447,10 +490,10 @@ def warnings_for(snap: Snapshot, already: frozenset[bytes] = frozenset()) -> lis
 
     if new(sel.secrets):
         out.append("overlay: left out likely-secret files: " + ", ".join(path_display(p) for p in new(sel.secrets))
-                   + " (set overlay.allow_secrets = true to keep them)")
+                   + f" (to keep them: {config.setting('overlay', 'allow_secrets', 'true')})")
     if new(sel.too_large + snap.too_large):
         out.append("skipped files over the size limit: " + ", ".join(path_display(p) for p in new(sel.too_large + snap.too_large))
-                   + " (raise overlay.max_file_size to keep them)")
+                   + f" (to keep them, raise the limit: {config.setting('overlay', 'max_file_size', '500MiB')})")
     if new(snap.embedded):
         out.append("left out nested repositories with no commit (git cannot record them): " + ", ".join(path_display(p) for p in new(snap.embedded)))
     if new(sel.unsafe_links):

@@ -118,6 +118,43 @@ def tasks(repo: Repo) -> list[str]:
     return sorted(names)
 
 
+def _task_names(repo: Repo, prefix: str) -> list[str]:
+    return sorted({ref[len(prefix):].split("/", 1)[0] for ref in repo.refs_under(prefix) if "/" in ref[len(prefix):]})
+
+
+def task_exists(repo: Repo, task: str, prefix: str = PREFIX) -> bool:
+    """Whether ``task`` has any ref under ``prefix`` (a checkpoint, its ledger, a promotion), or
+    is this worktree's current task (which exists before its first save)."""
+    if prefix == PREFIX and task == current_task(repo):
+        return True
+    return bool(repo.refs_under(f"{prefix}{task}/"))
+
+
+def task_hint(repo: Repo, task: str, prefix: str = PREFIX, shown: str = "") -> str:
+    """The hint for an unknown task: "did you mean …?" when a task's name is close, else the
+    tasks there are; always how to see every checkpoint."""
+    import difflib
+
+    names = _task_names(repo, prefix)
+    listing = f"git ckpt list --remote {shown[:-1]}" if shown else "git ckpt list --all"
+    close = difflib.get_close_matches(task, names, n=3, cutoff=0.6)
+    if close:
+        return f"did you mean {' or '.join(shown + c for c in close)}? {listing} shows every checkpoint"
+    if names:
+        more = " …" if len(names) > 5 else ""
+        return f"the tasks are {', '.join(shown + n for n in names[:5])}{more}; {listing} shows every checkpoint"
+    return f"git ckpt fetch {shown[:-1]} brings its checkpoints" if shown else "no task has checkpoints yet; git ckpt save makes one"
+
+
+def existing_task(repo: Repo, name: str, prefix: str = PREFIX, shown: str = "") -> str:
+    """``name`` checked (:func:`check_task_name`) and known (:func:`task_exists`), else
+    :class:`NotFoundError` (exit 4) with :func:`task_hint`: for commands that read a task."""
+    task = check_task_name(name)
+    if not task_exists(repo, task, prefix):
+        raise NotFoundError(f"no task {shown}{task}", task_hint(repo, task, prefix, shown))
+    return task
+
+
 # ---------------------------------------------------------------------------- checkpoints
 
 
@@ -240,8 +277,11 @@ class Checkpoint:
 
 
 def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = None) -> Checkpoint:
-    """Read the checkpoint at ``commit``.  Raises :class:`NotFoundError` when the commit is not a
-    checkpoint, :class:`CorruptError` when its manifest is missing or malformed."""
+    """Read the checkpoint at ``commit``.  Raises :class:`CorruptError` (exit 7) when its manifest
+    is malformed, or when ``ref`` (a ref under ``refs/ckpt/`` or ``refs/ckpt-remotes/``) names a
+    commit that is not a checkpoint at all (something other than git ckpt wrote the ref: stored
+    data that cannot be trusted, as a corrupt manifest); :class:`NotFoundError` (exit 4) when a
+    revision the user named, reached through no such ref, is not a checkpoint."""
     kind = repo.object_type(commit)
     if kind is None:
         raise CorruptError(f"checkpoint object {commit} is missing from the object store")
@@ -250,14 +290,14 @@ def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = No
     info = repo.read_commit(commit)
     parents: list[str] = list(info.parents)
     if len(parents) not in (2, 3):
-        raise NotFoundError(f"{id or commit} is not a checkpoint commit", "git ckpt list shows the checkpoints")
+        raise not_a_checkpoint(id or commit, ref, "")
     try:
         entry = repo.tree_entry(parents[-1], "manifest.json")
         if entry is None:
             raise KeyError("manifest.json")
         data = repo.read_blob(entry.oid) if repo.blob_size(entry.oid) <= MAX_MANIFEST else None
     except (KeyError, CkptError):
-        raise NotFoundError(f"{id or commit} is not a checkpoint commit (no manifest)", "git ckpt list shows the checkpoints") from None
+        raise not_a_checkpoint(id or commit, ref, " (no manifest)") from None
     if data is None:
         raise CorruptError(f"the manifest of {escape(id or commit)} is corrupt: larger than {MAX_MANIFEST} bytes",
                            "nothing was changed; the checkpoint was made by a broken or hostile tool")
@@ -267,6 +307,35 @@ def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = No
         raise CorruptError(f"the manifest of {escape(id or commit)} is corrupt: {escape(str(exc))}",
                            "nothing was changed; the checkpoint was made by a broken or hostile tool (git ckpt check names the damage)") from None
     return Checkpoint(repo, id or manifest.id, commit, ref, info.tree, parents, manifest)
+
+
+#: What a ref under refs/ckpt/ naming something other than a checkpoint means.
+NOT_MADE_BY_US = "the ref was not made by git ckpt"
+
+
+def not_a_checkpoint(name: str, ref: str | None, detail: str) -> CkptError:
+    """The error for a commit that is not a checkpoint: corrupt stored data (exit 7) when a ref
+    under ``refs/ckpt/`` names it (git ckpt never writes such a ref), else an unknown checkpoint
+    (exit 4: the user named some other commit)."""
+    if ref is not None and ref.startswith((PREFIX, REMOTE_PREFIX)):
+        fix = (f"git ckpt drop {name} removes the ref (the ledger records it)" if ref.startswith(PREFIX)
+               else f"git ckpt fetch {ref[len(REMOTE_PREFIX):].partition('/')[0]} again replaces it")
+        return CorruptError(f"{ref} names {escape(name)}, which is not a checkpoint commit{detail}: {NOT_MADE_BY_US}", fix)
+    return NotFoundError(f"{escape(name)} is not a checkpoint commit{detail}", "git ckpt list shows the checkpoints")
+
+
+def damaged_ref(repo: Repo, spec: str, task: str) -> tuple[str, str, str, str] | None:
+    """``(task, T/N, ref, commit)`` of the local ``refs/ckpt/T/N`` that ``spec`` (``T/N`` or
+    ``N`` of ``task``) names, read without loading the checkpoint (for one that cannot be
+    loaded); None when ``spec`` is not of that form or the ref does not exist."""
+    t, sep, rest = spec.strip().rpartition("/")
+    if not sep:
+        t = task
+    if not rest.isdigit() or rest.startswith("0") or not _TASK_RE.fullmatch(t or "") or ".." in t:
+        return None
+    ref = ckpt_ref(t, int(rest))
+    oid = repo.read_ref(ref)
+    return None if oid is None else (t, f"{t}/{int(rest)}", ref, oid)
 
 
 def is_local(repo: Repo, cp: Checkpoint) -> bool:
@@ -392,12 +461,17 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
             ref = f"{prefix}{t}/{int(rest)}"
             oid = repo.read_ref(ref)
             if oid is None:
+                if not task_exists(repo, t, prefix):
+                    raise NotFoundError(f"no checkpoint {shown_prefix}{t}/{int(rest)}: there is no task {shown_prefix}{t}",
+                                        task_hint(repo, t, prefix, shown_prefix))
                 raise NotFoundError(f"no checkpoint {shown_prefix}{t}/{int(rest)}", f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t} shows its checkpoints")
             return load(repo, oid, id=f"{shown_prefix}{t}/{int(rest)}", ref=ref)
         if rest == "promoted":
             ref = f"{prefix}{t}/promoted"
             oid = repo.read_ref(ref)
             if oid is None:
+                if not task_exists(repo, t, prefix):
+                    raise NotFoundError(f"no task {shown_prefix}{t}", task_hint(repo, t, prefix, shown_prefix))
                 raise NotFoundError(f"task {t} has no promoted checkpoint", "git ckpt verify promotes a checkpoint whose verifiers pass")
             cp = load(repo, oid, ref=ref)
             cp.id = shown_prefix + cp.manifest.id
@@ -411,6 +485,8 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
                 if newest is not None:
                     return load(repo, newest[1], id=f"{shown_prefix}{t}/{newest[0]}", ref=f"{prefix}{t}/{newest[0]}")
             nums = numbered(repo, t, prefix)
+            if not nums and not task_exists(repo, t, prefix):
+                raise NotFoundError(f"no task {shown_prefix}{t}", task_hint(repo, t, prefix, shown_prefix))
             if not nums:
                 raise NotFoundError(f"task {shown_prefix}{t} has no checkpoints",
                                     f"git ckpt fetch {shown_prefix[:-1]} brings them" if shown_prefix else "git ckpt save makes one")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import ledger
+from . import ledger, store
 from .gitcore import Repo
 from .model import Card
 from .words import result_word
@@ -54,6 +54,8 @@ class Node:
     results: list[Result] = field(default_factory=list)
     promoted: bool = False
     handoff: bool = False
+    #: pruned by gc or dropped: its ref refs/ckpt/T/N no longer names its commit
+    gone: bool = False
 
 
 @dataclass
@@ -76,6 +78,16 @@ class Timeline:
     nodes: dict[str, Node]
     steps: list[Step]
     lanes: int
+
+    @property
+    def live(self) -> int:
+        """How many of the task's checkpoints still exist (pruned and dropped ones not counted)."""
+        return sum(1 for n in self.nodes.values() if not n.gone)
+
+    @property
+    def gone(self) -> int:
+        """How many checkpoints on the timeline were pruned (gc) or dropped since."""
+        return sum(1 for n in self.nodes.values() if n.gone)
 
 
 def build(repo: Repo, task: str) -> Timeline:
@@ -122,6 +134,10 @@ def build(repo: Repo, task: str) -> Timeline:
             steps.append(Step("other", ev.at, None, plain(ledger.describe(ev, rec.card))))
     if promoted in nodes:
         nodes[promoted].promoted = True
+    if nodes:
+        live = {f"{task}/{n}": oid for n, oid in store.numbered(repo, task)}
+        for n in nodes.values():
+            n.gone = live.get(n.id) is None or (n.commit is not None and live[n.id] != n.commit)
     tips: list[str | None] = []
     for n in nodes.values():  # save order
         lane = next((i for i, tip in enumerate(tips) if tip is not None and tip == n.parent), None)
@@ -148,7 +164,8 @@ def graph_lines(tl: Timeline) -> list[str]:
             n = tl.nodes[s.node]
             mark = "o" if n.kind == "pre-restore" else "*"
             grew = f"  (from {n.parent})" if n.parent and n.parent != last_save else ""
-            out.append(f"{mark} {n.id:<18} {n.kind:<11} {n.message}{grew}".rstrip() + f"  {time}")
+            gone = "  [pruned]" if n.gone else ""
+            out.append(f"{mark} {n.id:<18} {n.kind:<11} {n.message}{grew}{gone}".rstrip() + f"  {time}")
             last_save = n.id
         elif s.type == "verify":
             out.append(f"|   {'pass' if s.ok else 'FAIL'}  {s.text}  {time}")

@@ -101,7 +101,7 @@ def rows(repo: Repo, task: str, prefix: str = store.PREFIX, shown: str = "") -> 
     out = []
     for n, oid in store.numbered(repo, task, prefix):
         try:
-            cp = store.load(repo, oid, id=f"{shown}{task}/{n}")
+            cp = store.load(repo, oid, id=f"{shown}{task}/{n}", ref=f"{prefix}{task}/{n}")
         except CkptError as exc:
             out.append(Row(f"{shown}{task}/{n}", oid, "corrupt", "", exc.message, False))
             continue

@@ -73,7 +73,7 @@ def test_on_failure_keep_leaves_the_result(repo):
     _setup(repo, '[attempt]\non_failure = "keep"\n')
     ckpt(repo, "trust")
     res = ckpt(repo, "attempt", "--", *BREAK, rc=1)
-    assert "keeping the failed state default/2 (attempt.on_failure = keep)" in res.out
+    assert "keeping the failed state default/2 (on_failure = \"keep\" under [attempt] in .ckpt.toml, or git config ckpt.attempt.onFailure keep)" in res.out
     assert "workspace status: clean" in res.out
     assert "next: fix and run git ckpt verify, or go back with git ckpt restore default/1" in res.out
     assert (repo / "mod.py").read_text() == "def f(:\n"

@@ -113,3 +113,78 @@ def test_zsh_and_fish_scripts(repo, shell):
 def test_completion_of_an_unknown_shell_is_usage(repo):
     res = ckpt(repo, "completion", "tcsh", rc=2, fsck=False)
     assert res.err.startswith("error: Invalid value for '{bash|fish|zsh}'") or "tcsh" in res.err
+
+
+# zsh: a real interactive zsh in a pseudo-terminal (zsh/zpty) with compinit, git's own _git
+# completion and our script; TAB is bound to complete-word, and compadd is wrapped so that the
+# matches zsh would offer are printed between two marker lines (compprefuncs/comppostfuncs).
+ZSH_SETUP = r"""PROMPT='' RPROMPT=''
+autoload -U compinit && compinit -u -d "$ZC_DUMP"
+bindkey '^M' undefined
+bindkey '^J' undefined
+bindkey '^I' complete-word
+zstyle ':completion:*' list-grouped false
+zstyle ':completion:*' insert-tab false
+compadd () {
+  if [[ ${@[1,(i)(-|--)]} == *-(O|A|D)\ * ]]; then
+    builtin compadd "$@"
+    return $?
+  fi
+  typeset -a __hits
+  builtin compadd -A __hits "$@"
+  (( $#__hits )) || return 1
+  local h
+  for h in $__hits; do print -r -- "MATCH:${(Q)h}"; done
+}
+zc-mark () { print -r -- "@@MARK@@" }
+compprefuncs=( zc-mark )
+comppostfuncs=( zc-mark exit )
+source "$ZC_SCRIPT"
+"""
+
+ZSH_DRIVE = r"""zmodload zsh/zpty || exit 3
+zpty z zsh -f -i
+zpty -w z "source ${(q)ZC_SETUP}"
+zpty -w -n z "$1"$'\t'
+integer tog=0
+local line
+while zpty -r z line; do
+  if [[ $line == *@@MARK@@* ]]; then
+    (( tog++ )) && break || continue
+  fi
+  (( tog )) && [[ $line == *MATCH:* ]] && print -r -- "${line#*MATCH:}"
+done
+zpty -d z
+"""
+
+
+def complete_zsh(repo, tmp_path, line: str) -> list[str]:
+    """What zsh offers for ``line<TAB>``, driven through its line editor."""
+    exe = shutil.which("zsh")
+    if exe is None:
+        pytest.skip("no zsh on this machine")
+    (tmp_path / "ours.zsh").write_text(ckpt(repo, "completion", "zsh", fsck=False).out)
+    (tmp_path / "setup.zsh").write_text(ZSH_SETUP)
+    (tmp_path / "drive.zsh").write_text(ZSH_DRIVE)
+    env = dict(os.environ, ZC_DUMP=str(tmp_path / "zcompdump"), ZC_SETUP=str(tmp_path / "setup.zsh"),
+               ZC_SCRIPT=str(tmp_path / "ours.zsh"))
+    proc = subprocess.run([exe, "-f", str(tmp_path / "drive.zsh"), line], cwd=repo, capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert proc.returncode == 0, proc
+    return [w.strip("\r\n") for w in proc.stdout.splitlines() if w.strip("\r\n")]
+
+
+def test_zsh_completion_driven(repo, tmp_path):
+    """`git ckpt <TAB>` in a real zsh (git's _git calls our _git-ckpt through the user-commands
+    style) offers every command; `git ckpt restore <TAB>` the checkpoint names; a prefix
+    narrows; `git-ckpt <TAB>` works too."""
+    (repo / "f").write_text("f\n")
+    ckpt(repo, "save", "-m", "one")
+    ckpt(repo, "task", "start", "fix-auth")
+    (repo / "f").write_text("g\n")
+    ckpt(repo, "save", "-m", "two")
+    assert sorted(complete_zsh(repo, tmp_path, "git ckpt ")) == sorted(_commands(repo))
+    assert complete_zsh(repo, tmp_path, "git ckpt restore ") == ["@", "@~1", "promoted", "default/1", "fix-auth/1"]
+    assert complete_zsh(repo, tmp_path, "git ckpt restore fix") == ["fix-auth/1"]
+    assert sorted(complete_zsh(repo, tmp_path, "git ckpt task s")) == ["show", "start"]
+    assert complete_zsh(repo, tmp_path, "git-ckpt sa") == ["save"]

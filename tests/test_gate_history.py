@@ -781,7 +781,7 @@ def test_ignored_files_decide_an_in_place_verify_unless_isolated(tmp_path):
     refused_by_gate(refused)
     res = ckpt(repo, "promote", "default/2", rc=1)
     assert ("required verifier tests has no passing result (only a run in place passed:"
-            " [gate] isolated = true counts git ckpt verify --isolated only) on this content") in res.err
+            " with [gate] isolated = true, or git config ckpt.gate.isolated true, only git ckpt verify --isolated counts) on this content") in res.err
     git(repo, "commit", "-q", "--no-verify", "--allow-empty", "-m", "x")
     assert "not verified" in ckpt(repo, "verify-commit", "HEAD", rc=1).out
     # fixing the tracked Makefile and verifying (isolated) promotes; the commit is allowed

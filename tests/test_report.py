@@ -54,7 +54,7 @@ def test_log_graph_draws_saves_results_jumps_promotion_handoff(repo):
     assert [(n["id"], n["parent"], n["lane"], n["promoted"]) for n in js["nodes"]] == [
         ("demo/1", None, 0, False), ("demo/2", "demo/1", 0, True), ("demo/3", "demo/1", 1, False)]
     assert js["lanes"] == 2
-    assert ckpt(repo, "log", "--graph", "--task", "nothing").out == "no events in task nothing\n"
+    assert ckpt(repo, "log", "--graph", "--task", "nothing", rc=4).err.startswith("error: no task nothing\n")
 
 
 def test_log_graph_escapes_stored_text(repo):
@@ -79,7 +79,7 @@ def test_report_html_is_self_contained_and_escaped(repo):
     assert 'class="node manual passed promoted"' in page and 'class="node manual failed"' in page
     assert "<code>A</code></td><td><code>g</code>" in page  # demo/3 added g against demo/1
     js = ckpt(repo, "report", "--html", "again.html", "--json").json()["result"]
-    assert js == {"task": "demo", "checkpoints": 3, "lanes": 2, "jumps": 2, "promoted": "demo/2", "file": "again.html"}
+    assert js == {"task": "demo", "checkpoints": 3, "pruned": 0, "lanes": 2, "jumps": 2, "promoted": "demo/2", "file": "again.html"}
     assert ckpt(repo, "report", "--html", "-", fsck=False).out.startswith("<!DOCTYPE html>")
     res = ckpt(repo, "report", rc=2, fsck=False)
     assert "--html" in res.err

@@ -348,7 +348,7 @@ def test_promote_requires_results_unless_forced(repo):
     assert "default/1 cannot be promoted: required verifier t has no passing result on this content" in res.err
     assert "git ckpt promote default/1 --force" in res.err
     assert promoted(repo) is None
-    assert ckpt(repo, "promote", "default/1", "--force").out == "promoted default/1 (forced: required verifiers have not passed)\n"
+    assert ckpt(repo, "promote", "default/1", "--force").out == "promoted default/1 (forced: required verifier t has no passing result on this content)\n"
     assert promoted(repo) == rev(repo, "refs/ckpt/default/1")
     ev = events(repo)[-1]
     assert ev["type"] == "promote" and ev["data"]["forced"] is True and ev["data"]["missing"] == {"t": "no result"}

@@ -19,7 +19,6 @@ import click
 from ..errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
-    EXIT_USAGE,
     CkptError,
     IOFailure,
     UsageError,
@@ -290,6 +289,7 @@ def _report(exc: CkptError, as_json: bool, command: str) -> int:
 
         env = {"schema": SCHEMA, "command": command, "error": {"code": exc.code, "message": exc.message, "hint": exc.hint, "exit_code": exc.exit_code}}
         sys.stdout.write(encode_json(env).decode() + "\n")
+        return exc.exit_code  # one JSON document on stdout, nothing repeated on stderr
     from ..model import escape
 
     click.echo(f"error: {escape(exc.message)}", err=True)
@@ -320,6 +320,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(shell_complete(cli, {}, "git-ckpt", "_GIT_CKPT_COMPLETE", os.environ["_GIT_CKPT_COMPLETE"]))
     args = list(sys.argv[1:] if argv is None else argv)
     own = args[: args.index("--")] if "--" in args else args  # not the options of `attempt -- CMD`
+    if own and own[0] == "--json" and len(own) > 1:  # `git ckpt --json CMD ...`: the command's own --json
+        args.insert(len(own), args.pop(0))
+        own = args[: args.index("--")] if "--" in args else args
     as_json = "--json" in own
     _ARGS[:] = args
     command = next((a for a in args if not a.startswith("-")), "")
@@ -340,14 +343,14 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("error: interrupted", err=True)
         code = EXIT_INTERRUPTED
     except click.exceptions.NoArgsIsHelpError as exc:  # `git ckpt`, `git ckpt task`: the group's help
-        click.echo(exc.ctx.get_help())
-        code = EXIT_USAGE
+        click.echo(exc.ctx.get_help())  # asked for by naming only the group: success, as `git help`
+        code = 0
     except click.ClickException as exc:  # usage errors: one line and a hint, like every error
         ctx = getattr(exc, "ctx", None)
         where = ctx.command_path if ctx is not None else command_path(args)
-        code = _report(UsageError(click_message(exc), f"{where} -h shows the usage"), as_json, command)
+        code = _report(UsageError(click_message(exc), f"{where} -h shows the usage"), as_json, _name(args))
     except CkptError as exc:
-        code = _report(exc, as_json, command)
+        code = _report(exc, as_json, _name(args))
     except KeyboardInterrupt:
         click.echo("error: interrupted", err=True)
         code = EXIT_INTERRUPTED
@@ -357,11 +360,11 @@ def main(argv: list[str] | None = None) -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except OSError as exc:
         if exc.errno in (errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT):
-            code = _report(IOFailure(f"{exc.strerror}: {exc.filename or ''}".rstrip(": "), "free disk space or fix permissions, then run the command again"), as_json, command)
+            code = _report(IOFailure(f"{exc.strerror}: {exc.filename or ''}".rstrip(": "), "free disk space or fix permissions, then run the command again"), as_json, _name(args))
         else:
-            code = _internal(exc, as_json, command)
+            code = _internal(exc, as_json, _name(args))
     except Exception as exc:  # noqa: BLE001 - the one place that catches everything
-        code = _internal(exc, as_json, command)
+        code = _internal(exc, as_json, _name(args))
     try:
         sys.stdout.flush()
     except BrokenPipeError:
@@ -388,6 +391,15 @@ def click_message(exc: click.ClickException) -> str:
     else:
         text = exc.format_message()
     return re.sub(r"[ ]*[\n\t][\s]*", " ", text).strip()
+
+
+def _name(args: list[str]) -> str:
+    """The command an error envelope names: the same words its result envelope uses
+    (``task start``, ``hooks install``), or "" when no command was named."""
+    try:
+        return command_path(args).removeprefix("git ckpt").strip()
+    except Exception:  # noqa: BLE001 - naming never hides the error itself
+        return ""
 
 
 def command_path(args: list[str]) -> str:

@@ -110,7 +110,8 @@ def status_cmd(as_json: bool) -> int:
 @command.command("hook")
 @click.argument("agent", type=HOOKED)
 @click.argument("action", type=click.Choice(["start", "compact", "turn", "end"]))
-def hook_cmd(agent: str, action: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Accepted for uniformity: stdout is always what the agent reads (JSON for Gemini CLI and Cursor).")
+def hook_cmd(agent: str, action: str, as_json: bool) -> int:
     """What the installed hooks run: read the agent's JSON input on stdin, then give the receipt
     (start) or save an auto checkpoint recording the agent's session id (compact, turn, end).
 
@@ -122,6 +123,10 @@ def hook_cmd(agent: str, action: str) -> int:
     payload = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read(agent_mod.MAX_INPUT)
     info = agent_mod.session_of(payload)
     out = agent_mod.quiet_output(agent)
+    problem = agent_mod.input_problem(payload)
+    if problem is not None:  # every agent alike: say so once, carry on without a session id
+        warn(f"git ckpt {agent} hook ({action}): {problem}; saving without a session id" if action != "start"
+             else f"git ckpt {agent} hook ({action}): {problem}")
     try:
         from .. import config, store
 

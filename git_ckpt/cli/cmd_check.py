@@ -26,7 +26,7 @@ def command(ckpt: str | None, all_: bool, task: str | None, as_json: bool) -> in
     if ckpt and all_:
         raise UsageError("give a checkpoint or --all, not both")
     repo = open_repo()
-    task = store.check_task_name(task) if task else store.current_task(repo)
+    task = store.existing_task(repo, task) if task else store.current_task(repo)
     items = check.targets(repo, spec=ckpt, all_tasks=all_, task=task)
     results = check.check_all(repo, items)
     bad = [r for r in results if not r.ok]
@@ -42,8 +42,10 @@ def command(ckpt: str | None, all_: bool, task: str | None, as_json: bool) -> in
 
     emit("check", {"ok": not bad, "checked": len(results), "checkpoints": [r.to_json() for r in results]}, as_json, human)
     if bad:
+        local = [r.id for r in bad if ":" not in r.id]
+        fix = "get a good copy from a teammate (git ckpt fetch REMOTE)"
+        if local:
+            fix += f", or drop the damaged ones: git ckpt drop {' '.join(local)}"
         raise CheckFailed(
-            f"{len(bad)} of {len(results)} checkpoint(s) would not restore exactly: " + ", ".join(r.id for r in bad),
-            "restore from a teammate's copy (git ckpt fetch), or drop the damaged refs with git update-ref -d",
-        )
+            f"{len(bad)} of {len(results)} checkpoint(s) would not restore exactly: " + ", ".join(r.id for r in bad), fix)
     return 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from . import emit, json_option
+
 # bash: git's own completion (git-completion.bash) calls _git_ckpt for `git ckpt <TAB>`; the
 # words after `git` are handed to git-ckpt, whose click layer answers (commands, options,
 # checkpoint names).  `git-ckpt <TAB>` is completed too.
@@ -105,7 +107,8 @@ SCRIPTS = {"bash": BASH, "zsh": ZSH, "fish": FISH}
 
 @click.command("completion")
 @click.argument("shell", type=click.Choice(sorted(SCRIPTS)))
-def command(shell: str) -> int:
+@json_option
+def command(shell: str, as_json: bool) -> int:
     """Print the shell completion script for SHELL (bash, zsh or fish): commands, options and checkpoint names for git ckpt <TAB>.
 
     bash: eval "$(git ckpt completion bash)" in ~/.bashrc, after git's own completion (it calls
@@ -113,5 +116,5 @@ def command(shell: str) -> int:
     completion fish > ~/.config/fish/conf.d/git-ckpt.fish (conf.d, which every fish reads at
     start-up: a completions/ file would be read only after something completed git-ckpt).
     """
-    click.echo(SCRIPTS[shell], nl=False)
+    emit("completion", {"shell": shell, "script": SCRIPTS[shell]}, as_json, lambda: click.echo(SCRIPTS[shell], nl=False))
     return 0

@@ -19,16 +19,32 @@ def command(ckpts: tuple[str, ...], force: bool, as_json: bool) -> int:
     handoff points and both sides of the last restore are refused unless --force.
     """
     from .. import store
-    from ..drop import drop
+    from ..drop import DropResult, drop, drop_damaged
+    from ..errors import CorruptError
 
     repo = open_repo()
     task = store.current_task(repo)
-    cps = [store.resolve(repo, spec, task) for spec in ckpts]
-    done = [drop(repo, cp, force=force) for cp in cps]
+    cps: list[store.Checkpoint | str] = []
+    for spec in ckpts:
+        try:
+            cps.append(store.resolve(repo, spec, task))
+        except CorruptError:  # a damaged one (check / log --verify name it): by its ref
+            if store.damaged_ref(repo, spec, task) is None:
+                raise
+            cps.append(spec)
+    done: list[DropResult] = []
+    for cp in cps:
+        if isinstance(cp, str):
+            d = drop_damaged(repo, cp, task)
+            assert d is not None
+            done.append(d)
+        else:
+            done.append(drop(repo, cp, force=force))
 
     def human() -> None:
         for d in done:
-            say(f"dropped {d.id} ({d.commit[:12]})" + (f" although it was the {d.protected}" if d.forced else ""))
+            say(f"dropped {d.id} ({d.commit[:12]})" + (f" although it was the {d.protected}" if d.forced else "")
+                + (" (damaged: it could not be read)" if d.protected == "damaged" else ""))
         say("its objects are freed by git gc once nothing else reaches them")
 
     emit("drop", [d.to_json() for d in done], as_json, human)

@@ -34,7 +34,8 @@ def command(hook: bool, message_file: str | None, as_json: bool) -> int:
     index_file = os.environ.get("GIT_INDEX_FILE") or None
     if index_file and not os.path.isabs(index_file):
         index_file = os.path.join(os.getcwd(), index_file)
-    res = gate(repo, index_file=index_file, record=message_file is None)
+    merging = hook and os.environ.get("GIT_CKPT_HOOK") == "pre-merge-commit"
+    res = gate(repo, index_file=index_file, record=message_file is None, merging=merging)
     if res.enabled and res.allowed:
         from ..gatecache import remember
 

@@ -31,7 +31,7 @@ def command(keep: int | None, older_than: str | None, max_bytes: str | None, dry
     repo = open_repo()
     cfg = config.load(repo)
     pol = retention.policy(cfg, keep=keep, older_than=older_than, max_bytes=max_bytes)
-    tasks = store.tasks(repo) if all_ else [store.check_task_name(task) if task else store.current_task(repo)]
+    tasks = store.tasks(repo) if all_ else [store.existing_task(repo, task) if task else store.current_task(repo)]
     res = retention.gc(repo, cfg, tasks=tasks, pol=pol, dry_run=dry_run)
 
     def human() -> None:

@@ -7,15 +7,16 @@ import click
 
 @click.command("help")
 @click.argument("words", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON envelope: the command's help text, or where the manual is.")
 @click.pass_context
-def command(ctx: click.Context, words: tuple[str, ...]) -> int:
+def command(ctx: click.Context, words: tuple[str, ...], as_json: bool) -> int:
     """Show the manual (the git-ckpt man page), or the help of COMMAND (git ckpt help task start).
 
     Without COMMAND this is what git help ckpt shows; it works after an editable install too
     (the page is shipped inside the package and rendered with man -l when man cannot find it).
     """
     from .. import manual
-    from . import cli, warn
+    from . import cli, emit, warn
 
     if words:
         cmd: click.Command = cli
@@ -27,7 +28,12 @@ def command(ctx: click.Context, words: tuple[str, ...]) -> int:
                     w, possibilities=cmd.list_commands(sub_ctx) if isinstance(cmd, click.Group) else None, ctx=sub_ctx)
             cmd = sub
             sub_ctx = click.Context(cmd, info_name=w, parent=sub_ctx)  # -h/--help as the parent says
-        click.echo(cmd.get_help(sub_ctx))
+        text = cmd.get_help(sub_ctx)
+        emit("help", {"command": " ".join(("git ckpt",) + words), "help": text}, as_json, lambda: click.echo(text))
+        return 0
+    if as_json:
+        emit("help", {"command": "git ckpt", "help": ctx.parent.get_help() if ctx.parent else "",
+                      "manual_roff": manual.text()}, True, lambda: None)
         return 0
     rc = manual.show()
     if rc == 127:  # no man program: the group help, and where the page is

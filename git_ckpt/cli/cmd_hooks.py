@@ -53,7 +53,7 @@ def install_cmd(since: str | None, as_json: bool) -> int:
         if res["hooks_path"]:
             click.echo(f"hint: core.hooksPath is set to {res['hooks_path']}; the hooks were installed there, and the setting was left alone", err=True)
 
-    emit("hooks", res, as_json, human)
+    emit("hooks install", res, as_json, human)
     return 0
 
 
@@ -81,7 +81,7 @@ def uninstall_cmd(as_json: bool) -> int:
             say(f"restored your previous {name} hook")
         say("gate off (git config ckpt.gate unset)")
 
-    emit("hooks", res, as_json, human)
+    emit("hooks uninstall", res, as_json, human)
     return 0
 
 
@@ -113,5 +113,5 @@ def status_cmd(as_json: bool) -> int:
         else:
             say("gate: off")
 
-    emit("hooks", res, as_json, human)
+    emit("hooks status", res, as_json, human)
     return 0

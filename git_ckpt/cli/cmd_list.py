@@ -32,7 +32,7 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
     if all_:
         names = sorted({r[len(prefix):].split("/", 1)[0] for r in repo.refs_under(prefix) if "/" in r[len(prefix):]})
     else:
-        names = [store.check_task_name(task) if task else store.current_task(repo)]
+        names = [store.existing_task(repo, task, prefix, shown) if task else store.current_task(repo)]
     rows = [row for name in names for row in views.rows(repo, name, prefix, shown)]
     states: dict[str, Any] = {}
     if any(r.verifiers for r in rows):
@@ -60,13 +60,14 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
                     f"(git ckpt list --remote {theirs[0].split(':')[0]})")
             return
         lines = []
+        width = max(20, *(len(r.id) for r in rows))  # REMOTE:T/N and long task names stay aligned
         for r in rows:
             fetched = states.get(r.commit, ({}, []))[1]
             ver = " ".join(f"{escape(k)}:{escape(v)}" + ("(fetched)" if k in fetched else "") for k, v in sorted(r.verifiers.items()))
             mark = "*" if r.promoted else " "
             msg = escape(r.message.split("\n")[0]) if r.message else ""
             by = r.made_by()
-            lines.append(f"{mark} {r.id:<20} {views.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  ({escape(by)})" if by else "")
+            lines.append(f"{mark} {r.id:<{width}} {views.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  ({escape(by)})" if by else "")
                          + (f"  [{ver}]" if ver else ""))
         say("\n".join(lines))  # one write, not one per row
 

@@ -38,19 +38,23 @@ def command(task: str | None, verify_: bool, graph: bool, max_count: int | None,
     from ..errors import CheckFailed
 
     repo = open_repo()
-    task = store.check_task_name(task) if task else store.current_task(repo)
+    task = store.existing_task(repo, task) if task else store.current_task(repo)
     if verify_:
         problems = ledger.verify(repo, task)
         n = len(ledger.records(repo, task)) if not problems else None
         emit("log", {"task": task, "ok": not problems, "problems": problems}, as_json,
              lambda: say(f"ledger of {task}: intact ({n} events)") if not problems else None)
         if problems:
+            first = problems[0]
+            if store.NOT_MADE_BY_US in first:  # a hand-made ref, not the ledger's fault
+                text = f"task {task}: {first}"
+                fix = f"git ckpt drop {first.split(' ', 1)[0].removeprefix(store.PREFIX)} removes it (the ledger records that)"
+            else:
+                text = f"ledger of {task} is broken: {first}"
+                fix = "the ledger was rewritten or edited; compare with a teammate's copy (git ckpt fetch)"
             if as_json:  # one envelope only: the result above names every problem
-                from . import warn
-
-                warn(f"ledger of {task} is broken: {problems[0]}")
                 return CheckFailed.exit_code
-            raise CheckFailed(f"ledger of {task} is broken: {problems[0]}", "the ledger was rewritten or edited; compare with a teammate's copy (git ckpt fetch)")
+            raise CheckFailed(text, fix)
         return 0
     if graph:
         import dataclasses

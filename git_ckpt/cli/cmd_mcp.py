@@ -8,7 +8,9 @@ from . import open_repo
 
 
 @click.command("mcp")
-def command() -> int:
+@click.option("--json", "as_json", is_flag=True,
+              help="Errors (no MCP SDK, not a repository) as a JSON envelope; the server itself speaks JSON-RPC either way.")
+def command(as_json: bool) -> int:
     """Serve save, list, show, diff, restore (plan, then apply), undo, verify, handoff and task-card
     edits as MCP tools over stdin/stdout, in the repository of the current directory.
 

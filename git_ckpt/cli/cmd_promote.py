@@ -35,7 +35,7 @@ def command(ckpt: str, force: bool, as_json: bool) -> int:
         if not res.changed and not res.forced:
             say(f"{res.id} is already promoted")
         else:
-            say(f"promoted {res.id}" + (" (forced: required verifiers have not passed)" if res.forced else ""))
+            say(f"promoted {res.id}" + (f" (forced: {'; '.join(res.why_forced)})" if res.forced else ""))
 
     emit("promote", res.to_json(), as_json, human)
     return 0

@@ -21,7 +21,7 @@ def command(html_file: str, task: str | None, as_json: bool) -> int:
     from .. import report, store
 
     repo = open_repo()
-    task = store.check_task_name(task) if task else store.current_task(repo)
+    task = store.existing_task(repo, task) if task else store.current_task(repo)
     text = report.page(repo, task)
     if html_file == "-":
         click.echo(text, nl=False)
@@ -35,5 +35,7 @@ def command(html_file: str, task: str | None, as_json: bool) -> int:
     except OSError as exc:  # a path the user named: any failure to write it is theirs to fix (exit 8)
         raise IOFailure(f"cannot write {html_file}: {exc.strerror or exc}", "name a file in a directory you can write") from None
     res = dict(report.data(repo, task), file=html_file)
-    emit("report", res, as_json, lambda: say(f"wrote {html_file}: task {task}, {res['checkpoints']} checkpoint(s), {res['jumps']} jump(s)"))
+    emit("report", res, as_json, lambda: say(f"wrote {html_file}: task {task}, {res['checkpoints']} checkpoint(s)"
+                                                       + (f" ({res['pruned']} more pruned or dropped)" if res["pruned"] else "")
+                                                       + f", {res['jumps']} jump(s)"))
     return 0

@@ -24,8 +24,8 @@ def print_plan(plan: Plan) -> None:
         say(f"delete  {path_display(p)}")
     for p in plan.sparse_skipped:
         say(f"skip    {path_display(p)} (outside the sparse cone: index only; git sparse-checkout add widens it)")
-    for p in plan.kept_ignored:
-        say(f"keep    {path_display(p)} (ignored by the checkpoint's rules)")
+    for line in plan.keep_lines():
+        say(line)
     for p in plan.overlay_write:
         say(f"write   {path_display(p)} (overlay)")
     for p in plan.overlay_delete:

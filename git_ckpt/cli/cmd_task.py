@@ -48,7 +48,7 @@ def show_cmd(name: str | None, as_json: bool) -> int:
     from .. import ledger, store, task
 
     repo = open_repo()
-    name = store.check_task_name(name) if name else store.current_task(repo)
+    name = store.existing_task(repo, name) if name else store.current_task(repo)
     card = ledger.card(repo, name)
 
     def human() -> None:
@@ -96,7 +96,7 @@ def done_cmd(name: str | None, as_json: bool) -> int:
     from .. import store, task
 
     repo = open_repo()
-    name = store.check_task_name(name) if name else store.current_task(repo)
+    name = store.existing_task(repo, name) if name else store.current_task(repo)
     card = task.done(repo, name)
     emit("task done", task.card_json(card), as_json, lambda: say(f"task {name} marked done"))
     return 0
