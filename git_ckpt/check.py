@@ -239,7 +239,8 @@ def _check_worktree(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
             res.problems.append(exc.message)
             return
         for path, e in raw.items():
-            overlay.write_entry(work, overlay.Entry(path, "file", 0o755 if e.mode == 0o100755 else 0o644, 0, repo.read_blob(e.oid)))
+            with repo.open_blob(e.oid) as content:  # streamed: a large raw file is never held whole
+                overlay.write_entry(work, overlay.Entry(path, "file", 0o755 if e.mode == 0o100755 else 0o644, 0, b""), content)
         res.files = sum(1 for e in repo.ls_tree(cp.tree) if e.mode != GITLINK)
         # Entries start with no stat data, so the refresh re-reads (and re-cleans) every file.
         repo.git("update-index", "-q", "--refresh", "--ignore-submodules", index_file=idx, env=env, check=False)
