@@ -34,11 +34,11 @@ from bench_inputs import BenchError, make_env, real_tree, stdlib_source, synthet
 MODES = {
     #          reps warmup synthetic files  fixture bytes  list  growth  real tree  stepback
     "full":  dict(reps=5, warmup=1, synthetic=100_000, fixtures=3_000_000, list=1000, growth=100, real="full", peer=True,
-                  history=(10, 1000, 10_000), push=1000, listall=(100, 300)),
+                  history=(10, 1000, 10_000), push=1000, listall=(100, 300), large_mb=300),
     "quick": dict(reps=3, warmup=1, synthetic=20_000, fixtures=3_000_000, list=1000, growth=20, real="quick", peer=True,
-                  history=(10, 1000, 10_000), push=1000, listall=(100, 300)),
+                  history=(10, 1000, 10_000), push=1000, listall=(100, 300), large_mb=300),
     "smoke": dict(reps=1, warmup=0, synthetic=300, fixtures=30_000, list=20, growth=3, real="smoke", peer=False,
-                  history=(10, 30), push=20, listall=(3, 5)),
+                  history=(10, 30), push=20, listall=(3, 5), large_mb=5),
 }
 PAIRS = ("save", "restore", "commit", "list", "peer", "growth", "fixed", "history", "listall", "push", "memory", "mcp", "reftable")
 
@@ -151,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
             for tree in trees:
                 log(f"pair 8 memory on {tree.name}")
                 rows += hist.memory(tree)
+            log(f"pair 8 memory: restore of a {m['large_mb']} MB file (tracked, raw/, overlay)")
+            rows += hist.memory_large(tmp, env, m["large_mb"])
         if "mcp" in only:
             for tree in trees:
                 log(f"pair 5 mcp: ckpt_save through the resident server on {tree.name}")

@@ -1214,6 +1214,15 @@ class Repo:
                 proc.kill()
             proc.wait()
 
+    def commit_message(self, oid: str) -> bytes:
+        """The message of commit ``oid`` as stored (bytes, its encoding header not applied), as
+        ``git cat-file commit`` shows it after the headers; :class:`CorruptError` if missing or
+        not a commit."""
+        obj = self._object(oid)
+        if not isinstance(obj, pygit2.Commit):
+            raise CorruptError(f"object {oid} is {'missing from the object store' if obj is None else 'not a commit'}")
+        return bytes(obj.raw_message)
+
     def commit(self, tree: str, parents: list[str], message: str) -> Oid:
         """Write a commit (author = committer = the user's identity, now) and return its id."""
         sig = self.signature()

@@ -349,12 +349,17 @@ class ListRow(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
     agent_session: Short | None = None
 
 
+def list_row(m: Manifest) -> ListRow:
+    """The :class:`ListRow` of a checkpoint with manifest ``m``: its id, kind, created_at,
+    message, agent and agent_session."""
+    return ListRow(id=m.id, kind=m.kind, created_at=m.created_at, message=m.message, agent=m.agent,
+                   agent_session=m.agent_session)
+
+
 def row_line(m: Manifest) -> str:
-    """The ``Ckpt-Row: {json}`` line for a checkpoint with manifest ``m`` (no newline): the
-    manifest's id, kind, created_at, message, agent and agent_session, deterministic JSON."""
-    row = ListRow(id=m.id, kind=m.kind, created_at=m.created_at, message=m.message, agent=m.agent,
-                  agent_session=m.agent_session)
-    return f"{ROW_KEY}: " + _encoder.encode(row).decode("utf-8")
+    """The ``Ckpt-Row: {json}`` line for a checkpoint with manifest ``m`` (no newline):
+    :func:`list_row` as deterministic JSON (defaults left out)."""
+    return f"{ROW_KEY}: " + _encoder.encode(list_row(m)).decode("utf-8")
 
 
 _row_decoder = msgspec.json.Decoder(ListRow)

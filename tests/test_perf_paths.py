@@ -113,6 +113,15 @@ def test_list_falls_back_to_the_manifest_when_the_commit_row_is_unusable(repo):
         rows = ckpt(repo, "list", "--json").json()["result"]
         assert rows[0] == good[0]
         assert rows[1] == dict(good[1], commit=commit), message
+        assert ckpt(repo, "check", "2").rc == 0  # nothing list shows disagrees with the manifest
+    # a well-formed row that disagrees with the manifest: list shows the row, check names it
+    lie = original.replace(b'"message":"two"', b'"message":"lie"')
+    assert lie != original
+    commit = _rewrite_message(repo, ref, lie)
+    assert ckpt(repo, "list", "--json").json()["result"][1] == dict(good[1], commit=commit, message="lie")
+    res = ckpt(repo, "check", "2", rc=1)
+    assert "the Ckpt-Row line of its commit message disagrees with its manifest (git ckpt list shows that line)" in res.out
+    assert ckpt(repo, "show", "2", "--json").json()["result"]["manifest"]["message"] == "two"
 
 
 def test_a_commit_message_cannot_forge_list_records(repo):
