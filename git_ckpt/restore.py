@@ -159,14 +159,25 @@ def _overlay_map(files: list[OverlayFile]) -> dict[bytes, tuple[str, int, str]]:
 
 
 def _same_bytes(repo: Repo, rel: bytes, oid: str) -> bool:
-    """Whether the file ``rel`` holds exactly the bytes of blob ``oid``: ``git hash-object
-    --no-filters`` of it (git reads the file, nothing is held here, however large) is ``oid``.
-    False when it is missing or unreadable."""
+    """Whether the file ``rel`` holds exactly the bytes of blob ``oid``: the sizes agree (the
+    blob's from its header) and the file hashes, as a blob, to ``oid`` (what ``git hash-object
+    --no-filters`` computes; read in chunks here, so a large file is never held whole).  False
+    when it is missing or unreadable."""
+    import hashlib
+
     full = os.path.join(os.fsencode(repo.workdir), rel)
-    if not os.path.isfile(full):
+    try:
+        with open(full, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode) or size != repo.blob_size(oid):
+                return False
+            h = hashlib.new(repo.object_format.name)
+            h.update(b"blob %d\0" % size)
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError:
         return False
-    proc = repo.git("hash-object", "--no-filters", "--", full, check=False)
-    return proc.returncode == 0 and proc.stdout.strip().decode("ascii", "replace") == oid
+    return h.hexdigest() == oid
 
 
 def _in_the_way(root: bytes, rel: bytes, removed: set[bytes], saved: bool) -> list[bytes]:
