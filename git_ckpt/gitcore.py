@@ -1219,9 +1219,11 @@ class Repo:
         ``git cat-file commit`` shows it after the headers; :class:`CorruptError` if missing or
         not a commit."""
         obj = self._object(oid)
-        if not isinstance(obj, pygit2.Commit):
-            raise CorruptError(f"object {oid} is {'missing from the object store' if obj is None else 'not a commit'}")
-        return bytes(obj.raw_message)
+        if obj is None:
+            raise CorruptError(f"object {oid} is missing from the object store")
+        if obj.type_str != "commit":
+            raise CorruptError(f"object {oid} is a {obj.type_str}, not a commit")
+        return bytes(cast(pygit2.Commit, obj).raw_message)
 
     def commit(self, tree: str, parents: list[str], message: str) -> Oid:
         """Write a commit (author = committer = the user's identity, now) and return its id."""
