@@ -8,6 +8,7 @@ the same command at 10.
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import time
@@ -62,6 +63,66 @@ def pair_fixed(tmp: Path, env: dict[str, str], s: Settings) -> list[Row]:
     ]
 
 
+MAKE_TASKS = r"""
+# One real checkpoint through the library (task "seed"), then copies of it in TASKS tasks of PER
+# checkpoints each: own manifest, meta commit and checkpoint commit (message as save writes it,
+# ids and message replaced), created in-process and referenced with one `git update-ref --stdin`.
+import subprocess, sys
+import msgspec, pygit2
+from git_ckpt import config, overlay, snapshot
+from git_ckpt.gitcore import Repo
+from git_ckpt.model import encode
+from git_ckpt.store import load
+tasks, per = int(sys.argv[1]), int(sys.argv[2])
+repo = Repo.discover(".")
+cfg = config.load(repo)
+snap = snapshot.capture(repo, cfg)
+snap.selection = overlay.Selection([], [], [], [])
+snap.overlay_info = snap.selection.info(cfg)
+cid, commit = snapshot.write_checkpoint(repo, snap, task="seed", kind="manual", message="bench checkpoint seed")
+first = load(repo, commit)
+pg = pygit2.Repository(str(repo.git_dir))  # the harness may use pygit2; git_ckpt may not
+c = pg[commit]
+parents = list(c.parent_ids)
+meta_tree = pg[parents[-1]].peel(pygit2.Tree)
+lines = []
+for t in range(tasks):
+    task = f"t{t:03d}"
+    for n in range(1, per + 1):
+        new_id = f"{task}/{n}"
+        m = msgspec.structs.replace(first.manifest, id=new_id, task=task, number=n, message=f"bench checkpoint {new_id}")
+        tb = pg.TreeBuilder(meta_tree)
+        tb.insert("manifest.json", pg.create_blob(encode(m)), 0o100644)
+        meta = pg.create_commit(None, c.author, c.committer, f"ckpt meta {new_id}\n", tb.write(), [])
+        body = c.message.replace("bench checkpoint seed", f"bench checkpoint {new_id}").replace(cid, new_id)
+        new = pg.create_commit(None, c.author, c.committer, body, c.tree_id, parents[:-1] + [meta])
+        lines.append(f"create refs/ckpt/{task}/{n} {new}\n")
+subprocess.run(["git", "update-ref", "--stdin"], input="".join(lines).encode(), check=True)
+"""
+
+
+def pair_list_all(tmp: Path, env: dict[str, str], s: Settings, tasks: int, per_task: int) -> list[Row]:
+    """Target 6: ``git ckpt list --all`` of ``tasks`` x ``per_task`` checkpoints (each its own
+    commit, manifest and meta commit, refs loose as the tool leaves them) against ``git
+    for-each-ref refs/ckpt``, text and ``--json``."""
+    tree = _small_repo(tmp, env, "many-tasks", 200)
+    (tree.root / "d1" / "f1.txt").write_text("changed\n")
+    run([str(BIN / "python"), "-c", MAKE_TASKS, str(tasks), str(per_task)], tree.root, env)
+    got = run(["git", "ckpt", "list", "--all", "--json"], tree.root, env).stdout.count(b'"id":')
+    count = tasks * per_task + 1  # and the seed
+    if got != count:
+        raise BenchError(f"list --all listed {got} checkpoints, expected {count}")
+    noop = lambda i: None  # noqa: E731
+    a, aj, b = "git ckpt list --all", "git ckpt list --all --json", "git for-each-ref refs/ckpt"
+    variants = [Variant(a, noop, lambda i: ["git", "ckpt", "list", "--all"]),
+                Variant(aj, noop, lambda i: ["git", "ckpt", "list", "--all", "--json"]),
+                Variant(b, noop, lambda i: ["git", "for-each-ref", "refs/ckpt"])]
+    times, _ = measure(tree, variants, s)
+    note = f"{count} checkpoints in {tasks + 1} tasks"
+    return [_row(f"6 list --all ({count})", tree, times, a, b, 5.0, note),
+            _row(f"6 list --all ({count})", tree, times, aj, b, 5.0, note)]
+
+
 def _bulk(tree: Tree, task: str, first: int, last: int) -> None:
     """Checkpoint refs ``first..last`` of ``task`` pointing at the task's checkpoint 1 (loose,
     as git ckpt writes them): the refs are what grows; the objects are not what is measured."""
@@ -103,8 +164,10 @@ def pair_history(tmp: Path, env: dict[str, str], s: Settings, counts: tuple[int,
                      Variant("git for-each-ref refs/ckpt", noop, lambda i: ["git", "for-each-ref", "refs/ckpt"])]
         times, _ = measure(tree, variants, s)
         at[count] = times
+        # the bulk refs share checkpoint 1's commit, whose Ckpt-Row names long/1: list reads each
+        # one's manifest (its fallback path); `--only listall` measures the target with real rows
         rows.append(_row(f"6 history ({count})", tree, times, "git ckpt list --all", "git for-each-ref refs/ckpt",
-                         5.0 if count >= 10_000 else None, f"{count} checkpoints"))
+                         None, f"{count} refs to one commit: the manifest fallback of list"))
     first = counts[0]
     for count in counts[1:]:
         for name in cmds:
@@ -141,7 +204,20 @@ def pair_first_push(tmp: Path, env: dict[str, str], s: Settings, count: int) -> 
 
 
 def peak_rss(args: list[str], cwd: Path, env: dict[str, str]) -> int:
-    """Peak resident set size in bytes of one whole-process run (``wait4``'s ``ru_maxrss``)."""
+    """Peak resident set size in bytes of one whole-process run: the largest of the process and
+    the children it waited for.  Through GNU ``/usr/bin/time -f %M`` when there is one: a child
+    forked from this (large) bench process would inherit its peak (Linux keeps the high-water
+    mark across exec), so ``wait4``'s ``ru_maxrss`` of a direct child is never below this
+    process's own size; that is the fallback."""
+    if os.path.exists("/usr/bin/time"):
+        import tempfile
+
+        with tempfile.NamedTemporaryFile(prefix="ckpt-rss-") as out:
+            proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, *args], cwd=cwd, env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            if proc.returncode != 0:
+                raise BenchError(f"{args!r} exited {proc.returncode}: {proc.stderr.decode(errors='replace')[-2000:]}")
+            return int(Path(out.name).read_text().split()[-1]) * 1024
     proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _pid, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -167,4 +243,44 @@ def memory(tree: Tree) -> list[Row]:
         r = Row("8 memory", tree.name, f"{name} peak RSS", "git add -A (index copy) peak RSS")
         r.note = f"{val / 1e6:.0f} MB vs {plain / 1e6:.0f} MB"
         out.append(r)
+    return out
+
+
+def memory_large(tmp: Path, env: dict[str, str], mb: int) -> list[Row]:
+    """Target 7: peak RSS of ``git ckpt restore`` of a checkpoint holding an ``mb`` MB file, three
+    ways, each in its own 10-file repository: tracked (written by ``git checkout-index``), in
+    ``raw/`` (CRLF bytes that ``eol=lf`` would not give back: streamed from ``git cat-file``), and
+    in the overlay (a file of the overlay tar, extracted in chunks); beside it ``git cat-file
+    blob`` of the same blob to ``/dev/null`` (what git itself holds to read it) and the ``save``
+    that made the checkpoint.  The restore is by path, after the file was replaced by 6 bytes, so
+    its pre-restore save is small.  Measured, not asserted."""
+    line = b"%09d a line of a large generated file, long enough to matter\r\n"
+    count = mb * 1_000_000 // len(line % 0)
+    out = []
+    for name, rel, blob in (("tracked", "big.bin", "{ref}:big.bin"), ("raw/", "big.crlf", "{ref}^3:raw/big.crlf"),
+                            ("overlay", "fixtures/big.fixture", "{ref}^3:overlay.tar")):
+        tree = _small_repo(tmp, env, f"large-{rel.replace('/', '-')}", 10)
+        root = tree.root
+        (root / ".gitattributes").write_text("*.crlf text eol=lf\n")
+        (root / ".gitignore").write_text("fixtures/\n")
+        (root / ".ckpt.toml").write_text('[overlay]\ninclude = ["fixtures/"]\nmax_file_size = "2GiB"\n')
+        run(["git", "add", "-A"], root, env)
+        run(["git", "commit", "-q", "-m", "attributes"], root, env)
+        path = root / rel
+        path.parent.mkdir(exist_ok=True)
+        with open(path, "wb") as fh:
+            for start in range(0, count, 100_000):
+                fh.write(b"".join(line % i for i in range(start, min(count, start + 100_000))))
+        size = path.stat().st_size
+        saved = peak_rss(["git", "ckpt", "save", "-m", "large file"], root, env)
+        path.write_bytes(b"small\n")
+        rss = peak_rss(["git", "ckpt", "restore", "1", "--", rel], root, env)
+        if path.stat().st_size != size:
+            raise BenchError(f"restore of the {name} file wrote {path.stat().st_size} bytes, not {size}")
+        plain = peak_rss(["bash", "-c", f"git cat-file blob {blob.format(ref='refs/ckpt/default/1')} > /dev/null"], root, env)
+        r = Row("8 memory", tree.name, f"git ckpt restore ({name} {size / 1e6:.0f} MB file) peak RSS",
+                "git cat-file blob (same blob) peak RSS")
+        r.note = f"{rss / 1e6:.0f} MB vs {plain / 1e6:.0f} MB; the save that made it: {saved / 1e6:.0f} MB"
+        out.append(r)
+        shutil.rmtree(root, ignore_errors=True)
     return out

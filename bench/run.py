@@ -27,19 +27,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_history as hist  # noqa: E402
+import bench_mcp  # noqa: E402
 import bench_scenarios as sc  # noqa: E402
 from bench_inputs import BenchError, make_env, real_tree, stdlib_source, synthetic_tree  # noqa: E402
 
 MODES = {
     #          reps warmup synthetic files  fixture bytes  list  growth  real tree  stepback
     "full":  dict(reps=5, warmup=1, synthetic=100_000, fixtures=3_000_000, list=1000, growth=100, real="full", peer=True,
-                  history=(10, 1000, 10_000), push=1000),
+                  history=(10, 1000, 10_000), push=1000, listall=(100, 300), large_mb=300),
     "quick": dict(reps=3, warmup=1, synthetic=20_000, fixtures=3_000_000, list=1000, growth=20, real="quick", peer=True,
-                  history=(10, 1000, 10_000), push=1000),
+                  history=(10, 1000, 10_000), push=1000, listall=(100, 300), large_mb=300),
     "smoke": dict(reps=1, warmup=0, synthetic=300, fixtures=30_000, list=20, growth=3, real="smoke", peer=False,
-                  history=(10, 30), push=20),
+                  history=(10, 30), push=20, listall=(3, 5), large_mb=5),
 }
-PAIRS = ("save", "restore", "commit", "list", "peer", "growth", "fixed", "history", "push", "memory", "reftable")
+PAIRS = ("save", "restore", "commit", "list", "peer", "growth", "fixed", "history", "listall", "push", "memory", "mcp", "reftable")
 
 
 def machine() -> dict:
@@ -113,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         real = real_tree(tmp, env, size=m["real"], fixture_bytes=m["fixtures"])
         log(f"real tree: {real.files} files, {real.bytes / 1e6:.0f} MB (copy of {stdlib_source()})")
         trees = [real]
-        if only & {"save", "restore", "commit", "memory"}:
+        if only & {"save", "restore", "commit", "memory", "mcp"}:
             synth = synthetic_tree(tmp, env, files=m["synthetic"], fixture_bytes=m["fixtures"])
             log(f"synthetic tree: {synth.files} files, {synth.bytes / 1e6:.0f} MB")
             trees.append(synth)
@@ -139,6 +140,10 @@ def main(argv: list[str] | None = None) -> int:
         if "history" in only:
             log(f"pair 6 history: {', '.join(map(str, m['history']))} stored checkpoints")
             rows += hist.pair_history(tmp, env, settings, m["history"])
+        if "listall" in only:
+            t, per = m["listall"]
+            log(f"pair 6 list --all of {t * per} checkpoints in {t} tasks")
+            rows += hist.pair_list_all(tmp, env, settings, t, per)
         if "push" in only:
             log(f"pair 6 first push of {m['push']} checkpoints")
             rows += hist.pair_first_push(tmp, env, settings, m["push"])
@@ -146,6 +151,14 @@ def main(argv: list[str] | None = None) -> int:
             for tree in trees:
                 log(f"pair 8 memory on {tree.name}")
                 rows += hist.memory(tree)
+            log(f"pair 8 memory: restore of a {m['large_mb']} MB file (tracked, raw/, overlay)")
+            rows += hist.memory_large(tmp, env, m["large_mb"])
+        if "mcp" in only:
+            for tree in trees:
+                log(f"pair 5 mcp: ckpt_save through the resident server on {tree.name}")
+                rows += bench_mcp.pair_mcp_save(tree, settings)
+            log("pair 5 mcp: the Claude Code Stop hook with nothing changed")
+            rows += bench_mcp.pair_stop_hook(tmp, env, settings)
         if "reftable" in only:
             log(f"pair 9 save and restore in a reftable repository vs files, on {real.name}")
             rows += sc.pair_reftable(real, settings, tmp)

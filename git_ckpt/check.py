@@ -38,7 +38,7 @@ from typing import Any
 from . import overlay, store
 from .errors import CkptError, CorruptError
 from .gitcore import Repo
-from .model import OverlayFile, path_display, path_from_str, raw_path_problem
+from .model import OverlayFile, list_row, path_display, path_from_str, raw_path_problem, row_from_message
 
 GITLINK = 0o160000
 
@@ -142,6 +142,9 @@ def check_one(repo: Repo, cid: str, ref: str, commit: str | None) -> CheckResult
         res.problems.append(f"its manifest names it {m.id!r}, but it is stored as {cid}")
     if m.tree != cp.tree:
         res.problems.append(f"manifest tree {m.tree[:12]} differs from the commit's tree {cp.tree[:12]}")
+    row = row_from_message(repo.commit_message(commit), cid.rpartition(":")[2])  # what list shows of it
+    if row is not None and row != list_row(m):
+        res.problems.append("the Ckpt-Row line of its commit message disagrees with its manifest (git ckpt list shows that line)")
     missing = missing_objects(repo, cp)
     if missing:
         res.problems.append(f"{len(missing)} object(s) missing from the object store (e.g. {missing[0]})")
@@ -239,7 +242,8 @@ def _check_worktree(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
             res.problems.append(exc.message)
             return
         for path, e in raw.items():
-            overlay.write_entry(work, overlay.Entry(path, "file", 0o755 if e.mode == 0o100755 else 0o644, 0, repo.read_blob(e.oid)))
+            with repo.open_blob(e.oid) as content:  # streamed: a large raw file is never held whole
+                overlay.write_entry(work, overlay.Entry(path, "file", 0o755 if e.mode == 0o100755 else 0o644, 0, b""), content)
         res.files = sum(1 for e in repo.ls_tree(cp.tree) if e.mode != GITLINK)
         # Entries start with no stat data, so the refresh re-reads (and re-cleans) every file.
         repo.git("update-index", "-q", "--refresh", "--ignore-submodules", index_file=idx, env=env, check=False)

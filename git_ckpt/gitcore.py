@@ -26,9 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Callable, Collection, Iterator, NamedTuple, Sequence, TypeVar, cast
-
-import pygit2
+from typing import IO, TYPE_CHECKING, Any, Callable, Collection, Iterator, NamedTuple, Sequence, TypeVar, cast
 
 from .errors import BusyError, CkptError, ConfigError, CorruptError, IOFailure, NotFoundError, RepoError
 
@@ -210,10 +208,29 @@ SERVED_EXTENSIONS: dict[str, tuple[str, ...] | None] = {
     "objectformat": ("sha1",),
     "refstorage": ("files", "reftable"),
 }
-# libgit2 opens a reftable repository only when told the extension is known; it then serves its
-# objects, config and ignore rules, while every ref goes through the git executable (libgit2 has
-# no reftable backend: it would read no refs and write loose ones git never sees).
-pygit2.option(pygit2.enums.Option.SET_EXTENSIONS, ["refstorage"], 1)
+
+
+class _LazyPygit2:
+    """Stands for the ``pygit2`` module until its first use, then imports it (45-70 ms: libgit2,
+    ``ssl``, its enums) and puts the module in its place.  A command that reads everything it
+    needs through the git executable (``list`` through one ``for-each-ref``) never pays for it."""
+
+    def __getattr__(self, name: str) -> Any:
+        import pygit2 as module
+
+        # libgit2 opens a reftable repository only when told the extension is known; it then
+        # serves its objects, config and ignore rules, while every ref goes through the git
+        # executable (libgit2 has no reftable backend: it would read no refs and write loose ones
+        # git never sees).
+        module.option(module.enums.Option.SET_EXTENSIONS, ["refstorage"], 1)
+        globals()["pygit2"] = module
+        return getattr(module, name)
+
+
+if TYPE_CHECKING:
+    import pygit2
+else:
+    pygit2 = _LazyPygit2()
 
 
 def _served_list() -> str:
@@ -306,15 +323,26 @@ class Repo:
     Construct with :meth:`discover`.
     """
 
-    def __init__(self, pg: pygit2.Repository) -> None:
-        self._pg = pg
-        if pg.is_bare or pg.workdir is None:
-            raise RepoError(
-                "this is a bare repository; git ckpt checkpoints a working tree",
-                "run it inside a clone or a linked worktree (git worktree add)",
-            )
-        self.workdir = Path(pg.workdir).resolve()
-        self.git_dir = Path(pg.path).resolve()
+    def __init__(self, pg: pygit2.Repository | None, *, located: tuple[Path, Path, str] | None = None) -> None:
+        # ``located``: (worktree root, git dir, object format) as ``git rev-parse`` found them
+        # (:meth:`discover` with ``lazy``); libgit2 then opens the repository on first use.
+        self._pg_open = pg
+        if located is not None:
+            self.workdir, self.git_dir, fmt = located
+        else:
+            assert pg is not None
+            if pg.is_bare or pg.workdir is None:
+                raise RepoError(
+                    "this is a bare repository; git ckpt checkpoints a working tree",
+                    "run it inside a clone or a linked worktree (git worktree add)",
+                )
+            self.workdir = Path(pg.workdir).resolve()
+            self.git_dir = Path(pg.path).resolve()
+            # object ids of this repository (SHA-256 repositories are refused on opening, for now)
+            try:
+                fmt = str(pg.config["extensions.objectformat"]).lower()
+            except (KeyError, ValueError, pygit2.GitError):
+                fmt = "sha1"
         common = self.git_dir / "commondir"
         if common.exists():
             self.common_dir = (self.git_dir / common.read_text().strip()).resolve()
@@ -322,11 +350,8 @@ class Repo:
             self.common_dir = self.git_dir
         self._git_env: dict[str, str] | None = None
         self._backend: str | None = None
-        # object ids of this repository (SHA-256 repositories are refused on opening, for now)
-        try:
-            fmt = str(pg.config["extensions.objectformat"]).lower()
-        except (KeyError, ValueError, pygit2.GitError):
-            fmt = "sha1"
+        if located is not None:  # its config declares no extension (_locate_with_git): no refStorage
+            self._backend = "reftable" if (self.common_dir / "reftable").is_dir() else "files"
         self.object_format = OBJECT_FORMATS.get(fmt, OBJECT_FORMATS["sha1"])
         self.zero_oid = self.object_format.zero
         self.empty_tree = self.object_format.empty_tree
@@ -337,18 +362,43 @@ class Repo:
         self.on_wait: Callable[[str], None] | None = None
         self._worktree_lock: str | None = None  # "shared"/"exclusive" while this Repo holds it
 
+    @property
+    def _pg(self) -> pygit2.Repository:
+        """The libgit2 repository, opened on first use when :meth:`discover` was ``lazy``."""
+        pg = self._pg_open
+        if pg is None:
+            try:
+                pg = pygit2.Repository(str(self.git_dir))
+            except pygit2.GitError as exc:
+                raise RepoError(f"cannot open the repository: {exc}",
+                                "check that .git is readable and that git itself can use it (git status)") from None
+            if pg.workdir is None or Path(pg.workdir).resolve() != self.workdir:
+                pg.workdir = str(self.workdir)
+            self._pg_open = pg
+        return pg
+
     # ---------------------------------------------------------------- opening
 
     @classmethod
     def discover(cls, start: str | os.PathLike[str] | None = None, git_dir: str | None = None,
-                 work_tree: str | None = None) -> "Repo":
+                 work_tree: str | None = None, *, lazy: bool = False) -> "Repo":
         """Open the repository containing ``start`` (default: the current directory).
 
         ``git_dir`` (from ``$GIT_DIR``, read by the CLI) opens that repository directly and
         ``work_tree`` (``$GIT_WORK_TREE``) sets its worktree.
         Raises :class:`RepoError` outside a repository or in a bare one; mirrors
         ``git rev-parse --git-dir`` discovery.
+
+        ``lazy``: find the repository with one ``git rev-parse`` and import pygit2 only when a
+        method needs libgit2 (a command that only runs git, ``list``, never loads it).  Anything
+        unusual (``$GIT_DIR`` and the other location variables set, git refusing, a bare
+        repository, a config that declares ``extensions.*``) takes the libgit2 path below, so
+        errors are the same either way.
         """
+        if lazy and not git_dir and not work_tree:
+            found_lazily = cls._locate_with_git(start)
+            if found_lazily is not None:
+                return cls(None, located=found_lazily)
         try:
             found: str | None
             if git_dir:
@@ -374,6 +424,31 @@ class Repo:
             raise RepoError(f"cannot open the repository: {exc}",
                             "check that .git is readable and that git itself can use it (git status)") from None
         return cls(pg)
+
+    @staticmethod
+    def _locate_with_git(start: str | os.PathLike[str] | None) -> tuple[Path, Path, str] | None:
+        """``(worktree root, git dir, object format)`` from ``git rev-parse``, or None when
+        :meth:`discover` should take the libgit2 path (see there)."""
+        if any(v in os.environ for v in _LOCATION_VARS):
+            return None
+        try:
+            proc = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "--show-toplevel", "--show-object-format"],
+                                  cwd=start or None, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except OSError:
+            return None
+        lines = proc.stdout.decode("utf-8", "surrogateescape").split("\n")
+        if proc.returncode != 0 or len(lines) != 4 or not lines[0] or not lines[1] or lines[3]:
+            return None
+        git_dir, top = Path(lines[0]).resolve(), Path(lines[1]).resolve()
+        common = git_dir / "commondir"
+        try:
+            config_dir = (git_dir / common.read_text().strip()).resolve() if common.exists() else git_dir
+            config = (config_dir / "config").read_bytes()
+        except OSError:
+            return None
+        if b"extensions" in config.lower():  # check_repository_format decides (through libgit2)
+            return None
+        return top, git_dir, lines[2]
 
     # ---------------------------------------------------------------- git binary
 
@@ -1138,6 +1213,17 @@ class Repo:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+
+    def commit_message(self, oid: str) -> bytes:
+        """The message of commit ``oid`` as stored (bytes, its encoding header not applied), as
+        ``git cat-file commit`` shows it after the headers; :class:`CorruptError` if missing or
+        not a commit."""
+        obj = self._object(oid)
+        if obj is None:
+            raise CorruptError(f"object {oid} is missing from the object store")
+        if obj.type_str != "commit":
+            raise CorruptError(f"object {oid} is a {obj.type_str}, not a commit")
+        return bytes(cast(pygit2.Commit, obj).raw_message)
 
     def commit(self, tree: str, parents: list[str], message: str) -> Oid:
         """Write a commit (author = committer = the user's identity, now) and return its id."""

@@ -324,3 +324,59 @@ def decode_manifest(data: bytes) -> Manifest:
     if len(data) > MAX_MANIFEST:
         raise msgspec.ValidationError(f"manifest.json is larger than {MAX_MANIFEST} bytes")
     return msgspec.json.decode(data, type=Manifest)
+
+
+# ---------------------------------------------------------------------------- the list row of a commit
+
+ROW_KEY: Final = "Ckpt-Row"
+MAX_ROW_LINE = 1024 * 1024  # bytes of the Ckpt-Row line read back (a 64 KiB message, escaped)
+
+
+class ListRow(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
+    """What ``git ckpt list`` shows of a checkpoint, copied from its manifest into the last line
+    of the checkpoint commit's message (``Ckpt-Row: {json}``, one line: JSON escapes newlines), so
+    one ``git for-each-ref --format=%(contents)`` serves a listing without reading the meta commit,
+    its tree and the manifest of each checkpoint.  The manifest stays the truth: a row that is
+    missing, malformed or names another checkpoint is not used (:func:`row_from_message`).
+    Unknown keys are allowed (a newer writer); the known ones are typed and bounded like the
+    manifest's fields."""
+
+    id: Annotated[str, msgspec.Meta(max_length=200)]
+    kind: Kind
+    created_at: Short
+    message: Text = ""
+    agent: Short | None = None
+    agent_session: Short | None = None
+
+
+def list_row(m: Manifest) -> ListRow:
+    """The :class:`ListRow` of a checkpoint with manifest ``m``: its id, kind, created_at,
+    message, agent and agent_session."""
+    return ListRow(id=m.id, kind=m.kind, created_at=m.created_at, message=m.message, agent=m.agent,
+                   agent_session=m.agent_session)
+
+
+def row_line(m: Manifest) -> str:
+    """The ``Ckpt-Row: {json}`` line for a checkpoint with manifest ``m`` (no newline):
+    :func:`list_row` as deterministic JSON (defaults left out)."""
+    return f"{ROW_KEY}: " + _encoder.encode(list_row(m)).decode("utf-8")
+
+
+_row_decoder = msgspec.json.Decoder(ListRow)
+
+
+def row_from_message(message: bytes, expected_id: str) -> ListRow | None:
+    """The :class:`ListRow` recorded in a checkpoint commit's ``message`` (bytes as stored), or
+    None when there is none to trust: the last line is not ``Ckpt-Row: `` followed by valid JSON
+    of that shape, it is longer than ``MAX_ROW_LINE``, or its id is not ``expected_id`` (the
+    ``T/N`` of the ref it was reached by).  The caller then reads the manifest.  Never raises."""
+    body = message[:-1] if message.endswith(b"\n") else message
+    line = body.rpartition(b"\n")[2]
+    head = ROW_KEY.encode() + b": "
+    if not line.startswith(head) or len(line) > MAX_ROW_LINE:
+        return None
+    try:
+        row = _row_decoder.decode(line[len(head):])
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return row if row.id == expected_id else None

@@ -169,13 +169,26 @@ def _overlay_map(files: list[OverlayFile]) -> dict[bytes, tuple[str, int, str]]:
     return {path_from_str(f.path): (f.kind, f.mode, f.sha256) for f in files}
 
 
-def _same_bytes(root: bytes, rel: bytes, data: bytes) -> bool:
-    """Whether the regular file ``rel`` holds exactly ``data``."""
+def _same_bytes(repo: Repo, rel: bytes, oid: str) -> bool:
+    """Whether the file ``rel`` holds exactly the bytes of blob ``oid``: the sizes agree (the
+    blob's from its header) and the file hashes, as a blob, to ``oid`` (what ``git hash-object
+    --no-filters`` computes; read in chunks here, so a large file is never held whole).  False
+    when it is missing or unreadable."""
+    import hashlib
+
+    full = os.path.join(os.fsencode(repo.workdir), rel)
     try:
-        with open(os.path.join(root, rel), "rb") as fh:
-            return fh.read() == data
+        with open(full, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode) or size != repo.blob_size(oid):
+                return False
+            h = hashlib.new(repo.object_format.name)
+            h.update(b"blob %d\0" % size)
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
     except OSError:
         return False
+    return h.hexdigest() == oid
 
 
 def _in_the_way(root: bytes, rel: bytes, removed: set[bytes], saved: bool) -> list[bytes]:
@@ -305,10 +318,12 @@ def _content_matches(repo: Repo, now: Snapshot, rel: bytes, full: bytes | None =
     for f in now.overlay_info.files if now.overlay_info else []:
         if path_from_str(f.path) == rel:
             try:
-                data = os.readlink(full) if stat.S_ISLNK(st.st_mode) else open(full, "rb").read()
+                if stat.S_ISLNK(st.st_mode):
+                    return hashlib.sha256(os.readlink(full)).hexdigest() == f.sha256
+                with open(full, "rb") as fh:  # in chunks: an overlay file may be large
+                    return hashlib.file_digest(fh, "sha256").hexdigest() == f.sha256
             except OSError:
                 return False
-            return hashlib.sha256(data).hexdigest() == f.sha256
     entries = repo.ls_tree(now.tree, rel)
     entry = next((e for e in entries if e.path == rel), None)
     if entry is None:
@@ -317,8 +332,9 @@ def _content_matches(repo: Repo, now: Snapshot, rel: bytes, full: bytes | None =
         return entry.mode == 0o120000 and repo.blob_id(os.readlink(full)) == entry.oid
     if not stat.S_ISREG(st.st_mode) or b"\n" in rel:
         return False
-    with open(full, "rb") as fh:  # cleaned by the attributes of rel, wherever the bytes are
-        oid = repo.git("hash-object", "--stdin", "--path=" + os.fsdecode(rel), input=fh.read()).stdout.strip().decode()
+    # cleaned by the attributes of rel, wherever the bytes are; git reads the file itself (a large
+    # file is never held here)
+    oid = repo.git("hash-object", "--path=" + os.fsdecode(rel), "--", full).stdout.strip().decode()
     return oid == entry.oid and (entry.mode == 0o100755) == bool(st.st_mode & 0o100)
 
 
@@ -521,7 +537,7 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         if _under(p, paths) and p not in written and repo.paths_in_tree(target.tree, [p]):
             plan.write.append(p)
     for p, e in sorted(target_raw.items()):  # validated by Checkpoint.raw_entries
-        if _under(p, paths) and p not in plan.sparse_skipped and (p in set(plan.write) or not _same_bytes(root, p, repo.read_blob(e.oid))):
+        if _under(p, paths) and p not in plan.sparse_skipped and (p in set(plan.write) or not _same_bytes(repo, p, e.oid)):
             plan.raw_write.append(p)
     target.stage_entries()  # a malformed stages/ tree is refused before anything is written
     # overlay
@@ -882,13 +898,13 @@ def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprint
         for p in plan.raw_write:
             if p not in plan.write:
                 check(p)
-            data = repo.read_blob(raw[p].oid)
+            if _same_bytes(repo, p, raw[p].oid):
+                continue
             full = os.path.join(root, p)
-            with contextlib.suppress(FileNotFoundError):
-                with open(full, "rb") as fh:
-                    if fh.read() == data:
-                        continue
-            overlay.write_entry(repo.workdir, overlay.Entry(p, "file", 0o755 if raw[p].mode == 0o100755 else 0o644, int(os.stat(full).st_mtime) if os.path.exists(full) else 0, data))
+            with repo.open_blob(raw[p].oid) as content:  # streamed: a large raw file is never held whole
+                overlay.write_entry(repo.workdir, overlay.Entry(p, "file", 0o755 if raw[p].mode == 0o100755 else 0o644,
+                                                                int(os.stat(full).st_mtime) if os.path.exists(full) else 0, b""),
+                                    content)
     # overlay (its deletions were done above)
     if plan.overlay_write:
         wanted = set(plan.overlay_write)

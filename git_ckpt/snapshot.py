@@ -33,7 +33,7 @@ from . import config
 from .config import Config
 from .errors import BusyError, CkptError
 from .gitcore import EMPTY_BLOB, RefConflict, Repo, fault, git_failure
-from .model import Card, Kind, Manifest, OverlayInfo, digest, encode, path_display, path_from_str, path_to_str
+from .model import Card, Kind, Manifest, OverlayInfo, digest, encode, path_display, path_from_str, path_to_str, row_line
 
 
 @dataclass
@@ -585,7 +585,8 @@ def write_checkpoint(
         meta_commit = repo.commit(meta_tree, [], f"ckpt meta {cid}\n")
         parents = ([snap.base] if snap.base else []) + [index_commit, meta_commit]
         subject = message.splitlines()[0] if message else ("pre-restore state" if kind == "pre-restore" else "checkpoint")
-        body = f"ckpt {cid}: {subject}\n\nCkpt-Id: {cid}\nCkpt-Kind: {kind}\n"
+        # the last line is what ``list`` reads (model.ListRow): one for-each-ref serves a listing
+        body = f"ckpt {cid}: {subject}\n\nCkpt-Id: {cid}\nCkpt-Kind: {kind}\n{row_line(manifest)}\n"
         commit = repo.commit(snap.tree, parents, body)
         return commit, (cid, commit)
 

@@ -90,33 +90,86 @@ def agent_label(agent: str | None, session: str | None) -> str:
 
 
 def rows(repo: Repo, task: str, prefix: str = store.PREFIX, shown: str = "") -> list[Row]:
-    """Every checkpoint of ``task`` (under ``prefix``), ascending by number.  The notes tree is
-    read once (:func:`git_ckpt.notes.note_blobs`), not looked up per checkpoint."""
-    promoted = repo.read_ref(f"{prefix}{task}/promoted")
-    try:
-        note_of = notes.note_blobs(repo)
-        notes_error = None
-    except (CkptError, KeyError, ValueError) as exc:  # an unreadable notes tree: say so per row
-        note_of, notes_error = {}, exc
-    out = []
-    for n, oid in store.numbered(repo, task, prefix):
-        try:
-            cp = store.load(repo, oid, id=f"{shown}{task}/{n}", ref=f"{prefix}{task}/{n}")
-        except CkptError as exc:
-            out.append(Row(f"{shown}{task}/{n}", oid, "corrupt", "", exc.message, False))
+    """Every checkpoint of ``task`` (under ``prefix``), ascending by number
+    (:func:`listing` of that one task)."""
+    return listing(repo, [task], prefix, shown)[1]
+
+
+def listing(repo: Repo, tasks: list[str] | None, prefix: str = store.PREFIX, shown: str = "") -> tuple[list[str], list[Row]]:
+    """``(task names, rows)``: every checkpoint of ``tasks`` (None: of every task with a ref under
+    ``prefix``, names sorted), by task in the order given, ascending by number; ids are
+    ``{shown}T/N``.
+
+    One ``git for-each-ref --format`` reads every ref under the tasks' prefixes, the notes ref and
+    each ref's commit message; a row comes from the ``Ckpt-Row`` line a save wrote at the end of
+    the checkpoint commit's message (:func:`git_ckpt.model.row_from_message`), checked against
+    the ref's ``T/N``.  A checkpoint without a usable one (saved by an older git ckpt, or a
+    commit made by another tool) is read from its manifest as before; one that cannot be read is
+    a ``corrupt`` row carrying the error.  The notes tree is read once
+    (:func:`git_ckpt.notes.note_blobs`), and only when ``refs/notes/ckpt`` exists.  Each record
+    of the output starts with a random token the commit messages cannot predict, so a message
+    cannot forge another ref's record.  Raises :class:`CkptError` when git fails."""
+    import os
+
+    from .model import row_from_message
+
+    token = os.urandom(16).hex()
+    patterns = [prefix] if tasks is None else [f"{prefix}{t}/" for t in tasks]
+    out = repo.git("for-each-ref", f"--format={token}%(objectname) %(objecttype) %(refname)%0a%(contents)",
+                   *patterns, store.NOTES_REF).stdout
+    found: dict[str, dict[str, tuple[str, str, bytes]]] = {}  # task -> last ref component -> (oid, type, message)
+    notes_commit = None
+    for record in out.split(token.encode())[1:]:
+        head, _, message = record.partition(b"\n")
+        fields = head.decode("utf-8", "surrogateescape").split(" ", 2)
+        if len(fields) != 3:
             continue
-        m = cp.manifest
+        oid, kind, ref = fields
+        if ref == store.NOTES_REF:
+            notes_commit = oid
+            continue
+        task, sep, last = ref[len(prefix):].partition("/") if ref.startswith(prefix) else ("", "", "")
+        if sep:
+            found.setdefault(task, {})[last] = (oid, kind, message[:-1] if message.endswith(b"\n") else message)
+    names = sorted(found) if tasks is None else tasks
+    note_of: dict[str, str] = {}
+    notes_error: Exception | None = None
+    if notes_commit is not None:
         try:
-            if notes_error is not None:
-                results = notes.read_lines(repo, oid)
+            note_of = notes.note_blobs(repo)
+        except (CkptError, KeyError, ValueError) as exc:  # an unreadable notes tree: say so per row
+            notes_error = exc
+    out_rows = []
+    for task in names:
+        refs = found.get(task, {})
+        promoted = refs.get("promoted", ("", "", b""))[0]
+        numbered = sorted((int(last), v) for last, v in refs.items() if last.isascii() and last.isdigit() and not last.startswith("0"))
+        for n, (oid, kind, message) in numbered:
+            cid = f"{task}/{n}"
+            rec = row_from_message(message, cid) if kind == "commit" else None
+            if rec is not None:
+                row = Row(f"{shown}{cid}", oid, rec.kind, rec.created_at, rec.message, oid == promoted, {}, rec.agent, rec.agent_session)
             else:
-                blob = note_of.get(oid)
-                results = notes.parse_lines(repo.read_blob(blob), oid) if blob else []
-        except CkptError:
-            results = [{"verifier": "?", "status": "corrupt-note"}]
-        out.append(Row(cp.id, oid, m.kind, m.created_at, m.message, oid == promoted, verifier_state(results),
-                       m.agent if isinstance(m.agent, str) else None, m.agent_session if isinstance(m.agent_session, str) else None))
-    return out
+                try:
+                    cp = store.load(repo, oid, id=f"{shown}{cid}", ref=f"{prefix}{cid}")
+                except CkptError as exc:
+                    out_rows.append(Row(f"{shown}{cid}", oid, "corrupt", "", exc.message, False))
+                    continue
+                m = cp.manifest
+                row = Row(cp.id, oid, m.kind, m.created_at, m.message, oid == promoted, {},
+                          m.agent if isinstance(m.agent, str) else None, m.agent_session if isinstance(m.agent_session, str) else None)
+            if notes_commit is not None:
+                try:
+                    if notes_error is not None:
+                        results = notes.read_lines(repo, oid)
+                    else:
+                        blob = note_of.get(oid)
+                        results = notes.parse_lines(repo.read_blob(blob), oid) if blob else []
+                except CkptError:
+                    results = [{"verifier": "?", "status": "corrupt-note"}]
+                row.verifiers = verifier_state(results)
+            out_rows.append(row)
+    return names, out_rows
 
 
 def changed_files(repo: Repo, cp: Checkpoint) -> list[tuple[str, str]]:

@@ -230,8 +230,9 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print a JSON envelope instead of text.")(f)
 
 
-def open_repo() -> Repo:
-    """Open the repository of the current directory (``$GIT_DIR`` honoured)."""
+def open_repo(lazy: bool = False) -> Repo:
+    """Open the repository of the current directory (``$GIT_DIR`` honoured); ``lazy``: libgit2 is
+    loaded only when a method needs it (:meth:`git_ckpt.gitcore.Repo.discover`)."""
     from ..errors import RepoError
     from ..gitcore import Repo
 
@@ -240,7 +241,7 @@ def open_repo() -> Repo:
     except FileNotFoundError:  # the shell sits in a directory something removed
         raise RepoError("the current directory no longer exists (something removed it)",
                         "cd to the worktree again (e.g. cd \"$PWD\" or its root) and run the command again; nothing was changed") from None
-    repo = Repo.discover(cwd, os.environ.get("GIT_DIR"), os.environ.get("GIT_WORK_TREE"))
+    repo = Repo.discover(cwd, os.environ.get("GIT_DIR"), os.environ.get("GIT_WORK_TREE"), lazy=lazy)
     repo.on_wait = lambda holder: warn(f"waiting: {holder}")
     return repo
 

@@ -24,16 +24,13 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
     """
     from .. import store, views
 
-    repo = open_repo()
+    repo = open_repo(lazy=True)  # one for-each-ref serves a listing: libgit2 loads only if needed
     prefix, shown = store.PREFIX, ""
     if remote:
         prefix, shown = f"{store.REMOTE_PREFIX}{remote}/", f"{remote}:"
         all_ = all_ or not task
-    if all_:
-        names = sorted({r[len(prefix):].split("/", 1)[0] for r in repo.refs_under(prefix) if "/" in r[len(prefix):]})
-    else:
-        names = [store.existing_task(repo, task, prefix, shown) if task else store.current_task(repo)]
-    rows = [row for name in names for row in views.rows(repo, name, prefix, shown)]
+    names, rows = views.listing(repo, None if all_ else [store.existing_task(repo, task, prefix, shown) if task else store.current_task(repo)],
+                                prefix, shown)
     states: dict[str, Any] = {}
     if any(r.verifiers for r in rows):
         from ..evidence import fetched_states
