@@ -91,7 +91,9 @@ def append(
 ) -> Record:
     """Append one event (and the card, changed by ``update_card`` if given) to the ledger of
     ``task``; compare-and-swap on ``refs/ckpt/T/log``, rebuilt and retried when another process
-    appended first.  Returns the new :class:`Record`."""
+    appended first.  Returns the new :class:`Record`.  A fetched task (``REMOTE:T``) is
+    read-only: :class:`UsageError` (exit 2), written nowhere."""
+    store.check_task_name(task)
     ref = store.log_ref(task)
 
     def build(old: str | None) -> tuple[str, Record]:

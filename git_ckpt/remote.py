@@ -25,7 +25,6 @@ it was.  Nothing here ever runs a fetched checkpoint's verifiers or hooks.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +42,6 @@ from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
 
 NOTES_REMOTE_PREFIX = "refs/notes/ckpt-remotes/"
 DEFAULT_REMOTE = "origin"
-_REMOTE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def tracking_prefix(remote: str) -> str:
@@ -164,17 +162,13 @@ class _Race(Exception):
 def check_remote(repo: Repo, remote: str) -> str:
     """Validate ``remote`` (a configured remote's name) and return its URL.
 
-    Raises :class:`UsageError` for a name that cannot be a ref component (a URL or path: add it
-    with ``git remote add``), :class:`RemoteError` when no such remote is configured.
+    Raises :class:`UsageError` (exit 2, :func:`store.remote_problem`) for a name no remote is
+    configured under: a URL or path (add it with ``git remote add``) or an unknown name.
     """
-    if not _REMOTE_RE.fullmatch(remote) or ".." in remote or remote.endswith((".lock", ".")):
-        raise UsageError(
-            f"{remote!r} is not a remote name",
-            "give the name of a configured remote (git remote -v lists them); for a URL, git remote add NAME URL first",
-        )
+    problem = store.remote_problem(repo, remote)
+    if problem is not None:
+        raise problem
     proc = repo.git("remote", "get-url", remote, check=False)
-    if proc.returncode != 0:
-        raise RemoteError(f"no remote named {remote!r}", f"add it with git remote add {remote} URL (git remote -v lists the remotes)")
     return proc.stdout.decode("utf-8", "replace").strip()
 
 

@@ -353,10 +353,10 @@ def test_secrets_refused_without_printing_them(tmp_path):
 def test_remote_errors(tmp_path):
     bare, alice, _bob = _team(tmp_path)
     _messy_save(alice)
-    res = ckpt(alice, "push", "nowhere", rc=10)
-    assert "error: no remote named 'nowhere'" in res.err and "git remote add nowhere URL" in res.err
+    res = ckpt(alice, "push", "nowhere", rc=2)
+    assert "error: 'nowhere' is not a configured remote" in res.err and "git remote add nowhere URL" in res.err
     res = ckpt(alice, "push", str(bare), rc=2)
-    assert "is not a remote name" in res.err
+    assert "is not a configured remote" in res.err
     git(alice, "remote", "add", "gone", str(tmp_path / "missing.git"))
     res = ckpt(alice, "fetch", "gone", rc=10)
     assert "error: git ls-remote failed:" in res.err and "missing.git" in res.err

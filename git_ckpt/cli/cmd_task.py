@@ -48,7 +48,7 @@ def show_cmd(name: str | None, as_json: bool) -> int:
     from .. import ledger, store, task
 
     repo = open_repo()
-    name = store.check_task_name(name) if name else store.current_task(repo)
+    name = store.check_task_spec(name) if name else store.current_task(repo)
     card = ledger.card(repo, name)
 
     def human() -> None:
