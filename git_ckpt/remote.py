@@ -203,6 +203,36 @@ def _fetch_refs(repo: Repo, remote: str, specs: list[str]) -> None:
 
 
 
+# ---------------------------------------------------------------------------- words
+
+# What push and fetch print for one ref, by RefUpdate.status: the same event has the same word
+# both ways (a promoted ref moving to another checkpoint is ``moved``, routine, on either side).
+LABELS = {"new": "new", "fast-forward": "updated", "updated": "moved", "up-to-date": "up to date", "replaced": "replaced"}
+
+
+def ref_lines(updates: list[RefUpdate]) -> list[str]:
+    """The per-ref lines ``push`` and ``fetch`` print (``LABEL      refs/ckpt/T/…``, the ref as
+    named on the remote): every ref when at most 40, else the first and last 10 and a count
+    (``--json`` lists them all).  ``up-to-date`` refs are left out."""
+    shown = [u for u in updates if u.status != "up-to-date"]
+    lines = [f"{LABELS.get(u.status, u.status):<10} {u.ref}" for u in shown]
+    if len(lines) > 40:
+        lines = [*lines[:10], f"...        ({len(lines) - 20} more)", *lines[-10:]]
+    return lines
+
+
+def fetch_status(repo: Repo, ref: str, old: str | None, new: str) -> str:
+    """How a fetched ``ref`` (``refs/ckpt/T/…`` as named on the remote) changed from ``old`` to
+    ``new``, in push's words: ``new``; ``fast-forward``; ``updated`` for a promoted ref moved to
+    another checkpoint (routine: a teammate promoted again); ``replaced`` for a checkpoint
+    (never moved once written) or ledger rewritten on the remote, which ``fetch`` warns about."""
+    if old is None:
+        return "new"
+    if repo.fast_forwards(new, old):
+        return "fast-forward"
+    return "updated" if ref.endswith("/promoted") else "replaced"
+
+
 # ---------------------------------------------------------------------------- fetch
 
 
@@ -236,7 +266,7 @@ def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
         old = before.get(name)
         if old != oid:
             ref = PREFIX + name[len(prefix):]
-            updates.append(RefUpdate(ref, old, oid, "new" if old is None else "fast-forward" if repo.fast_forwards(oid, old) else "replaced"))
+            updates.append(RefUpdate(ref, old, oid, fetch_status(repo, ref, old, oid)))
     merged = merge_notes(repo, repo.read_ref(tracking_notes(remote)), remote)
     result = FetchResult(remote, updates, merged)
     # Recorded in the current task's ledger when that task exists: a fetch alone never creates

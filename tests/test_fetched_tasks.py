@@ -118,3 +118,25 @@ def test_unconfigured_remote_same_error_everywhere(tmp_path):
     git(alice, "remote", "add", "nosuch", str(bare))  # the hint's command works
     ckpt(alice, "fetch", "nosuch")
     assert ckpt(alice, "list", "--remote", "nosuch").out == "no checkpoints fetched from nosuch (git ckpt fetch nosuch brings them)\n"
+
+
+def test_push_and_fetch_use_the_same_words(tmp_path):
+    """A teammate's routine promotion move is `moved` on both sides, never a warning."""
+    _bare, alice, bob = _team(tmp_path)
+    ckpt(alice, "task", "start", "fix-echo")
+    for text in ("a", "b"):
+        (alice / "echo.py").write_text(text)
+        ckpt(alice, "save")
+    ckpt(alice, "promote", "fix-echo/1", "--force")
+    ckpt(alice, "push")
+    res = ckpt(bob, "fetch")
+    assert res.out == ("new        refs/ckpt/fix-echo/1\nnew        refs/ckpt/fix-echo/2\nnew        refs/ckpt/fix-echo/log\n"
+                       "new        refs/ckpt/fix-echo/promoted\n"
+                       "fetched 4 ref(s) from origin; checkpoints: origin:fix-echo/1, origin:fix-echo/2\n")
+    ckpt(alice, "promote", "fix-echo/2", "--force")
+    assert ckpt(alice, "push").out == ("updated    refs/ckpt/fix-echo/log\nmoved      refs/ckpt/fix-echo/promoted\n"
+                                       "pushed 2 ref(s) to origin\n")
+    res = ckpt(bob, "fetch")
+    assert (res.out, res.err) == ("updated    refs/ckpt/fix-echo/log\nmoved      refs/ckpt/fix-echo/promoted\n"
+                                  "fetched 2 ref(s) from origin\n", "")
+    assert [(r["ref"], r["status"]) for r in ckpt(bob, "fetch", "--json").json()["result"]["refs"]] == []
