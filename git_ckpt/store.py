@@ -419,6 +419,19 @@ def restored_here(repo: Repo, task: str) -> int | None:
     return int(num) if repo.read_ref(ckpt_ref(task, int(num))) == commit else None
 
 
+def at(repo: Repo, task: str) -> Checkpoint | None:
+    """``@`` of ``task`` in this worktree (README "``@`` after a restore"): the checkpoint the
+    worktree was last restored to whole (:func:`restored_here`) until the next save, else the
+    latest; None when the task has no checkpoint.  What ``diff``, ``show``, ``verify`` and
+    ``status`` compare with by default."""
+    n = restored_here(repo, task)
+    if n is not None:
+        oid = repo.read_ref(ckpt_ref(task, n))
+        if oid is not None:
+            return load(repo, oid, id=f"{task}/{n}", ref=ckpt_ref(task, n))
+    return latest(repo, task)
+
+
 def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
     """Resolve a checkpoint name (DESIGN.md "Commands"): ``T/N``, ``N``, ``@``, ``@~K``,
     ``promoted``, ``T/@``, ``T/promoted``, ``REMOTE:T/N``, or any revision naming a checkpoint
