@@ -18,7 +18,7 @@ import msgspec
 
 from .errors import CorruptError
 from .gitcore import Repo
-from .model import Card, Event, encode
+from .model import MAX_MANIFEST, Card, Event, encode
 from . import notes, store
 
 
@@ -67,6 +67,8 @@ def _file(repo: Repo, tree: str, name: str) -> bytes:
     entry = repo.tree_entry(tree, name)
     if entry is None:
         raise CorruptError(f"no {name}")
+    if repo.blob_size(entry.oid) > MAX_MANIFEST:  # a fetched ledger is someone else's: bounded before it is read
+        raise CorruptError(f"{name} is larger than {MAX_MANIFEST} bytes")
     return repo.read_blob(entry.oid)
 
 
