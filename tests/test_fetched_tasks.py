@@ -6,8 +6,6 @@ Real clones of a real bare repository, the real ``git ckpt`` entry point.
 
 from __future__ import annotations
 
-import json
-
 from conftest import ckpt, git
 from test_remote import _rev, _team
 
@@ -28,7 +26,7 @@ def _alice_task(alice, bob):
 def test_fetched_task_read_views(tmp_path):
     _bare, alice, bob = _team(tmp_path)
     _alice_task(alice, bob)
-    log_before = _refs = git(bob, "for-each-ref", "refs/ckpt", "refs/ckpt-remotes")
+    log_before = git(bob, "for-each-ref", "refs/ckpt", "refs/ckpt-remotes")
 
     res = ckpt(bob, "task", "show", "origin:fix-echo")
     assert res.out.splitlines()[:3] == ["task: origin:fix-echo", "goal: echo must not \\x1b[31mcrash", "decided 1: keep the CLI"]
@@ -60,7 +58,8 @@ def test_fetched_task_read_views(tmp_path):
     assert res.out.endswith("## Resume\n    git ckpt task start fix-echo-2\n    git ckpt restore origin:fix-echo/@\n    git ckpt verify\n")
     ckpt(bob, "restore", "origin:fix-echo/@", "--dry-run")
 
-    ckpt(bob, "check", "--task", "origin:fix-echo")
+    assert [ln.split()[:2] for ln in ckpt(bob, "check", "--task", "origin:fix-echo").out.splitlines()] == [
+        ["ok", "origin:fix-echo/1"], ["ok", "origin:fix-echo/2"]]
     assert ckpt(bob, "stats", "origin:fix-echo").out.startswith("task: origin:fix-echo (6 events)\ncheckpoints saved: 2 ")
     assert "origin:fix-echo" in ckpt(bob, "report", "--html", "-", "--task", "origin:fix-echo").out
     # nothing of Bob's, and nothing fetched, was written by reading
@@ -122,7 +121,7 @@ def test_unconfigured_remote_same_error_everywhere(tmp_path):
 
 def test_push_and_fetch_use_the_same_words(tmp_path):
     """A teammate's routine promotion move is `moved` on both sides, never a warning."""
-    _bare, alice, bob = _team(tmp_path)
+    bare, alice, bob = _team(tmp_path)
     ckpt(alice, "task", "start", "fix-echo")
     for text in ("a", "b"):
         (alice / "echo.py").write_text(text)
@@ -140,3 +139,10 @@ def test_push_and_fetch_use_the_same_words(tmp_path):
     assert (res.out, res.err) == ("updated    refs/ckpt/fix-echo/log\nmoved      refs/ckpt/fix-echo/promoted\n"
                                   "fetched 2 ref(s) from origin\n", "")
     assert [(r["ref"], r["status"]) for r in ckpt(bob, "fetch", "--json").json()["result"]["refs"]] == []
+    # a checkpoint ref the remote replaced with a different commit is the one warning
+    one, two = _rev(alice, "refs/ckpt/fix-echo/1"), _rev(alice, "refs/ckpt/fix-echo/2")
+    git(bare, "update-ref", "refs/ckpt/fix-echo/1", two)
+    res = ckpt(bob, "fetch")
+    assert res.err == (f"warning: origin replaced refs/ckpt/fix-echo/1 (was {one[:12]}, now {two[:12]}); "
+                       "checkpoints and ledgers are never rewritten by git ckpt\n")
+    assert res.out == "fetched 1 ref(s) from origin; checkpoints: origin:fix-echo/1\n"
