@@ -95,7 +95,7 @@ def test_first_push_of_20000_checkpoints_and_fetching_them(many, tmp_path):
     ckpt(bob, "save", fsck=False)
     out = ckpt(bob, "fetch", fsck=False).out
     assert out.startswith("new        refs/ckpt/big/1\n")
-    assert out.splitlines()[10:12] == ["...        (19981 more)", "new        refs/ckpt/big/19991"]
+    assert out.splitlines()[10:12] == ["...        (19981 more)", "new        refs/ckpt/big/19992"]
     assert out.splitlines()[-1].startswith("fetched 20001 ref(s) from origin; checkpoints: origin:big/1, origin:big/2,")
     assert _refs(bob, "refs/ckpt-remotes/origin").replace(b"refs/ckpt-remotes/origin/", b"refs/ckpt/") == _refs(bare, "refs/ckpt")
     ev = _event(bob, "mine")
