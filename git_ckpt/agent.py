@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from . import store
-from .errors import CkptError, NotFoundError, UsageError
+from .errors import CkptError, UsageError
 from .gitcore import Repo
 
 RECORD = "agent-install.json"
@@ -315,6 +315,17 @@ def install(repo: Repo, agent: str, *, local: bool = False) -> dict[str, Any]:
     return result
 
 
+def settings_files(repo: Repo, agent: str, local: bool | None = None) -> list[str]:
+    """The settings files (relative paths) :func:`uninstall` looks at for ``agent``: both the
+    shared and the local one (``local`` None), or only one of them; none for ``generic``."""
+    if agent not in SPECS:
+        return []
+    spec = SPECS[agent]
+    if local is not None:
+        return [str(settings_path(repo, agent, local).relative_to(repo.workdir))]
+    return sorted({spec.path, *([spec.local_path] if spec.local_path else [])})
+
+
 def uninstall(repo: Repo, agent: str, *, local: bool | None = None) -> list[dict[str, Any]]:
     """Remove what :func:`install` added for ``agent``: from every file it was installed into
     (``local`` None), or only the local (True) or shared (False) settings file.  When a file is
@@ -322,22 +333,18 @@ def uninstall(repo: Repo, agent: str, *, local: bool | None = None) -> list[dict
     file and the directories install created are removed if install created them); otherwise
     exactly the added handlers and keys are removed and the rest is kept.  Returns one
     ``{"path", "restored": "original"|"removed-file"|"edited"|"gone", "removed": [events]}``
-    per file.
-
-    Raises :class:`NotFoundError` when nothing was installed for that agent (and file).
+    per file; none when nothing was installed for that agent (and file): uninstalling twice is
+    not an error (``generic`` is never installed, so it always returns none).
     """
     if agent not in SPECS:
-        snippet(agent)
-        raise UsageError(f"{agent}: nothing was installed automatically", "remove the commands you wired in by hand")
+        snippet(agent)  # an unknown agent is still a usage error
+        return []
     spec = SPECS[agent]
     records = _read_records(repo)
-    wanted = {spec.path, *([spec.local_path] if spec.local_path else [])}
-    if local is not None:
-        wanted = {str(settings_path(repo, agent, local).relative_to(repo.workdir))}
+    wanted = set(settings_files(repo, agent, local))
     rels = sorted(rel for rel, rec in records.items() if rec.get("agent") == agent and rel in wanted)
     if not rels:
-        where = " or ".join(sorted(wanted))
-        raise NotFoundError(f"git ckpt did not install {agent} hooks into {where}", f"git ckpt agent install {agent} adds them")
+        return []
     out = [_uninstall_one(repo, spec, rel, records[rel]) for rel in rels]
     for rel in rels:
         del records[rel]

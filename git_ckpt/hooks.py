@@ -240,14 +240,16 @@ def uninstall(repo: Repo) -> dict[str, Any]:
     created once it is empty, and unset ``ckpt.gate`` (and ``ckpt.gate.since``).
 
     Foreign hooks are never touched.  Returns ``{"dir" (this worktree's), "dirs", "removed":
-    [names], "restored": [names], "removed_dir": bool}`` (names of this worktree's directory).
+    [names], "restored": [names], "removed_dir": bool, "changed": bool}`` (names of this
+    worktree's directory; ``changed`` False: there was nothing to remove, no hook anywhere and
+    the gate already off).
     """
     state = _read_state(repo)
     here = hooks_dir(repo)
     dirs = [here] + [t.dir for t in targets(repo)] + [Path(d) for d in state]
     seen: list[Path] = []
     removed, restored = [], []
-    removed_dir = False
+    removed_dir = changed = False
     for d in dirs:
         if d in seen:
             continue
@@ -257,6 +259,7 @@ def uninstall(repo: Repo) -> dict[str, Any]:
             if not is_ours(hook):
                 continue
             hook.unlink()
+            changed = True
             if d == here:
                 removed.append(name)
             if legacy.exists() or legacy.is_symlink():
@@ -266,11 +269,12 @@ def uninstall(repo: Repo) -> dict[str, Any]:
         if state.get(str(d)) and d.is_dir() and not any(d.iterdir()):
             d.rmdir()
             removed_dir = removed_dir or d == here
-    repo.git("config", "--unset-all", "ckpt.gate", check=False)
-    repo.git("config", "--unset-all", "ckpt.gate.since", check=False)
+    for key in ("ckpt.gate", "ckpt.gate.since"):
+        changed = repo.git("config", "--unset-all", key, check=False).returncode == 0 or changed
+    changed = changed or bool(state)
     _write_state(repo, {})
     return {"dir": str(here), "dirs": [str(d) for d in seen], "removed": removed, "restored": restored,
-            "removed_dir": removed_dir}
+            "removed_dir": removed_dir, "changed": changed}
 
 
 @dataclass

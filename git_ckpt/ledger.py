@@ -350,8 +350,9 @@ def _first_divergence(repo: Repo, old_head: str, chain: list[str]) -> int | None
     return len(old)
 
 
-def describe(ev: Event) -> str:
-    """A one-line, terminal-friendly description of an event."""
+def describe(ev: Event, card: Card | None = None) -> str:
+    """A one-line, terminal-friendly description of an event; ``card`` (the card after it, as a
+    :class:`Record` holds it) names the assumption a ``--confirm N``/``--refute N`` judged."""
     d = ev.data
     t = ev.type
     if t == "save":
@@ -371,14 +372,25 @@ def describe(ev: Event) -> str:
         return f"gate refused a commit: {d.get('reason')}"
     if t == "task-start":
         return f"task started: {d.get('goal') or ''}".rstrip(": ")
-    if t == "card":
+    if t == "card":  # every kind task note writes, in the order of its options
         parts = []
-        if d.get("failed"):
-            parts.append(f"ruled out: {d['failed']}" + (f" ({d['reason']})" if d.get("reason") else ""))
+        if d.get("read"):
+            parts.append("read: " + ", ".join(map(str, d["read"] if isinstance(d["read"], list) else [d["read"]])))
         if d.get("fact"):
             parts.append(f"fact: {d['fact']}")
         for text in d.get("decided") or []:
             parts.append(f"decided: {text}")
+        if d.get("failed"):
+            parts.append(f"ruled out: {d['failed']}" + (f" ({d['reason']})" if d.get("reason") else ""))
+        for text in d.get("assume") or []:
+            parts.append(f"assumed: {text}")
+        for key, verb in (("confirm", "confirmed"), ("refute", "refuted")):
+            n = d.get(key)
+            if isinstance(n, int):
+                known = card is not None and 1 <= n <= len(card.assumptions)
+                parts.append(f"{verb} assumption {n}" + (f": {card.assumptions[n - 1].text}" if known and card else ""))
+        for text in d.get("question") or []:
+            parts.append(f"question: {text}")
         if d.get("next"):
             parts.append(f"next action: {d['next']}")
         if d.get("done"):

@@ -336,7 +336,7 @@ def build_server(root: str) -> Any:
     def ckpt_undo() -> str:
         raise NotImplementedError
 
-    @reg("ckpt_verify", "Run the configured verifiers on a checkpoint (default: latest), record the results as evidence, "
+    @reg("ckpt_verify", "Run the configured verifiers on a checkpoint (default @: the latest, or after a restore the one restored), record the results as evidence, "
          "and promote it when every required verifier passed. Only a trusted .ckpt.toml runs.")
     def ckpt_verify(checkpoint: str = "@", only: list[str] | None = None, isolated: bool = False) -> str:
         raise NotImplementedError

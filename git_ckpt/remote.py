@@ -36,7 +36,7 @@ from . import config
 from .errors import CkptError, RemoteError, UsageError
 from .gitcore import Repo, fault
 from .notes import NotesMerge, merge_notes
-from .restore import RestoreResult, restore
+from .restore import RestoreResult, branch_note, restore
 from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
 
 
@@ -607,6 +607,8 @@ def restore_into_worktree(repo: Repo, target: store.Checkpoint, path: Path) -> t
         new = Repo.discover(path)
         cp = store.load(new, target.commit, id=target.id, ref=target.ref)
         res = restore(new, config.load(new), cp, task=store.current_task(new))
+        # this command detached the new worktree itself: that it is on no branch is no news
+        res.plan.provenance = [n for n in res.plan.provenance if n != branch_note(cp, None)]
     except CkptError:
         # The worktree is ours, fresh, and holds nothing the checkpoint does not: take it away.
         repo.git("worktree", "remove", "--force", str(path), check=False)

@@ -1,9 +1,8 @@
 """``git ckpt report --html FILE``: one self-contained page about a task, to attach to a pull
 request — the timeline (an inline SVG: checkpoints, branches after restores, jumps, verifier
 pass/fail, the promoted checkpoint, handoffs), the task card, and per checkpoint its changed
-files and verifier results.  No network: inline CSS, inline SVG, one small inline script that
-only measures the drawing (``#layout``, so a headless browser can check it was rendered).
-Every stored string is HTML-escaped."""
+files and verifier results.  No network and no script: inline CSS and inline SVG only, under a
+Content-Security-Policy that allows nothing else.  Every stored string is HTML-escaped."""
 
 from __future__ import annotations
 
@@ -107,24 +106,15 @@ table{border-collapse:collapse;width:100%;margin:6px 0} td,th{border:1px solid #
 th{background:#f6f8fa} code{font-family:ui-monospace,monospace;font-size:12.5px} .pass{color:#1a7f37;font-weight:600}
 .fail{color:#cf222e;font-weight:600} .legend span{margin-right:14px} .ckpt{margin:14px 0;padding:8px 12px;border:1px solid #d0d7de;border-radius:6px}
 .ckpt h3{margin:0 0 4px;font-size:15px} ol.steps{padding-left:22px} ol.steps li{margin:1px 0}
-#layout{display:none} .ckpt td:first-child{width:2.5em}
+.ckpt td:first-child{width:2.5em}
 """
-
-SCRIPT = """
-(function(){var out=[];document.querySelectorAll('#timeline .node').forEach(function(g){
-var b=g.getBoundingClientRect();var s=getComputedStyle(g);
-out.push({id:g.getAttribute('data-id'),x:Math.round(b.left),y:Math.round(b.top),w:Math.round(b.width),h:Math.round(b.height),
-visible:s.visibility==='visible'&&s.display!=='none'&&b.width>0&&b.height>0});});
-document.getElementById('layout').textContent=JSON.stringify(out);document.body.setAttribute('data-rendered',String(out.length));})();
-"""
-
 
 def page(repo: Repo, task: str) -> str:
     """The whole HTML page for ``task``."""
     tl = build(repo, task)
     card = tl.card
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; script-src \'unsafe-inline\'; img-src data:">',
+           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; img-src data:">',
            f"<title>git ckpt report: {_e(task)}</title><style>{CSS}</style></head><body>",
            f"<h1>Task {_e(task)}</h1>",
            f'<p class="meta">{len(tl.nodes)} checkpoint(s), {sum(len(n.results) for n in tl.nodes.values())} verifier run(s), '
@@ -137,13 +127,14 @@ def page(repo: Repo, task: str) -> str:
                    '<span style="color:#d4a72c">&#9711; promoted</span><span style="color:#8250df">&#8631; restore / undo</span></p>')
     else:
         out.append("<p>No checkpoints yet.</p>")
-    out.append('<pre id="layout"></pre>')
     out.append("<h2>Task card</h2><table>")
     if card is not None:
         rows = [("goal", card.goal), *(("constraint", c) for c in card.constraints), *(("acceptance", a) for a in card.acceptance),
+                *(("read", r) for r in card.reads), *(("fact", f.text) for f in card.facts),
                 *(("decided", d.text) for d in card.decisions),
                 *(("ruled out", f.text + (f" ({f.reason})" if f.reason else "")) for f in card.failed),
-                *(("fact", f.text) for f in card.facts), *(("question", q.text) for q in card.questions),
+                *(("assumed", a.text + (f" ({a.status})" if a.status else "")) for a in card.assumptions),
+                *(("question", q.text) for q in card.questions),
                 ("next", card.next), ("done", "yes" if card.done else "")]
         out += [f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows if v]
     out.append("</table>")
@@ -174,7 +165,7 @@ def page(repo: Repo, task: str) -> str:
     out.append("<h2>Events</h2><ol class=\"steps\">")
     out += [f"<li><code>{_e(s.at)}</code> {_e(s.text)}</li>" for s in tl.steps]
     out.append("</ol>")
-    out.append(f"<script>{SCRIPT}</script></body></html>\n")
+    out.append("</body></html>\n")
     return "".join(x if x.endswith("\n") else x + "\n" for x in out)
 
 

@@ -552,9 +552,23 @@ def provenance(repo: Repo, target: Checkpoint, now: Snapshot) -> list[str]:
     here = str(repo.workdir)
     if m.worktree is not None and m.worktree != here:
         out.append(f"{target.id} was saved in worktree {path_display(os.fsencode(m.worktree))} (this is {path_display(os.fsencode(here))})")
-    if m.branch != now.branch:
-        out.append(f"{target.id} was saved on branch {path_display(_branch_name(m.branch).encode())} (this worktree is on {path_display(_branch_name(now.branch).encode())})")
+    note = branch_note(target, now.branch)
+    if note:
+        out.append(note)
     return out
+
+
+def branch_note(target: Checkpoint, branch: str | None) -> str | None:
+    """The provenance note for ``target`` restored where HEAD is ``branch`` (None: detached),
+    or None when it was saved on that same branch."""
+    if target.manifest.branch == branch:
+        return None
+
+    def name(ref: str | None) -> str:
+        return path_display(_branch_name(ref).encode()) if ref else "a detached HEAD"
+
+    saved = f"on branch {name(target.manifest.branch)}" if target.manifest.branch else "on a detached HEAD"
+    return f"{target.id} was saved {saved} (this worktree is on {name(branch)})"
 
 
 def checkpoint_with_state(repo: Repo, task: str, state: str, *, first: Checkpoint | None = None,

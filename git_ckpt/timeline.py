@@ -119,7 +119,7 @@ def build(repo: Repo, task: str) -> Timeline:
                 nodes[cid].handoff = True
             steps.append(Step("handoff", ev.at, cid, f"handoff receipt given at {cid}"))
         else:
-            steps.append(Step("other", ev.at, None, plain(ledger.describe(ev))))
+            steps.append(Step("other", ev.at, None, plain(ledger.describe(ev, rec.card))))
     if promoted in nodes:
         nodes[promoted].promoted = True
     tips: list[str | None] = []

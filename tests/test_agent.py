@@ -50,7 +50,8 @@ def test_install_merges_keeping_every_key_and_uninstall_restores_bytes(repo):
     assert ckpt(repo, "agent", "uninstall", "claude-code").out == "restored .claude/settings.json to its original bytes\n"
     assert path.read_bytes() == EXISTING
     assert not (repo / ".git" / "ckpt" / "agent-install.json").exists()
-    ckpt(repo, "agent", "uninstall", "claude-code", rc=4)
+    assert ckpt(repo, "agent", "uninstall", "claude-code").out == \
+        "nothing to remove: no git ckpt hooks for claude-code are installed in .claude/settings.json or .claude/settings.local.json\n"
 
 
 def test_install_creates_and_uninstall_removes(repo):

@@ -142,16 +142,44 @@ def _png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     return width, bpp, rows
 
 
+# The test's own instrumentation (the page has no script): measures every timeline node's box
+# once the page has loaded into <pre id="layout"> and body[data-rendered].  It runs from the top
+# of <head>, before the page's Content-Security-Policy (which forbids scripts) is in force.
+MEASURE = """<script>addEventListener('load',function(){var out=[];
+document.querySelectorAll('#timeline .node').forEach(function(g){var b=g.getBoundingClientRect();var s=getComputedStyle(g);
+out.push({id:g.getAttribute('data-id'),x:Math.round(b.left),y:Math.round(b.top),w:Math.round(b.width),h:Math.round(b.height),
+visible:s.visibility==='visible'&&s.display!=='none'&&b.width>0&&b.height>0});});
+var pre=document.createElement('pre');pre.id='layout';pre.style.display='none';pre.textContent=JSON.stringify(out);
+document.body.appendChild(pre);document.body.setAttribute('data-rendered',String(out.length));});</script>"""
+
+
+def test_report_has_no_script(repo):
+    """The product page runs nothing: no script element, no event-handler attribute, no
+    javascript: URL, and a Content-Security-Policy that allows no script."""
+    story(repo)
+    page = ckpt(repo, "report", "--html", "-", fsck=False).out
+    assert "<script" not in page.lower() and "javascript:" not in page.lower()
+    assert not re.search(r"<[^>]*\son\w+\s*=", page), re.search(r"<[^>]*\son\w+\s*=", page)
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page).group(1)
+    assert "default-src 'none'" in csp and "script-src" not in csp, csp
+    assert 'id="layout"' not in page and "data-rendered" not in page
+
+
 def test_report_renders_in_headless_chromium(repo, tmp_path):
-    """The page, opened by a real Chromium: after its script ran, every timeline node has a
-    visible box in the first screen; the screenshot shows each node's colour at that box."""
+    """The page, opened by a real Chromium: every timeline node has a visible box in the first
+    screen (measured by the test's own script, injected into a copy of the page that is
+    otherwise byte-identical); the screenshot of the page itself shows each node's colour there."""
     story(repo)
     page = tmp_path / "report.html"
     ckpt(repo, "report", "--html", str(page))
-    proc = _browser(tmp_path, "--window-size=1200,800", "--virtual-time-budget=3000", "--dump-dom", page.as_uri())
+    original = page.read_bytes()
+    measured = tmp_path / "measured.html"
+    measured.write_bytes(original.replace(b"<head>", b"<head>" + MEASURE.encode(), 1))
+    assert measured.read_bytes().replace(MEASURE.encode(), b"", 1) == original
+    proc = _browser(tmp_path, "--window-size=1200,800", "--virtual-time-budget=3000", "--dump-dom", measured.as_uri())
     dom = proc.stdout.decode("utf-8", "replace")
     assert proc.returncode == 0 and 'data-rendered="3"' in dom, (proc.returncode, proc.stderr[-2000:])
-    layout = json.loads(re.search(r'<pre id="layout">(.*?)</pre>', dom, re.S).group(1).replace("&quot;", '"'))
+    layout = json.loads(re.search(r'<pre id="layout"[^>]*>(.*?)</pre>', dom, re.S).group(1).replace("&quot;", '"'))
     assert [n["id"] for n in layout] == ["demo/1", "demo/2", "demo/3"]
     for n in layout:
         assert n["visible"] and n["w"] >= 20 and n["h"] >= 20 and 0 <= n["x"] < 1200 and 0 <= n["y"] < 800, n

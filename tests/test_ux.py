@@ -198,7 +198,7 @@ def test_help_of_a_command(repo):
     """`git ckpt help task start` is `git ckpt task start -h`; an unknown one is exit 2."""
     assert ckpt(repo, "help", "task", "start", fsck=False).out.rstrip() == ckpt(repo, "task", "start", "-h", fsck=False).out.rstrip()
     res = ckpt(repo, "help", "tsk", rc=2, fsck=False)
-    assert res.err == "error: no command 'tsk'\nhint: git ckpt -h lists the commands\n"
+    assert res.err == "error: No such command 'tsk'. Did you mean 'task'?\nhint: git ckpt -h shows the usage\n"
 
 
 def _pip_installs() -> list[tuple[str, str]]:

@@ -93,10 +93,9 @@ def _complete_checkpoint(ctx: click.Context, param: click.Parameter, incomplete:
         names = ["@", "@~1", "promoted"]
         names += sorted({r[len(store.PREFIX):] for r in repo.refs_under(store.PREFIX) if r.rpartition("/")[2].isdigit()},
                         key=lambda n: (n.rpartition("/")[0], int(n.rpartition("/")[2])))
-        for ref in repo.refs_under(store.REMOTE_PREFIX):
-            parts = ref[len(store.REMOTE_PREFIX):].split("/")
-            if len(parts) == 3 and parts[2].isdigit():
-                names.append(f"{parts[0]}:{parts[1]}/{parts[2]}")
+        fetched = [p for ref in repo.refs_under(store.REMOTE_PREFIX)
+                   if len(p := ref[len(store.REMOTE_PREFIX):].split("/")) == 3 and p[2].isdigit()]
+        names += [f"{r}:{t}/{n}" for r, t, n in sorted(fetched, key=lambda p: (p[0], p[1], int(p[2])))]
     except Exception:  # noqa: BLE001 - completion never fails the shell
         return []
     return [n for n in names if n.startswith(incomplete)]
@@ -124,7 +123,12 @@ def _add_completers(cmd: click.Command) -> None:
 
 def whole_summaries(cmd: click.Command) -> None:
     """Give ``cmd`` and its subcommands a ``short_help`` that is their whole first sentence, so
-    ``git ckpt -h`` and ``git ckpt task -h`` list summaries that are never cut mid-sentence."""
+    ``git ckpt -h`` and ``git ckpt task -h`` list summaries that are never cut mid-sentence.
+
+    A group's help says ``{commands}`` where its subcommands are listed: they are filled in from
+    the group itself (in the order they are defined), so a new subcommand is never left out."""
+    if isinstance(cmd, click.Group) and cmd.help and "{commands}" in cmd.help:
+        cmd.help = cmd.help.replace("{commands}", ", ".join(cmd.commands))
     if not cmd.short_help and cmd.help:
         cmd.short_help = summary(cmd.help)
     _add_completers(cmd)
@@ -341,7 +345,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:  # usage errors: one line and a hint, like every error
         ctx = getattr(exc, "ctx", None)
         where = ctx.command_path if ctx is not None else command_path(args)
-        code = _report(UsageError(exc.format_message(), f"{where} -h shows the usage"), as_json, command)
+        code = _report(UsageError(click_message(exc), f"{where} -h shows the usage"), as_json, command)
     except CkptError as exc:
         code = _report(exc, as_json, command)
     except KeyboardInterrupt:
@@ -364,6 +368,26 @@ def main(argv: list[str] | None = None) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     sys.exit(code)
+
+
+def did_you_mean(possibilities: list[str]) -> str:
+    """``Did you mean 'save'?`` / ``Did you mean 'restore' or 'report'?``: the one wording of
+    every suggestion (commands of every group, options), closest first."""
+    quoted = [repr(p) for p in possibilities]
+    return "Did you mean " + (quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]) + "?"
+
+
+def click_message(exc: click.ClickException) -> str:
+    """A click usage error as one line: an unknown command or option with :func:`did_you_mean`
+    (click words one suggestion and several differently), and click's layout (the newlines and
+    tabs of "Choose from:" lists) flattened to single spaces rather than shown escaped."""
+    import re
+
+    if isinstance(exc, (click.exceptions.NoSuchCommand, click.exceptions.NoSuchOption)):
+        text = exc.message + (f" {did_you_mean(exc.possibilities)}" if exc.possibilities else "")
+    else:
+        text = exc.format_message()
+    return re.sub(r"[ ]*[\n\t][\s]*", " ", text).strip()
 
 
 def command_path(args: list[str]) -> str:

@@ -15,7 +15,7 @@ HOOKED = click.Choice(["claude-code", "codex", "gemini", "cursor", "copilot"])
 
 @click.group("agent")
 def command() -> None:
-    """Install or remove agent hooks (Claude Code, Codex, Gemini CLI, Cursor, Copilot CLI): save before compaction and at the end of a turn, hand the receipt to a new session."""
+    """Manage agent hooks ({commands}) for Claude Code, Codex, Gemini CLI, Cursor and Copilot CLI: save before compaction and at the end of a turn, hand the receipt to a new session."""
 
 
 @command.command("install")
@@ -65,12 +65,20 @@ def install_cmd(agent: str, print_: bool, local: bool, as_json: bool) -> int:
               help="Only the local (.claude/settings.local.json) or only the shared settings file; default: wherever it was installed.")
 @json_option
 def uninstall_cmd(agent: str, local: bool | None, as_json: bool) -> int:
-    """Remove exactly what install added, wherever it was installed (the original bytes and permissions come back when a file is unchanged)."""
+    """Remove exactly what install added, wherever it was installed (the original bytes and permissions come back when a file is unchanged).
+
+    With nothing installed for AGENT it says there was nothing to remove and exits 0.
+    """
     from .. import agent as agent_mod
 
-    rows = agent_mod.uninstall(open_repo(), agent, local=local)
+    repo = open_repo()
+    rows = agent_mod.uninstall(repo, agent, local=local)
 
     def human() -> None:
+        if not rows:
+            files = agent_mod.settings_files(repo, agent, local)
+            say(f"nothing to remove: no git ckpt hooks for {agent} are installed in {' or '.join(files)}" if files else
+                "nothing to remove: git ckpt never installs generic hooks (remove the commands you wired in by hand)")
         for res in rows:
             say({"original": f"restored {res['path']} to its original bytes",
                  "removed-file": f"removed {res['path']} (install created it)",

@@ -69,9 +69,13 @@ _git-ckpt () {
 compdef _git-ckpt git-ckpt 2>/dev/null
 '''
 
-# fish: a completion for `git ckpt ...` (fish's git completion leaves unknown subcommands to us)
-# and for `git-ckpt ...`.
-FISH = r'''# git ckpt completion for fish: git ckpt completion fish | source
+# fish: a completion for `git ckpt ...` and for `git-ckpt ...`.  It is installed into conf.d,
+# which every fish sources at start-up: fish autoloads completions/NAME.fish by the command
+# being completed, so a completions/git-ckpt.fish would be read only once something completed
+# `git-ckpt` (fish 3.6's git.fish never dispatches `git ckpt` to it).  `complete -c git` here
+# adds to fish's own git completions, which still autoload.
+FISH = r'''# git ckpt completion for fish, sourced by every fish at start-up:
+#   mkdir -p ~/.config/fish/conf.d && git ckpt completion fish > ~/.config/fish/conf.d/git-ckpt.fish
 function __git_ckpt_complete
     set -l words (commandline -opc)
     set -l cur (commandline -ct)
@@ -106,7 +110,8 @@ def command(shell: str) -> int:
 
     bash: eval "$(git ckpt completion bash)" in ~/.bashrc, after git's own completion (it calls
     _git_ckpt).  zsh: eval "$(git ckpt completion zsh)" after compinit.  fish: git ckpt
-    completion fish > ~/.config/fish/completions/git-ckpt.fish.
+    completion fish > ~/.config/fish/conf.d/git-ckpt.fish (conf.d, which every fish reads at
+    start-up: a completions/ file would be read only after something completed git-ckpt).
     """
     click.echo(SCRIPTS[shell], nl=False)
     return 0

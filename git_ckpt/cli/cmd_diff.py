@@ -22,12 +22,13 @@ if TYPE_CHECKING:
 @click.argument("ckpts", nargs=-1)
 @click.option("--stat", is_flag=True, help="Show a diffstat instead of the patch.")
 @click.option("--name-status", is_flag=True, help="Show only changed paths with their status.")
-@click.option("--scope", "scope_", is_flag=True, help="Sort the changes since CKPT into those the task card names (next step, touched files) and the rest.")
+@click.option("--scope", "scope_", is_flag=True, help="Sort the changes since CKPT (default @) into those the task card names (next step, touched files) and the rest.")
 @json_option
 def command(ckpts: tuple[str, ...], stat: bool, name_status: bool, scope_: bool, as_json: bool) -> int:
     """Diff CKPT against the current worktree (untracked files included), or CKPT against CKPT2.
 
-    With no CKPT, compares the latest checkpoint with the worktree.  Limit with -- PATHS.
+    With no CKPT, compares @ with the worktree (@: the latest checkpoint, or after a restore the
+    one restored, until the next save).  Limit with -- PATHS.
     """
     from .. import config, store
     from ..errors import UsageError

@@ -20,12 +20,11 @@ def command(ctx: click.Context, words: tuple[str, ...]) -> int:
     if words:
         cmd: click.Command = cli
         sub_ctx = ctx.find_root()
-        for i, w in enumerate(words):
+        for w in words:
             sub = cmd.get_command(sub_ctx, w) if isinstance(cmd, click.Group) else None
-            if sub is None:
-                from ..errors import UsageError
-
-                raise UsageError(f"no command {' '.join(words[:i + 1])!r}", "git ckpt -h lists the commands")
+            if sub is None:  # worded (and hinted) as every unknown command is
+                raise click.exceptions.NoSuchCommand(
+                    w, possibilities=cmd.list_commands(sub_ctx) if isinstance(cmd, click.Group) else None, ctx=sub_ctx)
             cmd = sub
             sub_ctx = click.Context(cmd, info_name=w, parent=sub_ctx)  # -h/--help as the parent says
         click.echo(cmd.get_help(sub_ctx))

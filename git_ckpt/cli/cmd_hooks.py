@@ -9,9 +9,9 @@ from . import emit, json_option, open_repo, say
 
 @click.group("hooks")
 def command() -> None:
-    """Install, remove or inspect the gate's hooks: pre-commit, pre-merge-commit and
-    pre-applypatch (the gate), prepare-commit-msg and applypatch-msg (the Ckpt-Verified
-    trailer), pre-push (the pushed commits).
+    """Manage the gate's hooks ({commands}): pre-commit, pre-merge-commit and pre-applypatch (the
+    gate), prepare-commit-msg and applypatch-msg (the Ckpt-Verified trailer), pre-push (the
+    pushed commits).
 
     They go into every directory git runs hooks from (git rev-parse --git-path hooks in each
     worktree: core.hooksPath, relative ones included, and linked worktrees; core.hooksPath is
@@ -60,13 +60,19 @@ def install_cmd(since: str | None, as_json: bool) -> int:
 @command.command("uninstall")
 @json_option
 def uninstall_cmd(as_json: bool) -> int:
-    """Remove our hooks, restore any .legacy hook byte for byte, and unset ckpt.gate."""
+    """Remove our hooks, restore any .legacy hook byte for byte, and unset ckpt.gate.
+
+    With no hooks of ours anywhere and the gate off it says there was nothing to remove (exit 0).
+    """
     from ..hooks import uninstall
 
     repo = open_repo()
     res = uninstall(repo)
 
     def human() -> None:
+        if not res["changed"]:
+            say(f"nothing to remove: no git ckpt hooks in {res['dir']}, and the gate is off")
+            return
         if res["removed"]:
             say(f"removed {', '.join(res['removed'])} from {res['dir']}")
         else:

@@ -12,7 +12,9 @@ from . import emit, json_option, open_repo, say
 @click.option("--force", is_flag=True, help="Promote even without passing results (recorded in the ledger as forced).")
 @json_option
 def command(ckpt: str, force: bool, as_json: bool) -> int:
-    """Make CKPT (default @, the latest) refs/ckpt/TASK/promoted (compare-and-swap, with a reflog).
+    """Make CKPT (default @) refs/ckpt/TASK/promoted (compare-and-swap, with a reflog).
+
+    @ is the latest checkpoint, or after a restore the one restored, until the next save.
 
     Refused (exit 1) unless every required verifier has a passing result on CKPT's content
     that this repository's own git ckpt verify recorded (a fetched result does not count), and

@@ -15,7 +15,8 @@ from . import emit, json_option, open_repo, say
 def command(html_file: str, task: str | None, as_json: bool) -> int:
     """Write one self-contained HTML page about TASK: its timeline, card, per-checkpoint changed files and verifier results.
 
-    The page needs no network (inline CSS and SVG), so it can be attached to a pull request.
+    The page needs no network and runs no script (inline CSS and SVG), so it can be attached to
+    a pull request.
     """
     from .. import report, store
 

@@ -73,8 +73,9 @@ def command(ckpt: str | None, paths: tuple[str, ...], dry_run: bool, reset_head:
     """Restore CKPT (T/N, N, @, @~2, promoted, REMOTE:T/N, a revision), whole or only PATHS.
 
     The current state is saved first as a pre-restore checkpoint (git ckpt undo returns to it).
-    Untracked files that appeared since, and extra files in overlay paths, are removed; ignored
-    files outside the overlay are never touched; HEAD stays unless --reset-head.
+    Untracked files that appeared since, and extra files in overlay paths, are removed (the
+    pre-restore checkpoint holds them); ignored files outside the overlay are never touched; HEAD
+    stays unless --reset-head.
     """
     from .. import config, store
     from ..errors import UsageError
@@ -98,8 +99,11 @@ def command(ckpt: str | None, paths: tuple[str, ...], dry_run: bool, reset_head:
 
         new, res = restore_into_worktree(repo, cp, Path(os.path.abspath(worktree)))
         assert cp.base is not None  # restore_into_worktree refuses a checkpoint without a base commit
-        if not as_json:
+        if not as_json:  # the notes first, as for every restore
+            for note in res.plan.provenance:
+                say(f"note: {note}")
             say(f"created worktree {new.workdir} at {cp.base[:12]}")
+            res.plan.provenance = []
         report(res, as_json, "restore")
         return 0
     rel = parse_paths(repo, paths, os.getcwd()) if paths else None

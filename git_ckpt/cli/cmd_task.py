@@ -10,7 +10,7 @@ from . import emit, json_option, open_repo, say
 
 @click.group("task")
 def command() -> None:
-    """Manage tasks: start T, show, list, done."""
+    """Manage tasks ({commands}): a task's checkpoints are refs/ckpt/TASK/N, its card is in its ledger."""
 
 
 @command.command("start")
@@ -81,7 +81,8 @@ def list_cmd(as_json: bool) -> int:
 
     def human() -> None:
         for r in rows:
-            say(f"{'*' if r['current'] else ' '} {r['task']:<24} {r['checkpoints']:>4} checkpoints  {'(done) ' if r['done'] else ''}{escape(r['goal'])}")
+            count = f"{r['checkpoints']:>4} checkpoint{'' if r['checkpoints'] == 1 else 's'}"
+            say(f"{'*' if r['current'] else ' '} {r['task']:<24} {count:<17} {'(done) ' if r['done'] else ''}{escape(r['goal'])}".rstrip())
 
     emit("task list", rows, as_json, human)
     return 0

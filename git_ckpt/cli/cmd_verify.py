@@ -58,8 +58,8 @@ def print_report(report: Report, *, said_outcomes: bool) -> None:
 @click.option("--rerun", is_flag=True, help="Run even when a passing result for identical content and definition exists.")
 @json_option
 def command(ckpt: str | None, only: tuple[str, ...], isolated: bool, rerun: bool, as_json: bool) -> int:
-    """Run the verifiers on CKPT (default: the checkpoint the worktree matches, i.e. the latest
-    or the one just restored; else the latest), stream their output, append
+    """Run the verifiers on CKPT (default: the checkpoint the worktree matches, else @, which
+    is the latest or, after a restore, the one restored), stream their output, append
     one result line each to the checkpoint's note (refs/notes/ckpt) and promote CKPT when every
     required verifier passed on its content.
 
