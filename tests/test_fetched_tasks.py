@@ -44,7 +44,7 @@ def test_fetched_task_read_views(tmp_path):
     fetched = [r for r in rows if r["fetched"]]
     assert fetched == [{"task": "origin:fix-echo", "checkpoints": 2, "goal": "echo must not \x1b[31mcrash",
                         "done": False, "current": False, "fetched": "origin"}]
-    assert ckpt(bob, "task", "list").out == ("* default                     0 checkpoints  \n"
+    assert ckpt(bob, "task", "list").out == ("* default                     0 checkpoints\n"
                                              "  origin:fix-echo             2 checkpoints  echo must not \\x1b[31mcrash\n")
 
     res = ckpt(bob, "handoff", "origin:fix-echo")
