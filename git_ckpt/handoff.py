@@ -43,10 +43,19 @@ def current_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
         return ev.type in ("restore", "undo") and not ev.data.get("paths")
 
     rec = ledger.find_last(repo, task, match)
+    remote, bare = store.split_task(task)
     if rec is not None:
         d = rec.event.data
         cid, commit = (d.get("id"), d.get("commit")) if rec.event.type == "save" else (d.get("target"), d.get("target_commit"))
         if isinstance(commit, str) and isinstance(cid, str):
+            if remote is not None:
+                # a fetched ledger names its own ids (T/N): trusted only when the fetched
+                # refs/ckpt-remotes/REMOTE/T/N still holds that commit
+                num = cid[len(bare) + 1:] if cid.startswith(bare + "/") else ""
+                if not (num.isdigit() and not num.startswith("0") and len(num) < 10
+                        and repo.read_ref(store.ckpt_ref(task, int(num))) == commit):
+                    return store.latest(repo, task)
+                cid = f"{remote}:{cid}"
             try:
                 return store.load(repo, commit, id=cid)
             except CkptError:
@@ -114,6 +123,8 @@ def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> li
         return []
     known: set[str] | None = None
     nums = store.numbered(repo, task)
+    # evidence is what this repository's own ledgers recorded, never a fetched ledger's claim
+    own_tasks = store.tasks(repo) if store.is_fetched_task(task) else [task]
     # a long task: one walk of the notes tree, then only the checkpoints that have a note
     blobs = notes.note_blobs(repo) if len(nums) > 64 else None
     for n, oid in nums:
@@ -128,8 +139,8 @@ def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> li
         except CkptError:
             continue
         if lines and known is None:
-            known = ledger.result_ids(repo, [task], None)
-        own = mark_local(repo, lines, [task], known, tree=repo.commit_tree_id(oid) or "")
+            known = ledger.result_ids(repo, own_tasks, None)
+        own = mark_local(repo, lines, own_tasks, known, tree=repo.commit_tree_id(oid) or "")
         for i, r in enumerate(lines):
             name = r.get("verifier")
             if not isinstance(name, str):
@@ -173,6 +184,25 @@ def _items(items: list[CardItem]) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------------ receipt
 
 
+def fetched_as(repo: Repo, task: str) -> list[str]:
+    """The fetched tasks (``REMOTE:T``) named ``task``, sorted by remote."""
+    from .task import fetched_tasks
+
+    return [f"{r}:{task}" for r in sorted(fetched_tasks(repo).get(task, []))]
+
+
+def own_name(repo: Repo, task: str) -> str:
+    """A task name of your own to continue a teammate's ``task`` under: ``T-2``, ``T-3``, …, the
+    first that is neither a task of this repository nor a fetched one."""
+    from .task import fetched_tasks
+
+    taken = set(store.tasks(repo)) | set(fetched_tasks(repo)) | {store.current_task(repo)}
+    n = 2
+    while f"{task[:90]}-{n}" in taken:
+        n += 1
+    return f"{task[:90]}-{n}"
+
+
 def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool = True) -> dict[str, Any]:
     """The handoff receipt of ``task`` as JSON-ready data.
 
@@ -183,7 +213,7 @@ def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool
     their numbers), ``facts``, ``reads``, ``workspace`` (``clean``, ``changed``, ``unknown`` or
     ``other-task``; only when ``workspace`` and ``cfg`` are given) and ``resume`` (commands).
     """
-    store.check_task_name(task)
+    store.check_task_spec(task)
     card = ledger.card(repo, task)
     cur = current_checkpoint(repo, task)
     first = first_checkpoint(repo, task)
@@ -200,10 +230,16 @@ def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool
     if workspace and cfg is not None and cur is not None:
         ws = workspace_state(repo, cfg, task, cur)
     resume = []
-    if store.current_task(repo) != task:
-        resume.append(f"git ckpt task start {task}")
-    if cur is not None:
-        resume.append(f"git ckpt restore {cur.id}")
+    elsewhere = [] if store.is_fetched_task(task) or nums or card.goal else fetched_as(repo, task)
+    if store.is_fetched_task(task) or elsewhere:
+        # a teammate's task: continue it under a name of your own (pushing under theirs is refused)
+        resume.append(f"git ckpt task start {own_name(repo, store.split_task(task)[1])}")
+        resume.append(f"git ckpt restore {cur.id if cur is not None and not elsewhere else (elsewhere or [task])[0] + '/@'}")
+    else:
+        if store.current_task(repo) != task:
+            resume.append(f"git ckpt task start {task}")
+        if cur is not None:
+            resume.append(f"git ckpt restore {cur.id}")
     resume.append("git ckpt verify")
     return {
         "schema": "ckpt-handoff/1",
@@ -413,8 +449,9 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str
 def mark(repo: Repo, task: str, checkpoint_id: str | None) -> str | None:
     """Record that a receipt was handed over at ``checkpoint_id``: a ``handoff`` ledger event,
     which ``git ckpt gc`` never prunes past.  Skipped when there is no checkpoint or the newest
-    event already marks the same one.  Returns a warning when the ledger is damaged, else None."""
-    if not checkpoint_id:
+    event already marks the same one, and for a fetched task (``REMOTE:T``: read-only here).
+    Returns a warning when the ledger is damaged, else None."""
+    if not checkpoint_id or store.is_fetched_task(task):
         return None
     try:
         head = ledger.head(repo, task)

@@ -18,7 +18,7 @@ import msgspec
 
 from .errors import CorruptError
 from .gitcore import Repo
-from .model import Card, Event, encode
+from .model import MAX_MANIFEST, Card, Event, encode
 from . import notes, store
 
 
@@ -67,6 +67,8 @@ def _file(repo: Repo, tree: str, name: str) -> bytes:
     entry = repo.tree_entry(tree, name)
     if entry is None:
         raise CorruptError(f"no {name}")
+    if repo.blob_size(entry.oid) > MAX_MANIFEST:  # a fetched ledger is someone else's: bounded before it is read
+        raise CorruptError(f"{name} is larger than {MAX_MANIFEST} bytes")
     return repo.read_blob(entry.oid)
 
 
@@ -91,7 +93,9 @@ def append(
 ) -> Record:
     """Append one event (and the card, changed by ``update_card`` if given) to the ledger of
     ``task``; compare-and-swap on ``refs/ckpt/T/log``, rebuilt and retried when another process
-    appended first.  Returns the new :class:`Record`."""
+    appended first.  Returns the new :class:`Record`.  A fetched task (``REMOTE:T``) is
+    read-only: :class:`UsageError` (exit 2), written nowhere."""
+    store.check_task_name(task)
     ref = store.log_ref(task)
 
     def build(old: str | None) -> tuple[str, Record]:

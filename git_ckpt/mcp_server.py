@@ -112,10 +112,13 @@ class Tools:
         """Open the repository afresh for every call (another process may have changed it)."""
         return Repo.discover(self.root)
 
-    def _task(self, repo: Repo, task: str | None) -> str:
+    def _task(self, repo: Repo, task: str | None, *, read: bool = False) -> str:
+        """The task named (``read``: a fetched ``REMOTE:T`` too, for read-only tools), or the current one."""
         from . import store
 
-        return store.check_task_name(task) if task else store.current_task(repo)
+        if not task:
+            return store.current_task(repo)
+        return store.check_task_spec(task) if read else store.check_task_name(task)
 
     # -- checkpoints --------------------------------------------------------------------
 
@@ -138,10 +141,13 @@ class Tools:
 
         from .evidence import fetched_states
 
+        from . import store
+
         repo = self.repo()
-        t = self._task(repo, task)
-        rows = views.rows(repo, t)
-        states = fetched_states(repo, rows, [t])  # as `git ckpt list`: fetched results marked
+        t = self._task(repo, task, read=True)
+        remote, bare = store.split_task(t)
+        rows = views.rows(repo, bare, f"{store.REMOTE_PREFIX}{remote}/", f"{remote}:") if remote else views.rows(repo, t)
+        states = fetched_states(repo, rows, None if remote else [t])  # as `git ckpt list`: fetched results marked
         out = []
         for r in rows:
             shown, fetched = states.get(r.commit, (r.verifiers, []))
@@ -228,7 +234,7 @@ class Tools:
         from . import config, handoff
 
         repo = self.repo()
-        r = handoff.receipt(repo, self._task(repo, task), config.load(repo))
+        r = handoff.receipt(repo, self._task(repo, task, read=True), config.load(repo))
         return {"receipt": r, "markdown": handoff.markdown(r)}
 
     def task_start(self, task: str, goal: str | None = None, constraints: builtins.list[str] | None = None,
@@ -242,7 +248,7 @@ class Tools:
         from . import ledger, task as task_mod
 
         repo = self.repo()
-        return task_mod.card_json(ledger.card(repo, self._task(repo, task)))
+        return task_mod.card_json(ledger.card(repo, self._task(repo, task, read=True)))
 
     def task_note(self, task: str | None = None, read: builtins.list[str] | None = None, fact: str | None = None,
                   evidence: builtins.list[str] | None = None, decided: builtins.list[str] | None = None, failed: str | None = None,

@@ -25,7 +25,6 @@ it was.  Nothing here ever runs a fetched checkpoint's verifiers or hooks.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +42,6 @@ from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
 
 NOTES_REMOTE_PREFIX = "refs/notes/ckpt-remotes/"
 DEFAULT_REMOTE = "origin"
-_REMOTE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def tracking_prefix(remote: str) -> str:
@@ -164,17 +162,13 @@ class _Race(Exception):
 def check_remote(repo: Repo, remote: str) -> str:
     """Validate ``remote`` (a configured remote's name) and return its URL.
 
-    Raises :class:`UsageError` for a name that cannot be a ref component (a URL or path: add it
-    with ``git remote add``), :class:`RemoteError` when no such remote is configured.
+    Raises :class:`UsageError` (exit 2, :func:`store.remote_problem`) for a name no remote is
+    configured under: a URL or path (add it with ``git remote add``) or an unknown name.
     """
-    if not _REMOTE_RE.fullmatch(remote) or ".." in remote or remote.endswith((".lock", ".")):
-        raise UsageError(
-            f"{remote!r} is not a remote name",
-            "give the name of a configured remote (git remote -v lists them); for a URL, git remote add NAME URL first",
-        )
+    problem = store.remote_problem(repo, remote)
+    if problem is not None:
+        raise problem
     proc = repo.git("remote", "get-url", remote, check=False)
-    if proc.returncode != 0:
-        raise RemoteError(f"no remote named {remote!r}", f"add it with git remote add {remote} URL (git remote -v lists the remotes)")
     return proc.stdout.decode("utf-8", "replace").strip()
 
 
@@ -207,6 +201,36 @@ def _fetch_refs(repo: Repo, remote: str, specs: list[str]) -> None:
     """``git fetch REMOTE SPECS`` without tags, pruning, FETCH_HEAD or submodules."""
     _net(repo, "fetch", "--quiet", "--no-tags", "--no-prune", "--no-write-fetch-head", "--no-recurse-submodules", remote, *specs)
 
+
+
+# ---------------------------------------------------------------------------- words
+
+# What push and fetch print for one ref, by RefUpdate.status: the same event has the same word
+# both ways (a promoted ref moving to another checkpoint is ``moved``, routine, on either side).
+LABELS = {"new": "new", "fast-forward": "updated", "updated": "moved", "up-to-date": "up to date", "replaced": "replaced"}
+
+
+def ref_lines(updates: list[RefUpdate]) -> list[str]:
+    """The per-ref lines ``push`` and ``fetch`` print (``LABEL      refs/ckpt/T/…``, the ref as
+    named on the remote): every ref when at most 40, else the first and last 10 and a count
+    (``--json`` lists them all).  ``up-to-date`` refs are left out."""
+    shown = [u for u in updates if u.status != "up-to-date"]
+    lines = [f"{LABELS.get(u.status, u.status):<10} {u.ref}" for u in shown]
+    if len(lines) > 40:
+        lines = [*lines[:10], f"...        ({len(lines) - 20} more)", *lines[-10:]]
+    return lines
+
+
+def fetch_status(repo: Repo, ref: str, old: str | None, new: str) -> str:
+    """How a fetched ``ref`` (``refs/ckpt/T/…`` as named on the remote) changed from ``old`` to
+    ``new``, in push's words: ``new``; ``fast-forward``; ``updated`` for a promoted ref moved to
+    another checkpoint (routine: a teammate promoted again); ``replaced`` for a checkpoint
+    (never moved once written) or ledger rewritten on the remote, which ``fetch`` warns about."""
+    if old is None:
+        return "new"
+    if repo.fast_forwards(new, old):
+        return "fast-forward"
+    return "updated" if ref.endswith("/promoted") else "replaced"
 
 
 # ---------------------------------------------------------------------------- fetch
@@ -242,7 +266,7 @@ def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
         old = before.get(name)
         if old != oid:
             ref = PREFIX + name[len(prefix):]
-            updates.append(RefUpdate(ref, old, oid, "new" if old is None else "fast-forward" if repo.fast_forwards(oid, old) else "replaced"))
+            updates.append(RefUpdate(ref, old, oid, fetch_status(repo, ref, old, oid)))
     merged = merge_notes(repo, repo.read_ref(tracking_notes(remote)), remote)
     result = FetchResult(remote, updates, merged)
     # Recorded in the current task's ledger when that task exists: a fetch alone never creates

@@ -38,7 +38,7 @@ from .config import Config
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry, fault, git_failure, path_line
 from .model import OverlayFile, encode, path_display, path_from_str, path_to_str
-from .snapshot import Snapshot, capture, kept_ignored, log_if_missing, save, set_kept_ignored
+from .snapshot import Snapshot, already_saved, capture, kept_ignored, log_if_missing, save, set_kept_ignored
 from .store import Checkpoint
 
 GITLINK = 0o160000
@@ -82,6 +82,8 @@ class Plan:
     head_from: str | None = None
     head_to: str | None = None
     head_unreachable: int = 0  # commits reachable from the branch now and not after the move
+    base_note: str | None = None  # the target was saved on another HEAD, which stays (no --reset-head)
+    base_from: str | None = None  # ... its base
 
     def keep_lines(self) -> list[str]:
         """``keep PATH (why)``: the files a restore leaves although its target does not hold
@@ -110,6 +112,7 @@ class Plan:
             "keep_ignored": [path_to_str(p) for p in self.kept_ignored],
             "keep_ignored_left": [path_to_str(p) for p in self.kept_left_ignored],
             "provenance": self.provenance,
+            "base_differs": {"saved_on": self.base_from, "note": self.base_note} if self.base_note else None,
             "outside_sparse_cone": [path_to_str(p) for p in self.sparse_skipped],
             "head": {"branch": self.head_branch, "from": self.head_from, "to": self.head_to,
                      "unreachable": self.head_unreachable} if self.head_changes else None,
@@ -139,6 +142,8 @@ class RestoreResult:
         """What happened, one line each, for the terminal and the MCP tool alike (a dry run's
         plan is printed by the CLI from :attr:`plan`)."""
         out = [f"note: {note}" for note in self.plan.provenance]
+        if self.plan.base_note:
+            out.append(f"note: {self.plan.base_note}")
         if self.dry_run:
             return [*out, f"would restore {self.target}:"]
         if self.continued:
@@ -577,6 +582,10 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         if now.base and target.base:  # target.base is set whenever the head changes
             plan.head_unreachable = int(repo.git("rev-list", "--count", now.base, "^" + target.base).stdout.strip() or 0)
     plan.provenance = provenance(repo, target, now)
+    if (not reset_head and target.base and now.base and target.base != now.base
+            and target.index_tree != repo.tree_of(now.base)):
+        plan.base_from = target.base
+        plan.base_note = base_note(target, now.base)
     plan.blocked = sorted(set(plan.blocked))
     plan.kept_left_ignored = _left_ignored(repo, target, now, changes, paths, plan, cur, tgt)
     refuse_unsafe_target(repo, target, plan, now)
@@ -585,6 +594,16 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
 
 def _branch_name(ref: str | None) -> str:
     return ref.removeprefix("refs/heads/") if ref else "(detached HEAD)"
+
+
+def base_note(target: Checkpoint, head: str) -> str:
+    """What restoring ``target`` (saved on another HEAD, its index not HEAD's tree) without
+    ``--reset-head`` means: HEAD stays ``head`` and the index is set exactly as saved (DESIGN
+    "Exact round trip"), so ``git status`` shows the difference from HEAD as staged changes,
+    as after ``git reset --soft``; ``--reset-head`` moves HEAD back too."""
+    base = target.base or ""
+    return (f"{target.id} was saved on {base[:12]}; HEAD is {head[:12]} and stays: the restored index stages "
+            f"the difference (git status shows it as staged changes); git ckpt restore {target.id} --reset-head moves HEAD back too")
 
 
 def provenance(repo: Repo, target: Checkpoint, now: Snapshot) -> list[str]:
@@ -616,25 +635,13 @@ def branch_note(target: Checkpoint, branch: str | None) -> str | None:
 
 def checkpoint_with_state(repo: Repo, task: str, state: str, *, first: Checkpoint | None = None,
                           last: Checkpoint | None = None) -> Checkpoint | None:
-    """A checkpoint whose state digest is ``state``: ``first`` when given, the latest of
-    ``task`` (``last`` when the caller has read it), or the one last restored in this worktree;
-    None when none of them is.  Such a state needs no pre-restore save."""
-    for cp in (first, last if last is not None else store.latest(repo, task)):
-        if cp is not None and cp.manifest.state == state:
-            return cp
-    prev = last_restored(repo, task)
-    return prev if prev is not None and prev.manifest.state == state else None
-
-
-def last_restored(repo: Repo, task: str) -> Checkpoint | None:
-    """The checkpoint the last whole restore or undo in this worktree brought back (looking
-    back 500 events of ``task``'s ledger), or None."""
-    here = str(repo.git_dir)
-    with contextlib.suppress(CkptError, KeyError):
-        rec = ledger.find_last(repo, task, lambda ev: ev.type in ("restore", "undo") and ev.data.get("worktree") == here and not ev.data.get("paths"))
-        if rec is not None:
-            return store.load(repo, rec.event.data["target_commit"], id=rec.event.data["target"])
-    return None
+    """A checkpoint whose state digest is ``state``: ``first`` when given (the restore's
+    target), else :func:`git_ckpt.snapshot.already_saved` (the latest of ``task``, ``last``
+    when the caller has read it, or ``@``: the rule ``save`` follows too); None when none of
+    them is.  Such a state needs no pre-restore save."""
+    if first is not None and first.manifest.state == state:
+        return first
+    return already_saved(repo, task, state, last)
 
 
 def _check_paths_exist(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes]) -> None:

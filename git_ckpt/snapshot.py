@@ -465,17 +465,41 @@ class SaveResult:
     kind: str
     task: str
     warnings: list[str] = field(default_factory=list)
+    card_event: int | None = None  # a card event recorded without a checkpoint (--next/--hypothesis, nothing changed)
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` result (and the MCP tool's data)."""
         return {"id": self.id, "commit": self.commit, "created": self.created, "kind": self.kind,
-                "task": self.task, "warnings": self.warnings}
+                "task": self.task, "warnings": self.warnings, "card_event": self.card_event}
 
     def text(self) -> str:
-        """The one line saying what happened, for the terminal and the MCP tool alike."""
+        """What happened, for the terminal and the MCP tool alike: one line, and a second when a
+        card update was recorded without a checkpoint."""
         if self.created:
             return f"checkpoint saved: {self.id}"
-        return f"no changes since {self.id}; nothing saved (use --allow-empty to save anyway)"
+        out = f"no changes since {self.id}; nothing saved (use --allow-empty to save anyway)"
+        if self.card_event is not None:
+            out += f"\ntask card of {self.task} updated (event #{self.card_event})"
+        return out
+
+
+def already_saved(repo: Repo, task: str, state: str, last: store.Checkpoint | None = None) -> store.Checkpoint | None:
+    """The one rule deciding that a state is not saved again (``save``, the pre-restore save of
+    ``restore``/``undo``, ``attempt``): the checkpoint of ``task`` whose state digest (tree,
+    index, HEAD, flags, overlay: :meth:`Snapshot.state`) is ``state``, looking at the latest
+    (``last`` when the caller has read it) and at ``@`` (:func:`store.at`: the one this worktree
+    was restored to); None when neither is.  A damaged checkpoint counts as no match."""
+    try:
+        cands = [last if last is not None else store.latest(repo, task)]
+    except CkptError:
+        cands = []
+    with contextlib.suppress(CkptError):
+        if store.restored_here(repo, task) is not None:
+            cands.append(store.at(repo, task))
+    for cp in cands:
+        if cp is not None and cp.manifest.state == state:
+            return cp
+    return None
 
 
 def warnings_for(snap: Snapshot, already: frozenset[bytes] = frozenset()) -> list[str]:
@@ -665,8 +689,10 @@ def save(
     holding the worktree lock shared (:meth:`Repo.worktree_lock`: a restore in this worktree
     waits, other saves do not; inside a restore, which holds it, nothing waits).
 
-    When the state equals the latest checkpoint of the task and ``allow_empty`` is False,
-    nothing is written and ``created`` is False.  Raises :class:`BusyError` during an
+    When the state equals the latest checkpoint of the task or ``@`` (:func:`already_saved`)
+    and ``allow_empty`` is False, no checkpoint is written, ``created`` is False and ``id``
+    names that checkpoint; ``next``/``hypothesis`` are then still recorded on the card, in a
+    ``card`` event of their own (``card_event``, as ``task note`` does).  Raises :class:`BusyError` during an
     interrupted restore (unless ``in_restore``: the pre-restore save of an undo that rescues it),
     while ``index.lock`` is held, or when the lock is not free in time.
     Warnings name only paths the task's latest checkpoint did not already leave out; an empty
@@ -697,10 +723,18 @@ def save(
             if not message and kind in ("manual", "auto"):
                 message = change_summary(repo, snap, last)
             if not allow_empty:
-                if last is not None and last.manifest.state == snap.state():
+                same = already_saved(repo, task, snap.state(), last)
+                if same is not None:
                     with contextlib.suppress(CkptError):
-                        log_if_missing(repo, last)
-                    return SaveResult(last.id, last.commit, False, last.manifest.kind, task, warns)
+                        log_if_missing(repo, same)
+                    card_event = None
+                    if next is not None or hypothesis is not None:
+                        # the card update is recorded anyway, as task note would: a card event
+                        # without a checkpoint (the text is not dropped because nothing changed)
+                        rec = ledger.append(repo, task, "card", {k: v for k, v in (("next", next), ("hypothesis", hypothesis)) if v is not None},
+                                            card_update)
+                        card_event = rec.event.seq
+                    return SaveResult(same.id, same.commit, False, same.manifest.kind, task, warns, card_event)
             cid, commit = write_checkpoint(repo, snap, task=task, kind=kind, message=message, next=next, hypothesis=hypothesis,
                                            agent=agent, agent_session=agent_session)
 

@@ -58,7 +58,7 @@ def unverified_commits(repo: Repo, cfg: Config, task: str) -> dict[str, Any]:
 
 def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict[str, Any]:
     """The numbers of ``task`` as JSON-ready data (see the module docstring for definitions)."""
-    store.check_task_name(task)
+    store.check_task_spec(task)
     recs = ledger.records(repo, task)
     saved = {"manual": 0, "auto": 0, "pre-restore": 0}
     restores = undos = runs = passed = reused = promotions = forced = refusals = 0

@@ -30,9 +30,47 @@ def worktree_checkpoint(repo: Repo, cfg: Config | None, task: str, last: Checkpo
         return None
 
 
+def _nothing_staged(repo: Repo, index_tree: str, base: str | None) -> bool:
+    """Whether an index (``index_tree``) stages nothing against its HEAD (``base``)."""
+    return index_tree == (repo.tree_of(base) if base else repo.empty_tree)
+
+
+def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None = None) -> dict[str, Any]:
+    """Where the worktree stands against a checkpoint, as two separate facts (what ``status``
+    prints): ``checkpoint`` (``@``, :func:`store.at`, or the latest when that one matches and
+    ``@`` does not), ``at`` (the id of ``@``), ``files_match`` (the worktree files and the overlay
+    are the checkpoint's, and the index stages what it staged: the same index, or nothing staged
+    on either side; what ``git ckpt diff`` and ``git status`` show), ``head_moved`` (HEAD is not
+    the checkpoint's base: a commit, pull or checkout since; ``base`` and ``head`` give both)
+    and ``exact`` (everything a restore reproduces is equal, HEAD included).  Empty when the
+    task has no checkpoint or the worktree cannot be captured."""
+    if cfg is None:
+        return {}
+    try:
+        at = store.at(repo, task)
+        snap = capture(repo, cfg)
+    except CkptError:
+        return {}
+    if at is None:
+        return {}
+    cands = [at] + ([last] if last is not None and last.commit != at.commit else [])
+
+    def files(cp: Checkpoint) -> bool:
+        m = cp.manifest
+        if snap.tree != cp.tree or (snap.overlay_info.digest or "") != (m.overlay.digest or ""):
+            return False
+        return snap.index_tree == cp.index_tree or (_nothing_staged(repo, snap.index_tree, snap.base)
+                                                    and _nothing_staged(repo, cp.index_tree, m.base))
+
+    cp = next((c for c in cands if files(c)), at)
+    return {"checkpoint": cp.id, "at": at.id, "files_match": files(cp), "head_moved": snap.base != cp.manifest.base,
+            "base": cp.manifest.base, "head": snap.base, "exact": snap.state() == cp.manifest.state}
+
+
 def status(repo: Repo) -> dict[str, Any]:
     """Task, latest, promoted, ``matches_latest``, ``matches`` (the checkpoint the worktree
-    equals: the latest or the last one restored here, else None), ``restore_interrupted``,
+    equals exactly, HEAD included: the latest or ``@``, else None), ``worktree``
+    (:func:`compare`: files and index against ``@``, and whether HEAD moved since), ``restore_interrupted``,
     gate on/off (``gate``: ``ckpt.gate``), ``gate_active`` (on, and git runs our hooks in this
     worktree: :func:`git_ckpt.hooks.gate_active`) and ``gate_state``."""
     task = store.current_task(repo)
@@ -72,6 +110,7 @@ def status(repo: Repo) -> dict[str, Any]:
         "promoted": promoted,
         "matches_latest": matches_latest,
         "matches": matches,
+        "worktree": compare(repo, cfg, task, last),
         "restore_interrupted": (repo.git_dir / "ckpt" / "RESTORE").exists(),
         "gate": gate,
         "gate_active": active,

@@ -37,14 +37,23 @@ NOTES_REF = "refs/notes/ckpt"
 DEFAULT_TASK = "default"
 
 _TASK_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_REMOTE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def check_task_name(name: str) -> str:
-    """Validate a task name (it becomes one ref component).  Raises :class:`UsageError`.
+    """Validate a task name of this repository's own (it becomes one ref component), for
+    commands that write the task.  Raises :class:`UsageError`.
 
     Letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit, at most 100
-    characters, not all digits, no ``..``, not ending in ``.lock`` (git's ref-name rules).
+    characters, not all digits, no ``..``, not ending in ``.lock`` (git's ref-name rules).  A
+    fetched task (``REMOTE:T``) is refused with its own message: it is read-only here.
     """
+    remote, _, bare = name.rpartition(":")
+    if remote and _REMOTE_NAME_RE.fullmatch(remote) and not task_name_problem(bare):
+        raise UsageError(
+            f"{name} is a task fetched from {remote}: it is read-only here",
+            f"continue it under a task name of your own: git ckpt task start NAME, then git ckpt restore {name}/N",
+        )
     if task_name_problem(name):
         raise UsageError(
             f"invalid task name {name!r}",
@@ -53,19 +62,60 @@ def check_task_name(name: str) -> str:
     return name
 
 
+def check_task_spec(name: str) -> str:
+    """Validate a task name for a read-only view: a task of this repository (``T``, as
+    :func:`check_task_name`) or a task fetched from a remote (``REMOTE:T``, read from
+    ``refs/ckpt-remotes/REMOTE/T/…``).  Returns ``name``; raises :class:`UsageError`."""
+    remote, _, bare = name.rpartition(":")
+    if remote and _REMOTE_NAME_RE.fullmatch(remote) and ".." not in remote and not task_name_problem(bare):
+        return name
+    return check_task_name(name)
+
+
+def split_task(task: str) -> tuple[str | None, str]:
+    """``REMOTE:T`` → ``(REMOTE, T)``; a task of this repository ``T`` → ``(None, T)``."""
+    remote, sep, bare = task.rpartition(":")
+    return (remote, bare) if sep else (None, task)
+
+
+def is_fetched_task(task: str) -> bool:
+    """Whether ``task`` names a task fetched from a remote (``REMOTE:T``): read-only here."""
+    return ":" in task
+
+
+def task_prefix(task: str) -> str:
+    """Where the refs of ``task`` live: ``refs/ckpt/T/`` or, for ``REMOTE:T``,
+    ``refs/ckpt-remotes/REMOTE/T/`` (what ``git ckpt fetch`` writes)."""
+    remote, bare = split_task(task)
+    return f"{REMOTE_PREFIX}{remote}/{bare}/" if remote else f"{PREFIX}{bare}/"
+
+
+def remote_problem(repo: Repo, remote: str) -> UsageError | None:
+    """Why ``remote`` is not a configured remote (the one error push, fetch, ``list --remote``
+    and ``REMOTE:T/N`` names give, exit 2), or None when ``git remote get-url`` knows it.
+    Like ``git fetch``, a remote is a name from ``remote.NAME.url``; a URL or path is not one."""
+    if not _REMOTE_NAME_RE.fullmatch(remote) or ".." in remote or remote.endswith((".lock", ".")):
+        return UsageError(f"{remote!r} is not a configured remote",
+                          "git ckpt pushes and fetches through a named remote: git remote add NAME URL adds one (git remote -v lists them)")
+    if repo.git("remote", "get-url", remote, check=False).returncode != 0:
+        return UsageError(f"{remote!r} is not a configured remote",
+                          f"git remote add {remote} URL adds it (git remote -v lists the remotes)")
+    return None
+
+
 def ckpt_ref(task: str, number: int) -> str:
-    """``refs/ckpt/T/N``."""
-    return f"{PREFIX}{task}/{number}"
+    """``refs/ckpt/T/N`` (``refs/ckpt-remotes/REMOTE/T/N`` for a fetched ``REMOTE:T``)."""
+    return f"{task_prefix(task)}{number}"
 
 
 def promoted_ref(task: str) -> str:
-    """``refs/ckpt/T/promoted``."""
-    return f"{PREFIX}{task}/promoted"
+    """``refs/ckpt/T/promoted`` (under ``refs/ckpt-remotes/REMOTE/`` for ``REMOTE:T``)."""
+    return f"{task_prefix(task)}promoted"
 
 
 def log_ref(task: str) -> str:
-    """``refs/ckpt/T/log``."""
-    return f"{PREFIX}{task}/log"
+    """``refs/ckpt/T/log`` (under ``refs/ckpt-remotes/REMOTE/`` for ``REMOTE:T``)."""
+    return f"{task_prefix(task)}log"
 
 
 # ---------------------------------------------------------------------------- current task
@@ -148,7 +198,19 @@ def task_hint(repo: Repo, task: str, prefix: str = PREFIX, shown: str = "") -> s
 
 def existing_task(repo: Repo, name: str, prefix: str = PREFIX, shown: str = "") -> str:
     """``name`` checked (:func:`check_task_name`) and known (:func:`task_exists`), else
-    :class:`NotFoundError` (exit 4) with :func:`task_hint`: for commands that read a task."""
+    :class:`NotFoundError` (exit 4) with :func:`task_hint`: for commands that read a task.
+    Under this repository's own prefix a fetched task ``REMOTE:T`` (:func:`check_task_spec`) is
+    looked up under ``refs/ckpt-remotes/REMOTE/``; an unconfigured remote with nothing fetched
+    under its name is :func:`remote_problem`'s error (exit 2)."""
+    if prefix == PREFIX and not shown:
+        remote, bare = split_task(check_task_spec(name))
+        if remote is not None:
+            rprefix = f"{REMOTE_PREFIX}{remote}/"
+            if not task_exists(repo, bare, rprefix):
+                if not repo.refs_under(rprefix) and (problem := remote_problem(repo, remote)) is not None:
+                    raise problem
+                raise NotFoundError(f"no task {remote}:{bare}", task_hint(repo, bare, rprefix, f"{remote}:"))
+            return name
     task = check_task_name(name)
     if not task_exists(repo, task, prefix):
         raise NotFoundError(f"no task {shown}{task}", task_hint(repo, task, prefix, shown))
@@ -341,7 +403,12 @@ def damaged_ref(repo: Repo, spec: str, task: str) -> tuple[str, str, str, str] |
 def is_local(repo: Repo, cp: Checkpoint) -> bool:
     """Whether ``cp`` is a checkpoint of this repository: ``refs/ckpt/T/N`` (T and N from its
     manifest) points at its commit.  A fetched checkpoint (``REMOTE:T/N``, or its commit named by
-    id) is not, even when a local task has the same name."""
+    id) is not, even when a local task has the same name, nor is a checkpoint named by the user
+    as ``REMOTE:T/N`` (read from ``refs/ckpt-remotes/``), even when the same commit is also
+    ``refs/ckpt/T/N`` here (a teammate pushing back your own checkpoint, or your own push
+    fetched): what the user typed decides, so ``promote origin:T/N`` is refused in every clone."""
+    if (cp.ref or "").startswith(REMOTE_PREFIX) or ":" in cp.id:
+        return False
     m = cp.manifest
     if not _TASK_RE.fullmatch(m.task or "") or ".." in m.task or m.number < 1:
         return False
@@ -351,7 +418,7 @@ def is_local(repo: Repo, cp: Checkpoint) -> bool:
 def numbered(repo: Repo, task: str, prefix: str = PREFIX) -> list[tuple[int, str]]:
     """``(N, commit id)`` of every numbered checkpoint of ``task``, ascending by N."""
     out: list[tuple[int, str]] = []
-    base = f"{prefix}{task}/"
+    base = task_prefix(task) if is_fetched_task(task) else f"{prefix}{task}/"
     for name, oid in repo.refs_under(base).items():
         last = name[len(base):]
         if last.isdigit() and not last.startswith("0"):
@@ -363,7 +430,7 @@ def numbered(repo: Repo, task: str, prefix: str = PREFIX) -> list[tuple[int, str
 def highest(repo: Repo, task: str, prefix: str = PREFIX) -> tuple[int, str] | None:
     """``numbered(repo, task, prefix)[-1]`` (the newest checkpoint's number and commit) without
     reading every ref of the task: a long task costs about what a short one does."""
-    base = f"{prefix}{task}/"
+    base = task_prefix(task) if is_fetched_task(task) else f"{prefix}{task}/"
     n = repo.highest_number_under(base)
     if n is None:
         return None
@@ -433,6 +500,19 @@ def restored_here(repo: Repo, task: str) -> int | None:
     return int(num) if repo.read_ref(ckpt_ref(task, int(num))) == commit else None
 
 
+def at(repo: Repo, task: str) -> Checkpoint | None:
+    """``@`` of ``task`` in this worktree (README "``@`` after a restore"): the checkpoint the
+    worktree was last restored to whole (:func:`restored_here`) until the next save, else the
+    latest; None when the task has no checkpoint.  What ``diff``, ``show``, ``verify`` and
+    ``status`` compare with by default."""
+    n = restored_here(repo, task)
+    if n is not None:
+        oid = repo.read_ref(ckpt_ref(task, n))
+        if oid is not None:
+            return load(repo, oid, id=f"{task}/{n}", ref=ckpt_ref(task, n))
+    return latest(repo, task)
+
+
 def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
     """Resolve a checkpoint name (DESIGN.md "Commands"): ``T/N``, ``N``, ``@``, ``@~K``,
     ``promoted``, ``T/@``, ``T/promoted``, ``REMOTE:T/N``, or any revision naming a checkpoint
@@ -453,6 +533,8 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
             raise NotFoundError(f"invalid remote name in {spec!r}", "git remote lists the remotes; write REMOTE:T/N, e.g. origin:fix-auth/3")
         prefix = f"{REMOTE_PREFIX}{remote}/"
         shown_prefix = f"{remote}:"
+        if not repo.refs_under(prefix) and (problem := remote_problem(repo, remote)) is not None:
+            raise problem  # nothing fetched under that name, and no such remote to fetch from
     t, sep, rest = body.rpartition("/")
     if not sep:
         t, rest = task, body

@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 
 from . import ledger, store
+from .errors import CkptError
 from .gitcore import Repo
 from .model import Card, to_builtins
 
@@ -73,14 +74,26 @@ def done(repo: Repo, task: str) -> Card:
 
 
 def listing(repo: Repo) -> list[dict[str, Any]]:
-    """Every task: name, checkpoint count, goal, done, and whether it is current here."""
+    """Every task: name, checkpoint count, goal, done, whether it is current here, and
+    ``fetched`` (the remote it was fetched from, or None).  This repository's tasks come first,
+    then every task fetched from a remote as ``REMOTE:T`` (its card read from the fetched
+    ledger ``refs/ckpt-remotes/REMOTE/T/log``, decoded and validated like any ledger)."""
     cur = store.current_task(repo)
     out = []
     names = set(store.tasks(repo)) | {cur}
     for name in sorted(names):
         card = ledger.card(repo, name)
         out.append({"task": name, "checkpoints": len(store.numbered(repo, name)), "goal": card.goal,
-                    "done": card.done, "current": name == cur})
+                    "done": card.done, "current": name == cur, "fetched": None})
+    for bare, remotes in sorted(fetched_tasks(repo).items()):
+        for remote in sorted(remotes):
+            name = f"{remote}:{bare}"
+            try:
+                card = ledger.card(repo, name)
+            except CkptError:  # a damaged fetched ledger: the task is still listed
+                card = Card(task=bare)
+            out.append({"task": name, "checkpoints": len(store.numbered(repo, name)), "goal": card.goal,
+                        "done": card.done, "current": False, "fetched": remote})
     return out
 
 

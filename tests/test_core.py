@@ -241,10 +241,12 @@ def test_checkpoint_names(repo):
         ids[spec] = ckpt(repo, "show", spec, "--json").json()["result"]["id"]
     assert ids == {"@": "default/3", "@~1": "default/2", "@~2": "default/1", "3": "default/3",
                    "default/2": "default/2", "ckpt/default/1": "default/1", "refs/ckpt/default/3": "default/3", "default/@": "default/3"}
-    for bad in ["9", "@~3", "nope/1", "HEAD", "../x", "a b", "x\x01y", "origin:default/1"]:
+    for bad in ["9", "@~3", "nope/1", "HEAD", "../x", "a b", "x\x01y"]:
         res = ckpt(repo, "show", bad, rc=4)
         assert res.err.startswith("error: "), res
         assert len(res.err.strip().splitlines()) <= 2
+    # a REMOTE: prefix naming no configured remote (and nothing fetched under it): a usage error
+    assert ckpt(repo, "show", "origin:default/1", rc=2).err.startswith("error: 'origin' is not a configured remote\n")
 
 
 def test_restore_paths_and_dry_run(repo):

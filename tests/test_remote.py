@@ -158,7 +158,7 @@ def test_push_fetch_and_restore_exactly(tmp_path):
 
     # bob fetches: remote-tracking refs only, never his own refs/ckpt/
     res = ckpt(bob, "fetch")
-    assert res.out == "fetched 1 checkpoint(s) from origin: origin:feat/1\n"
+    assert res.out == "new        refs/ckpt/feat/1\nnew        refs/ckpt/feat/log\nfetched 2 ref(s) from origin; checkpoints: origin:feat/1\n"
     assert _rev(bob, "refs/ckpt-remotes/origin/feat/1") == commit
     assert _refs(bob, "refs/ckpt/") == b""  # a fetch alone creates no task of bob's
     assert ckpt(bob, "fetch").out == "nothing new on origin\n"
@@ -188,7 +188,7 @@ def test_through_a_real_git_daemon(tmp_path, daemon):
     commit = _messy_save(alice)
     ckpt(alice, "push")
     assert _rev(bare, "refs/ckpt/feat/1") == commit
-    assert ckpt(bob, "fetch").out == "fetched 1 checkpoint(s) from origin: origin:feat/1\n"
+    assert ckpt(bob, "fetch").out.endswith("\nfetched 2 ref(s) from origin; checkpoints: origin:feat/1\n")
     ckpt(bob, "task", "start", "review")
     res = ckpt(bob, "restore", "origin:feat/1")  # into bob's worktree, after the pre-restore save
     assert "saved current state as review/1 (pre-restore)" in res.out and "restored origin:feat/1" in res.out
@@ -274,7 +274,7 @@ def test_two_clones_results_end_on_both_sides(tmp_path):
     assert git(bob, "cat-file", "-p", "refs/notes/ckpt").count(b"parent ") == 2
     assert "tests:failed" in ckpt(alice, "list").out  # the newest result (bob's) is the state shown
     # nothing more to exchange (but alice's ledger, which recorded her push)
-    assert ckpt(bob, "fetch").out == "fetched 1 ref(s) from origin\n"
+    assert ckpt(bob, "fetch").out == "updated    refs/ckpt/feat/log\nfetched 1 ref(s) from origin\n"
     assert ckpt(bob, "push").out == "everything up to date on origin\n"
 
 
@@ -353,10 +353,10 @@ def test_secrets_refused_without_printing_them(tmp_path):
 def test_remote_errors(tmp_path):
     bare, alice, _bob = _team(tmp_path)
     _messy_save(alice)
-    res = ckpt(alice, "push", "nowhere", rc=10)
-    assert "error: no remote named 'nowhere'" in res.err and "git remote add nowhere URL" in res.err
+    res = ckpt(alice, "push", "nowhere", rc=2)
+    assert "error: 'nowhere' is not a configured remote" in res.err and "git remote add nowhere URL" in res.err
     res = ckpt(alice, "push", str(bare), rc=2)
-    assert "is not a remote name" in res.err
+    assert "is not a configured remote" in res.err
     git(alice, "remote", "add", "gone", str(tmp_path / "missing.git"))
     res = ckpt(alice, "fetch", "gone", rc=10)
     assert "error: git ls-remote failed:" in res.err and "missing.git" in res.err

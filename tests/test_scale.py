@@ -94,7 +94,9 @@ def test_first_push_of_20000_checkpoints_and_fetching_them(many, tmp_path):
     (bob / "README").write_text("bob\n")
     ckpt(bob, "save", fsck=False)
     out = ckpt(bob, "fetch", fsck=False).out
-    assert out.startswith("fetched 20000 checkpoint(s) from origin: origin:big/1, origin:big/2,")
+    assert out.startswith("new        refs/ckpt/big/1\n")
+    assert out.splitlines()[10:12] == ["...        (19981 more)", "new        refs/ckpt/big/19992"]
+    assert out.splitlines()[-1].startswith("fetched 20001 ref(s) from origin; checkpoints: origin:big/1, origin:big/2,")
     assert _refs(bob, "refs/ckpt-remotes/origin").replace(b"refs/ckpt-remotes/origin/", b"refs/ckpt/") == _refs(bare, "refs/ckpt")
     ev = _event(bob, "mine")
     assert ev["type"] == "fetch" and ev["data"]["tasks"] == {"big": {"checkpoints": "1-20000", "refs": ["refs/ckpt/big/log"]}}

@@ -291,7 +291,9 @@ def test_list_remote_shows_every_fetched_task(tmp_path):
     assert same(ckpt(bob, "list", "--remote", "origin", "--all").out) == same(out)
     assert ckpt(bob, "list", "--remote", "origin", "--task", "other", rc=4).err == \
         "error: no task origin:other\nhint: the tasks are origin:share; git ckpt list --remote origin shows every checkpoint\n"
-    assert ckpt(bob, "list", "--remote", "upstream").out == "no checkpoints fetched from upstream (git ckpt fetch upstream brings them)\n"
+    # an unconfigured remote: the error push and fetch give, with a hint that works
+    assert ckpt(bob, "list", "--remote", "upstream", rc=2).err == (
+        "error: 'upstream' is not a configured remote\nhint: git remote add upstream URL adds it (git remote -v lists the remotes)\n")
     assert ckpt(bob, "list").out == "no checkpoints in task default\nfetched tasks: origin:share (git ckpt list --remote origin)\n"
     js = ckpt(bob, "list", "--remote", "origin", "--json").json()["result"]
     assert [r["id"] for r in js] == ["origin:share/1"]

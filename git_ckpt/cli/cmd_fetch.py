@@ -27,12 +27,13 @@ def command(remote: str, as_json: bool) -> int:
         cps = res.checkpoints
         for u in res.updates:
             if u.status == "replaced" and u.old is not None and u.new is not None:  # a replaced ref has both
-                warn(f"{remote} replaced {u.ref} (was {u.old[:12]}, now {u.new[:12]})")
-        if cps:
+                warn(f"{remote} replaced {u.ref} (was {u.old[:12]}, now {u.new[:12]}); checkpoints and ledgers are never rewritten by git ckpt")
+        lines = remote_mod.ref_lines([u for u in res.updates if u.status != "replaced"])
+        if lines:
+            say("\n".join(lines))
+        if res.updates:
             shown = ", ".join(f"{remote}:{c}" for c in cps[:6]) + (", ..." if len(cps) > 6 else "")
-            say(f"fetched {len(cps)} checkpoint(s) from {remote}: {shown}")
-        elif res.updates:
-            say(f"fetched {len(res.updates)} ref(s) from {remote}")
+            say(f"fetched {len(res.updates)} ref(s) from {remote}" + (f"; checkpoints: {shown}" if cps else ""))
         if res.notes.added:
             say(f"merged {res.notes.added} result line(s) from {remote} into refs/notes/ckpt")
         if not res.updates and not res.notes.added:

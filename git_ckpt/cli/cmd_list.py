@@ -26,9 +26,13 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
 
     repo = open_repo(lazy=True)  # one for-each-ref serves a listing: libgit2 loads only if needed
     prefix, shown = store.PREFIX, ""
+    if task and not remote and store.is_fetched_task(store.check_task_spec(task)):
+        remote, task = store.split_task(task)  # --task REMOTE:T is --remote REMOTE --task T
     if remote:
         prefix, shown = f"{store.REMOTE_PREFIX}{remote}/", f"{remote}:"
         all_ = all_ or not task
+        if not repo.refs_under(prefix) and (problem := store.remote_problem(repo, remote)) is not None:
+            raise problem  # nothing fetched under that name, and no such remote to fetch from
     names, rows = views.listing(repo, None if all_ else [store.existing_task(repo, task, prefix, shown) if task else store.current_task(repo)],
                                 prefix, shown)
     states: dict[str, Any] = {}

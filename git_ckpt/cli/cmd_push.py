@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
-
 import click
 
 from . import emit, json_option, open_repo, say
-
-if TYPE_CHECKING:
-    from ..remote import RefUpdate
-
-_LABEL = {"new": "new", "fast-forward": "updated", "updated": "moved", "up-to-date": "up to date"}
 
 
 @click.command("push")
@@ -67,10 +60,7 @@ def command(remote: str, task: str | None, all_: bool, allow_secrets: bool, as_j
         if not res.sent:
             say(f"everything up to date on {remote}")
             return
-        # every ref when few; the first and last 10 when many (--json lists them all)
-        shown: Sequence[RefUpdate | None] = sent if len(sent) <= 40 else [*sent[:10], None, *sent[-10:]]
-        for u in shown:
-            say(f"...        ({len(sent) - 20} more)" if u is None else f"{_LABEL.get(u.status, u.status):<10} {u.ref}")
+        say("\n".join(remote_mod.ref_lines(sent)))
         say(f"pushed {len(sent)} ref(s) to {remote}")
 
     emit("push", res.to_json(), as_json, human)

@@ -10,8 +10,9 @@ from . import emit, json_option, open_repo, say
 @click.command("status")
 @json_option
 def command(as_json: bool) -> int:
-    """Show the task, latest and promoted checkpoints, whether the worktree matches the latest,
-    an interrupted restore, and whether the commit gate is on."""
+    """Show the task, latest and promoted checkpoints, whether the worktree (files and index)
+    matches @ (the checkpoint restored or last saved) and whether HEAD moved since it, an
+    interrupted restore, and whether the commit gate is on."""
     from ..status import status
 
     repo = open_repo()
@@ -21,10 +22,14 @@ def command(as_json: bool) -> int:
         say(f"task:      {st['task']}")
         say(f"latest:    {st['latest'] or '(none)'}")
         say(f"promoted:  {st['promoted'] or '(none)'}")
-        if st["matches"]:
-            say(f"worktree:  matches {st['matches']}")
+        wt = st["worktree"]
+        if wt:
+            at = " (@)" if wt["checkpoint"] == wt["at"] else ""
+            say(f"worktree:  {'matches' if wt['files_match'] else 'changed since'} {wt['checkpoint']}{at}")
+            if wt["head_moved"]:
+                say(f"HEAD:      moved since {wt['checkpoint']} (saved on {(wt['base'] or 'an unborn branch')[:12]}, HEAD is now {(wt['head'] or 'unborn')[:12]})")
         elif st["latest"]:
-            say(f"worktree:  changed since {st['latest']}")
+            say(f"worktree:  unknown (index locked or configuration unreadable); latest is {st['latest']}")
         if st["restore_interrupted"]:
             say("restore:   interrupted; run git ckpt restore --continue or git ckpt undo")
         if st["gate"] and not st["gate_active"]:
