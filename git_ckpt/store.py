@@ -196,13 +196,17 @@ def task_hint(repo: Repo, task: str, prefix: str = PREFIX, shown: str = "") -> s
     return f"git ckpt fetch {shown[:-1]} brings its checkpoints" if shown else "no task has checkpoints yet; git ckpt save makes one"
 
 
-def existing_task(repo: Repo, name: str, prefix: str = PREFIX, shown: str = "") -> str:
+def existing_task(repo: Repo, name: str, prefix: str = PREFIX, shown: str = "", *, fetched: bool = False,
+                  bare_fetched: bool = False) -> str:
     """``name`` checked (:func:`check_task_name`) and known (:func:`task_exists`), else
     :class:`NotFoundError` (exit 4) with :func:`task_hint`: for commands that read a task.
-    Under this repository's own prefix a fetched task ``REMOTE:T`` (:func:`check_task_spec`) is
-    looked up under ``refs/ckpt-remotes/REMOTE/``; an unconfigured remote with nothing fetched
-    under its name is :func:`remote_problem`'s error (exit 2)."""
-    if prefix == PREFIX and not shown:
+
+    With ``fetched`` (read-only views) a task fetched from a remote, ``REMOTE:T``
+    (:func:`check_task_spec`), is looked up under ``refs/ckpt-remotes/REMOTE/`` (an unconfigured
+    remote with nothing fetched under its name is :func:`remote_problem`'s error, exit 2), and a
+    bare ``T`` that exists only as fetched is returned as is, for the view to say so; without it
+    ``REMOTE:T`` is :func:`check_task_name`'s read-only refusal (exit 2)."""
+    if fetched and prefix == PREFIX and not shown:
         remote, bare = split_task(check_task_spec(name))
         if remote is not None:
             rprefix = f"{REMOTE_PREFIX}{remote}/"
@@ -213,8 +217,19 @@ def existing_task(repo: Repo, name: str, prefix: str = PREFIX, shown: str = "") 
             return name
     task = check_task_name(name)
     if not task_exists(repo, task, prefix):
+        remotes = _fetched_under(repo, task) if prefix == PREFIX and not shown else []
+        if bare_fetched and remotes:
+            return task
+        if remotes:
+            raise NotFoundError(f"no task {task}", f"it was fetched: {' or '.join(f'{r}:{task}' for r in remotes)} names it")
         raise NotFoundError(f"no task {shown}{task}", task_hint(repo, task, prefix, shown))
     return task
+
+
+def _fetched_under(repo: Repo, task: str) -> list[str]:
+    """The remotes whose fetched refs hold a task named ``task``, sorted."""
+    return sorted({r[len(REMOTE_PREFIX):].split("/")[0] for r in repo.refs_under(REMOTE_PREFIX)
+                   if r[len(REMOTE_PREFIX):].split("/")[1:2] == [task]})
 
 
 # ---------------------------------------------------------------------------- checkpoints

@@ -57,6 +57,9 @@ def test_fetched_task_read_views(tmp_path):
     res = ckpt(bob, "handoff", "fix-echo")
     assert res.out.endswith("## Resume\n    git ckpt task start fix-echo-2\n    git ckpt restore origin:fix-echo/@\n    git ckpt verify\n")
     ckpt(bob, "restore", "origin:fix-echo/@", "--dry-run")
+    # other views of that bare name point at the fetched task instead of showing an empty one
+    for args in (["log", "--task", "fix-echo"], ["task", "show", "fix-echo"], ["stats", "fix-echo"]):
+        assert ckpt(bob, *args, rc=4).err == "error: no task fix-echo\nhint: it was fetched: origin:fix-echo names it\n", args
 
     assert [ln.split()[:2] for ln in ckpt(bob, "check", "--task", "origin:fix-echo").out.splitlines()] == [
         ["ok", "origin:fix-echo/1"], ["ok", "origin:fix-echo/2"]]

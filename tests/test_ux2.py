@@ -467,7 +467,7 @@ def test_file_ignored_only_by_the_rules_left_is_kept_said_and_stays_ignored(repo
     out = ckpt(repo, "restore", "1").out.splitlines()
     assert out == ["current state matches default/2; not saved again", "restored default/1", *keep], out
     assert (repo / "build.log").read_text() == "log\n" and (repo / "cache" / "blob").read_text() == "c\n"
-    assert "worktree:  matches default/1\n" in ckpt(repo, "status").out
+    assert "worktree:  matches default/1 (@)\n" in ckpt(repo, "status").out
     assert ckpt(repo, "diff").out == ""
     assert ckpt(repo, "diff", "--json").json()["result"]["changes"] == []
     (repo / "a.txt").write_text("a2\n")

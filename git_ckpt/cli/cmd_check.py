@@ -26,7 +26,7 @@ def command(ckpt: str | None, all_: bool, task: str | None, as_json: bool) -> in
     if ckpt and all_:
         raise UsageError("give a checkpoint or --all, not both")
     repo = open_repo()
-    task = store.existing_task(repo, task) if task else store.current_task(repo)
+    task = store.existing_task(repo, task, fetched=True) if task else store.current_task(repo)
     items = check.targets(repo, spec=ckpt, all_tasks=all_, task=task)
     results = check.check_all(repo, items)
     bad = [r for r in results if not r.ok]

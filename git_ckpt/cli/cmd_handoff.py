@@ -28,7 +28,7 @@ def command(task: str | None, fmt: str, as_json: bool, check_: bool) -> int:
 
     as_json = as_json or fmt == "json"
     repo = open_repo()
-    task = store.existing_task(repo, task) if task else store.current_task(repo)
+    task = store.existing_task(repo, task, fetched=True, bare_fetched=True) if task else store.current_task(repo)
     cfg = config.load(repo)
     if check_:
         res = handoff.check(repo, cfg, task)

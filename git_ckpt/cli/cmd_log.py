@@ -38,7 +38,7 @@ def command(task: str | None, verify_: bool, graph: bool, max_count: int | None,
     from ..errors import CheckFailed
 
     repo = open_repo()
-    task = store.existing_task(repo, task) if task else store.current_task(repo)
+    task = store.existing_task(repo, task, fetched=True) if task else store.current_task(repo)
     if verify_:
         problems = ledger.verify(repo, task)
         n = len(ledger.records(repo, task)) if not problems else None

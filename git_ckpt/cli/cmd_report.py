@@ -21,7 +21,7 @@ def command(html_file: str, task: str | None, as_json: bool) -> int:
     from .. import report, store
 
     repo = open_repo()
-    task = store.existing_task(repo, task) if task else store.current_task(repo)
+    task = store.existing_task(repo, task, fetched=True) if task else store.current_task(repo)
     text = report.page(repo, task)
     if html_file == "-":
         click.echo(text, nl=False)

@@ -20,7 +20,7 @@ def command(task: str | None, as_json: bool) -> int:
     from .. import config, stats, store
 
     repo = open_repo()
-    task = store.existing_task(repo, task) if task else store.current_task(repo)
+    task = store.existing_task(repo, task, fetched=True) if task else store.current_task(repo)
     s = stats.stats(repo, config.load(repo), task)
 
     def human() -> None:

@@ -48,7 +48,7 @@ def show_cmd(name: str | None, as_json: bool) -> int:
     from .. import ledger, store, task
 
     repo = open_repo()
-    name = store.existing_task(repo, name) if name else store.current_task(repo)
+    name = store.existing_task(repo, name, fetched=True) if name else store.current_task(repo)
     card = ledger.card(repo, name)
 
     def human() -> None:
