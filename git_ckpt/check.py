@@ -37,7 +37,7 @@ from typing import Any
 
 from . import overlay, store
 from .errors import CkptError, CorruptError
-from .gitcore import Repo
+from .gitcore import Repo, ref_number
 from .model import OverlayFile, list_row, path_display, path_from_str, raw_path_problem, row_from_message
 
 GITLINK = 0o160000
@@ -91,7 +91,7 @@ def _ref_for_spec(repo: Repo, spec: str, task: str) -> tuple[str, str, str | Non
     t, sep, rest = spec.strip().rpartition("/")
     if not sep:
         t, rest = task, spec.strip()
-    if not rest.isdigit() or ":" in t:
+    if ref_number(rest) is None or ":" in t:
         return None
     try:
         store.check_task_name(t)

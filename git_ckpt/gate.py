@@ -23,7 +23,7 @@ from . import config, ledger, store, trust
 from .config import Config, setting
 from .errors import CkptError, NotFoundError
 from .evidence import IN_PLACE, requirement, was_forced
-from .gitcore import Repo
+from .gitcore import Repo, ref_number
 from .model import path_display
 
 SHOW_PATHS = 20
@@ -351,7 +351,7 @@ def _candidates(repo: Repo) -> list[tuple[str, str, bool]]:
             else:
                 label = ""
             task, _, last = rest.rpartition("/")
-            if last.isdigit():
+            if ref_number(last) is not None:
                 out.append((f"{label}{task}/{last}", oid, False))
             elif last == "promoted":
                 out.append((f"{label}{task}/promoted", oid, True))

@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -311,6 +312,17 @@ def check_repository_format(git_dir: Path) -> None:
                     f"put git {'.'.join(map(str, REFTABLE_GIT[:2]))} or newer first on PATH; git ckpt serves reftable "
                     "repositories through it; nothing was changed",
                 )
+
+
+def ref_number(text: str) -> int | None:
+    """N of a checkpoint ref's last component (``refs/ckpt/T/N``) or of an id ``T/N``: ASCII
+    decimal digits, no leading zero, at most 9 digits, as ``save`` writes them; None for
+    anything else (``²`` and ``٣`` are digits to :meth:`str.isdigit` but not to :func:`int`'s
+    grammar here, ``007``, ``+1``, ``1e3``).  The one parser for every N read from a ref name,
+    a ledger event or user input, so a crafted name cannot reach ``int()`` unchecked."""
+    if 0 < len(text) <= 9 and text.isascii() and text.isdigit() and text[0] != "0":
+        return int(text)
+    return None
 
 
 class Repo:
@@ -869,7 +881,7 @@ class Repo:
         With the ``files`` backend: the names in the loose directory and one regular-expression
         pass over ``packed-refs``; otherwise :meth:`refs_under`."""
         if not prefix.endswith("/") or not prefix.startswith("refs/") or self._ref_backend() != "files":
-            nums = [int(n[len(prefix):]) for n in self.refs_under(prefix) if n[len(prefix):].isdigit() and not n[len(prefix):].startswith("0")]
+            nums = [n for n in (ref_number(r[len(prefix):]) for r in self.refs_under(prefix)) if n is not None]
             return max(nums) if nums else None
         best: int | None = None
         loose = 0
@@ -877,9 +889,9 @@ class Repo:
             with os.scandir(self.common_dir / prefix) as it:
                 for entry in it:
                     name = entry.name
-                    if name.isdigit() and name.isascii() and not name.startswith("0") and entry.is_file(follow_symlinks=False):
+                    if (n := ref_number(name)) is not None and entry.is_file(follow_symlinks=False):
                         loose += 1
-                        best = max(best or 0, int(name))
+                        best = max(best or 0, n)
         except (FileNotFoundError, NotADirectoryError):
             pass
         except OSError as exc:
@@ -887,7 +899,7 @@ class Repo:
         self.loose_refs_seen = loose
         packed = self._packed_refs()
         if packed:
-            pattern = re.compile(rb"^[0-9a-f]{40}(?:[0-9a-f]{24})? " + re.escape(os.fsencode(prefix)) + rb"([1-9][0-9]*)$", re.M)
+            pattern = re.compile(rb"^[0-9a-f]{40}(?:[0-9a-f]{24})? " + re.escape(os.fsencode(prefix)) + rb"([1-9][0-9]{0,8})$", re.M)
             found = [int(m) for m in pattern.findall(packed)]
             if found:
                 best = max(best or 0, max(found))
@@ -1213,6 +1225,63 @@ class Repo:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+
+    def iter_objects(self, oids: list[str], max_size: int) -> Iterator[tuple[str, str, bytes | None]]:
+        """``(oid, type, content)`` of each of ``oids``, in order, through one ``git cat-file
+        --batch`` read as a stream: ``content`` is None for an object over ``max_size`` bytes (read
+        past in chunks, never held whole), ``type`` is ``"missing"`` (content None) for an id the
+        object store lacks.  Memory stays bounded by ``max_size`` whatever the objects hold (a
+        crafted 50 MiB commit message costs a read, not 50 MiB per ref that names it).  The ids
+        are written by a thread, so a long list cannot dead-lock against git's output.  Raises
+        :class:`RepoError` when git cannot be run, :class:`CorruptError` on output it cannot parse."""
+        if not oids:
+            return
+        try:
+            proc = subprocess.Popen(["git", "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, cwd=self.workdir, env=self.git_env())
+        except FileNotFoundError:
+            raise RepoError("the git executable was not found on PATH", "install git or fix PATH") from None
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin, stdout = proc.stdin, proc.stdout
+
+        def feed() -> None:
+            with contextlib.suppress(BrokenPipeError, OSError, ValueError):
+                stdin.write(b"".join(o.encode("ascii") + b"\n" for o in oids))
+            with contextlib.suppress(BrokenPipeError, OSError):
+                stdin.close()
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        try:
+            for _ in oids:
+                header = stdout.readline(200)
+                fields = header.split()
+                if len(fields) == 2 and fields[1] == b"missing":
+                    yield fields[0].decode("ascii", "replace"), "missing", None
+                    continue
+                if len(fields) != 3 or not fields[2].isdigit():
+                    raise CorruptError(f"git cat-file --batch printed {header[:80]!r}", "git fsck reports what is damaged")
+                size = int(fields[2])
+                if size > max_size:
+                    left = size
+                    while left:
+                        chunk = stdout.read(min(left, 1 << 20))
+                        if not chunk:
+                            raise CorruptError("git cat-file --batch ended early", "git fsck reports what is damaged")
+                        left -= len(chunk)
+                    content = None
+                else:
+                    content = stdout.read(size)
+                    if len(content) != size:
+                        raise CorruptError("git cat-file --batch ended early", "git fsck reports what is damaged")
+                stdout.read(1)  # the newline after each object
+                yield fields[0].decode("ascii", "replace"), fields[1].decode("ascii", "replace"), content
+        finally:
+            stdout.close()
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            writer.join()
 
     def commit_message(self, oid: str) -> bytes:
         """The message of commit ``oid`` as stored (bytes, its encoding header not applied), as

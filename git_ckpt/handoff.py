@@ -24,7 +24,7 @@ from .card import evidence_display
 from .config import Config
 from .evidence import evidence, mark_local
 from .errors import CkptError
-from .gitcore import Repo
+from .gitcore import Repo, ref_number
 from .model import CardItem, Event, path_to_str, to_builtins
 from .snapshot import capture
 from .store import Checkpoint
@@ -52,8 +52,8 @@ def current_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
                 # a fetched ledger names its own ids (T/N): trusted only when the fetched
                 # refs/ckpt-remotes/REMOTE/T/N still holds that commit
                 num = cid[len(bare) + 1:] if cid.startswith(bare + "/") else ""
-                if not (num.isdigit() and not num.startswith("0") and len(num) < 10
-                        and repo.read_ref(store.ckpt_ref(task, int(num))) == commit):
+                n = ref_number(num)
+                if n is None or repo.read_ref(store.ckpt_ref(task, n)) != commit:
                     return store.latest(repo, task)
                 cid = f"{remote}:{cid}"
             try:

@@ -124,8 +124,30 @@ _encoder = msgspec.json.Encoder(order="deterministic", enc_hook=_plain)
 
 
 def encode_json(obj: Any) -> bytes:
-    """Deterministic JSON bytes of ``obj`` (sorted keys), no newline: what ``--json`` prints."""
-    return _encoder.encode(obj)
+    """Deterministic JSON bytes of ``obj`` (sorted keys), no newline: what ``--json`` prints.
+    A string holding lone surrogates (bytes that were not UTF-8, decoded with
+    ``surrogateescape``: a ref name or path someone else made) is written with each such byte
+    as the text ``\\xNN``, as :func:`escape` shows it, instead of failing."""
+    try:
+        return _encoder.encode(obj)
+    except UnicodeEncodeError:
+        return _encoder.encode(_no_surrogates(to_builtins(obj)))
+
+
+def _no_surrogates(obj: Any) -> Any:
+    """``obj`` (JSON-ready builtins) with every lone surrogate in keys and strings replaced by
+    ``\\xNN`` of the byte ``surrogateescape`` made it from (or ``\\uDXXX`` for any other)."""
+    if isinstance(obj, str):
+        if not any(0xD800 <= ord(c) <= 0xDFFF for c in obj):
+            return obj
+        return "".join(
+            (f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else f"\\u{ord(c):04x}") if 0xD800 <= ord(c) <= 0xDFFF else c
+            for c in obj)
+    if isinstance(obj, dict):
+        return {_no_surrogates(k): _no_surrogates(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_no_surrogates(v) for v in obj]
+    return obj
 
 
 def to_builtins(obj: Any) -> Any:
@@ -135,7 +157,9 @@ def to_builtins(obj: Any) -> Any:
 
 
 def encode(obj: Any) -> bytes:
-    """Deterministic JSON bytes of ``obj`` (sorted keys), newline-terminated."""
+    """Deterministic JSON bytes of ``obj`` (sorted keys), newline-terminated: what is stored
+    (events, cards, result lines).  Strict: a lone surrogate raises :class:`UnicodeEncodeError`
+    rather than being stored altered."""
     return _encoder.encode(obj) + b"\n"
 
 
@@ -330,6 +354,7 @@ def decode_manifest(data: bytes) -> Manifest:
 
 ROW_KEY: Final = "Ckpt-Row"
 MAX_ROW_LINE = 1024 * 1024  # bytes of the Ckpt-Row line read back (a 64 KiB message, escaped)
+MAX_ROW_COMMIT = 2 * MAX_ROW_LINE  # bytes of a checkpoint commit list reads its row from (else the manifest)
 
 
 class ListRow(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):

@@ -34,7 +34,7 @@ from typing import Any
 from . import ledger, overlay, secretscan, store
 from . import config
 from .errors import CkptError, RemoteError, UsageError
-from .gitcore import Repo, fault
+from .gitcore import Repo, fault, ref_number
 from .notes import NotesMerge, merge_notes
 from .restore import RestoreResult, branch_note, restore
 from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
@@ -116,7 +116,7 @@ class FetchResult:
         out = []
         for u in self.updates:
             rest = u.ref[len(PREFIX):]
-            if rest.rpartition("/")[2].isdigit():
+            if ref_number(rest.rpartition("/")[2]) is not None:
                 out.append(rest)
         return out
 
@@ -289,8 +289,9 @@ def ref_summary(refs: list[str], prefix: str) -> dict[str, Any]:
     """What a ledger event says about the refs of one task (``prefix`` = ``refs/ckpt/T/``) a push
     sent: ``checkpoints``, their numbers as ranges (``"1-20000,20003"``), and ``refs``, the other
     refs by name, so an event stays small however many checkpoints went."""
-    nums = sorted(int(r[len(prefix):]) for r in refs if r.startswith(prefix) and r[len(prefix):].isdigit())
-    others = [r for r in refs if not (r.startswith(prefix) and r[len(prefix):].isdigit())]
+    numbered = {r: ref_number(r[len(prefix):]) if r.startswith(prefix) else None for r in refs}
+    nums = sorted(n for n in numbered.values() if n is not None)
+    others = [r for r, n in numbered.items() if n is None]
     spans: list[str] = []
     i = 0
     while i < len(nums):
@@ -304,7 +305,8 @@ def ref_summary(refs: list[str], prefix: str) -> dict[str, Any]:
 
 def _ref_key(name: str) -> tuple[str, int, int, str]:
     head, _, last = name.rpartition("/")
-    return (head, 0, int(last), "") if last.isdigit() else (head, 1, 0, last)
+    n = ref_number(last)
+    return (head, 0, n, "") if n is not None else (head, 1, 0, last)
 
 
 def _plan(repo: Repo, tasks: list[str], adv: dict[str, str], remote: str) -> list[RefUpdate]:
@@ -319,7 +321,7 @@ def _plan(repo: Repo, tasks: list[str], adv: dict[str, str], remote: str) -> lis
             oid, rest, old = local[name], name[len(prefix):], adv.get(name)
             if old == oid:
                 ups.append(RefUpdate(name, old, oid, "up-to-date"))
-            elif rest.isdigit():
+            elif ref_number(rest) is not None:
                 if old is None:
                     ups.append(RefUpdate(name, None, oid, "new"))
                 else:
@@ -516,7 +518,7 @@ def _push_once(repo: Repo, remote: str, tasks: list[str], allow_secrets: bool, l
         assert u.new is not None  # every ref sent is the value of a local ref (_plan)
         tips.append(u.new)
         task, _, n = u.ref[len(PREFIX):].rpartition("/")
-        if n.isdigit():
+        if ref_number(n) is not None:
             cps.append(store.load(repo, u.new, id=f"{task}/{n}", ref=u.ref))
     if notes_up:
         assert notes_up.new is not None  # made only when our notes ref exists

@@ -32,7 +32,7 @@ from . import ledger, overlay, store
 from . import config
 from .config import Config
 from .errors import BusyError, CkptError
-from .gitcore import EMPTY_BLOB, RefConflict, Repo, fault, git_failure
+from .gitcore import EMPTY_BLOB, RefConflict, Repo, fault, git_failure, ref_number
 from .model import Card, Kind, Manifest, OverlayInfo, digest, encode, path_display, path_from_str, path_to_str, row_line
 
 
@@ -631,8 +631,9 @@ def next_number(repo: Repo, task: str) -> int:
         rec = ledger.find_last(repo, task, lambda ev: ev.type == "save")
         if rec is not None:
             cid = rec.event.data.get("id")
-            if isinstance(cid, str) and cid.startswith(task + "/") and cid[len(task) + 1:].isdigit():
-                high = max(high, min(int(cid[len(task) + 1:]), 2**31))
+            n = ref_number(cid[len(task) + 1:]) if isinstance(cid, str) and cid.startswith(task + "/") else None
+            if n is not None:
+                high = max(high, n)
     return high + 1
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Callable
 import msgspec
 
 from .errors import CkptError, CorruptError, NotFoundError, UsageError
-from .gitcore import Repo, TreeEntry
+from .gitcore import Repo, TreeEntry, ref_number
 from .model import MAX_MANIFEST, Event, Manifest, decode_manifest, escape, path_display, task_name_problem
 
 if TYPE_CHECKING:
@@ -160,16 +160,15 @@ def atomic_write(path: os.PathLike[str] | str, data: bytes, mode: int | None = N
 
 def tasks(repo: Repo) -> list[str]:
     """Every task with a checkpoint or a ledger, sorted."""
-    names = set()
-    for ref in repo.refs_under(PREFIX):
-        rest = ref[len(PREFIX):]
-        if "/" in rest:
-            names.add(rest.split("/", 1)[0])
-    return sorted(names)
+    return _task_names(repo, PREFIX)
 
 
 def _task_names(repo: Repo, prefix: str) -> list[str]:
-    return sorted({ref[len(prefix):].split("/", 1)[0] for ref in repo.refs_under(prefix) if "/" in ref[len(prefix):]})
+    """The task names of the refs under ``prefix``, sorted; a name that is not a valid task name
+    (:func:`git_ckpt.model.task_name_problem`: a ref a teammate or another tool made, non-UTF-8
+    bytes included) is no task and is left out."""
+    return sorted({t for ref in repo.refs_under(prefix) if "/" in ref[len(prefix):]
+                   and not task_name_problem(t := ref[len(prefix):].split("/", 1)[0])})
 
 
 def task_exists(repo: Repo, task: str, prefix: str = PREFIX) -> bool:
@@ -408,11 +407,12 @@ def damaged_ref(repo: Repo, spec: str, task: str) -> tuple[str, str, str, str] |
     t, sep, rest = spec.strip().rpartition("/")
     if not sep:
         t = task
-    if not rest.isdigit() or rest.startswith("0") or not _TASK_RE.fullmatch(t or "") or ".." in t:
+    n = ref_number(rest)
+    if n is None or not _TASK_RE.fullmatch(t or "") or ".." in t:
         return None
-    ref = ckpt_ref(t, int(rest))
+    ref = ckpt_ref(t, n)
     oid = repo.read_ref(ref)
-    return None if oid is None else (t, f"{t}/{int(rest)}", ref, oid)
+    return None if oid is None else (t, f"{t}/{n}", ref, oid)
 
 
 def is_local(repo: Repo, cp: Checkpoint) -> bool:
@@ -436,8 +436,8 @@ def numbered(repo: Repo, task: str, prefix: str = PREFIX) -> list[tuple[int, str
     base = task_prefix(task) if is_fetched_task(task) else f"{prefix}{task}/"
     for name, oid in repo.refs_under(base).items():
         last = name[len(base):]
-        if last.isdigit() and not last.startswith("0"):
-            out.append((int(last), oid))
+        if (n := ref_number(last)) is not None:
+            out.append((n, oid))
     out.sort()
     return out
 
@@ -510,9 +510,10 @@ def restored_here(repo: Repo, task: str) -> int | None:
     if not isinstance(target, str) or not isinstance(commit, str) or not target.startswith(task + "/"):
         return None
     num = target[len(task) + 1:]
-    if not num.isdigit() or num.startswith("0") or len(num) > 9:
+    n = ref_number(num)
+    if n is None:
         return None
-    return int(num) if repo.read_ref(ckpt_ref(task, int(num))) == commit else None
+    return n if repo.read_ref(ckpt_ref(task, n)) == commit else None
 
 
 def at(repo: Repo, task: str) -> Checkpoint | None:
@@ -554,7 +555,7 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
     if not sep:
         t, rest = task, body
     if _TASK_RE.fullmatch(t or "") and ".." not in t:
-        if rest.isdigit():
+        if rest.isascii() and rest.isdigit() and len(rest) <= 9:
             ref = f"{prefix}{t}/{int(rest)}"
             oid = repo.read_ref(ref)
             if oid is None:

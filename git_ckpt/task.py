@@ -7,8 +7,8 @@ from typing import Any, Sequence
 
 from . import ledger, store
 from .errors import CkptError
-from .gitcore import Repo
-from .model import Card, to_builtins
+from .gitcore import Repo, ref_number
+from .model import Card, task_name_problem, to_builtins
 
 
 def start(repo: Repo, task: str, *, goal: str | None = None, constraints: Sequence[str] = (), acceptance: Sequence[str] = ()) -> Card:
@@ -37,7 +37,7 @@ def fetched_tasks(repo: Repo) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for ref in repo.refs_under(store.REMOTE_PREFIX):
         parts = ref[len(store.REMOTE_PREFIX):].split("/")
-        if len(parts) == 3 and parts[2].isdigit():
+        if len(parts) == 3 and ref_number(parts[2]) is not None and not task_name_problem(parts[1]):
             out.setdefault(parts[1], [])
             if parts[0] not in out[parts[1]]:
                 out[parts[1]].append(parts[0])

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from . import notes, store
 from .errors import CkptError
-from .gitcore import Repo
-from .model import path_display, path_from_str
+from .gitcore import Repo, ref_number
+from .model import path_display, path_from_str, task_name_problem
 from .store import Checkpoint
 
 
@@ -100,38 +100,46 @@ def listing(repo: Repo, tasks: list[str] | None, prefix: str = store.PREFIX, sho
     ``prefix``, names sorted), by task in the order given, ascending by number; ids are
     ``{shown}T/N``.
 
-    One ``git for-each-ref --format`` reads every ref under the tasks' prefixes, the notes ref and
-    each ref's commit message; a row comes from the ``Ckpt-Row`` line a save wrote at the end of
-    the checkpoint commit's message (:func:`git_ckpt.model.row_from_message`), checked against
-    the ref's ``T/N``.  A checkpoint without a usable one (saved by an older git ckpt, or a
-    commit made by another tool) is read from its manifest as before; one that cannot be read is
-    a ``corrupt`` row carrying the error.  The notes tree is read once
-    (:func:`git_ckpt.notes.note_blobs`), and only when ``refs/notes/ckpt`` exists.  Each record
-    of the output starts with a random token the commit messages cannot predict, so a message
-    cannot forge another ref's record.  Raises :class:`CkptError` when git fails."""
-    import os
+    One ``git for-each-ref`` lists every ref under the tasks' prefixes and the notes ref with
+    each object's type and size, and one ``git cat-file --batch`` streams the checkpoint commits
+    (each distinct commit once, none over ``MAX_ROW_COMMIT`` bytes held: a crafted message of
+    any size costs a read, not memory); a row comes from the ``Ckpt-Row`` line a save wrote at
+    the end of the checkpoint commit's message (:func:`git_ckpt.model.row_from_message`),
+    checked against the ref's ``T/N``.  A checkpoint without a usable one (saved by an older git
+    ckpt, a commit made by another tool, one too large) is read from its manifest as before;
+    one that cannot be read is a ``corrupt`` row carrying the error.  A task name that is not
+    one (:func:`git_ckpt.model.task_name_problem`) is left out.  The notes tree is read once
+    (:func:`git_ckpt.notes.note_blobs`), and only when ``refs/notes/ckpt`` exists.  Raises
+    :class:`CkptError` when git fails."""
+    from .model import MAX_ROW_COMMIT, row_from_message
 
-    from .model import row_from_message
-
-    token = os.urandom(16).hex()
     patterns = [prefix] if tasks is None else [f"{prefix}{t}/" for t in tasks]
-    out = repo.git("for-each-ref", f"--format={token}%(objectname) %(objecttype) %(refname)%0a%(contents)",
+    out = repo.git("for-each-ref", "--format=%(objectname) %(objecttype) %(objectsize) %(refname)",
                    *patterns, store.NOTES_REF).stdout
-    found: dict[str, dict[str, tuple[str, str, bytes]]] = {}  # task -> last ref component -> (oid, type, message)
+    listed: dict[str, dict[str, tuple[str, str]]] = {}  # task -> last ref component -> (oid, type)
     notes_commit = None
-    for record in out.split(token.encode())[1:]:
-        head, _, message = record.partition(b"\n")
-        fields = head.decode("utf-8", "surrogateescape").split(" ", 2)
-        if len(fields) != 3:
+    wanted: dict[str, None] = {}  # commits to read, each once, in first-seen order
+    for line in out.decode("utf-8", "surrogateescape").splitlines():
+        fields = line.split(" ", 3)  # a ref name holds no space (git check-ref-format)
+        if len(fields) != 4:
             continue
-        oid, kind, ref = fields
+        oid, kind, size, ref = fields
         if ref == store.NOTES_REF:
             notes_commit = oid
             continue
         task, sep, last = ref[len(prefix):].partition("/") if ref.startswith(prefix) else ("", "", "")
         if sep:
-            found.setdefault(task, {})[last] = (oid, kind, message[:-1] if message.endswith(b"\n") else message)
-    names = sorted(found) if tasks is None else tasks
+            listed.setdefault(task, {})[last] = (oid, kind)
+            if kind == "commit" and size.isdigit() and int(size) <= MAX_ROW_COMMIT and ref_number(last) is not None:
+                wanted[oid] = None
+    messages: dict[str, bytes] = {}
+    for oid, kind, content in repo.iter_objects(list(wanted), MAX_ROW_COMMIT):
+        if kind == "commit" and content is not None:
+            _headers, _, message = content.partition(b"\n\n")
+            messages[oid] = message
+    found = {task: {last: (oid, kind, messages.get(oid, b"")) for last, (oid, kind) in refs.items()}
+             for task, refs in listed.items()}
+    names = sorted(t for t in found if not task_name_problem(t)) if tasks is None else tasks
     note_of: dict[str, str] = {}
     notes_error: Exception | None = None
     if notes_commit is not None:
@@ -143,10 +151,10 @@ def listing(repo: Repo, tasks: list[str] | None, prefix: str = store.PREFIX, sho
     for task in names:
         refs = found.get(task, {})
         promoted = refs.get("promoted", ("", "", b""))[0]
-        numbered = sorted((int(last), v) for last, v in refs.items() if last.isascii() and last.isdigit() and not last.startswith("0"))
+        numbered = sorted((n, v) for last, v in refs.items() if (n := ref_number(last)) is not None)
         for n, (oid, kind, message) in numbered:
             cid = f"{task}/{n}"
-            rec = row_from_message(message, cid) if kind == "commit" else None
+            rec = row_from_message(message, cid) if kind == "commit" and message else None
             if rec is not None:
                 row = Row(f"{shown}{cid}", oid, rec.kind, rec.created_at, rec.message, oid == promoted, {}, rec.agent, rec.agent_session)
             else:

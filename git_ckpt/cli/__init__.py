@@ -88,12 +88,14 @@ def _complete_checkpoint(ctx: click.Context, param: click.Parameter, incomplete:
     from .. import store
 
     try:
+        from ..gitcore import ref_number
+
         repo = open_repo()
         names = ["@", "@~1", "promoted"]
-        names += sorted({r[len(store.PREFIX):] for r in repo.refs_under(store.PREFIX) if r.rpartition("/")[2].isdigit()},
+        names += sorted({r[len(store.PREFIX):] for r in repo.refs_under(store.PREFIX) if ref_number(r.rpartition("/")[2]) is not None},
                         key=lambda n: (n.rpartition("/")[0], int(n.rpartition("/")[2])))
         fetched = [p for ref in repo.refs_under(store.REMOTE_PREFIX)
-                   if len(p := ref[len(store.REMOTE_PREFIX):].split("/")) == 3 and p[2].isdigit()]
+                   if len(p := ref[len(store.REMOTE_PREFIX):].split("/")) == 3 and ref_number(p[2]) is not None]
         names += [f"{r}:{t}/{n}" for r, t, n in sorted(fetched, key=lambda p: (p[0], p[1], int(p[2])))]
     except Exception:  # noqa: BLE001 - completion never fails the shell
         return []
