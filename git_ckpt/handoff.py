@@ -25,7 +25,7 @@ from .config import Config
 from .evidence import evidence, mark_local
 from .errors import CkptError
 from .gitcore import Repo, ref_number
-from .model import CardItem, Event, path_to_str, to_builtins
+from .model import CardItem, Event, escape, path_to_str, to_builtins
 from .snapshot import capture
 from .store import Checkpoint
 
@@ -366,6 +366,17 @@ def _rerun(repo: Repo, cfg: Config, cp: Checkpoint, names: list[str]) -> tuple[d
     return {o.name: o.status for o in report.outcomes}, "re-run"
 
 
+def _worktree_rel(text: str) -> bytes | None:
+    """The worktree-relative path bytes ``text`` (as a receipt shows it) names, or None when it
+    cannot name a file of the worktree: empty, absolute, with an empty, ``.`` or ``..``
+    component, a ``.git`` component in any letter case, or a NUL (git's ``verify_path`` rules)."""
+    raw = text.encode("utf-8", "surrogateescape")
+    parts = raw.split(b"/")
+    if not raw or b"\0" in raw or any(p in (b"", b".", b"..") or p.lower() == b".git" for p in parts):
+        return None
+    return raw
+
+
 def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str, Any]:
     """What a careful resumer checks: the files the receipt names exist (or are gone, for
     deletions), the worktree is exactly the current checkpoint, and the required verifiers give
@@ -378,20 +389,30 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str
     checks: list[dict[str, Any]] = []
     drift: list[str] = []
     root = os.fsencode(repo.workdir)
-    missing, unexpected = [], []
+    missing, unexpected, foreign = [], [], []
+    # A card's reads and a task's touched paths may come from a teammate's ledger: only a path
+    # that can name a file of this worktree (relative, normal, not into
+    # .git: _worktree_rel) is looked up; anything else is drift, and no path outside the worktree is probed.
     for t in r["touched"]:
-        path = os.path.join(root, t["path"].encode("utf-8", "surrogateescape"))
-        exists = os.path.lexists(path)
+        rel = _worktree_rel(t["path"])
+        if rel is None:
+            foreign.append(t["path"])
+            continue
+        exists = os.path.lexists(os.path.join(root, rel))
         if t["status"] == "D" and exists:
             unexpected.append(t["path"])
         elif t["status"] != "D" and not exists:
             missing.append(t["path"])
     for p in r["reads"]:
-        if not os.path.lexists(os.path.join(root, os.fsencode(p))):
+        rel = _worktree_rel(p) if isinstance(p, str) else None
+        if rel is None:
+            foreign.append(str(p))
+        elif not os.path.lexists(os.path.join(root, rel)):
             missing.append(p)
-    files_ok = not missing and not unexpected
+    files_ok = not missing and not unexpected and not foreign
     detail = "all present" if files_ok else "; ".join(filter(None, [
-        ("missing: " + ", ".join(missing)) if missing else "", ("deleted but present: " + ", ".join(unexpected)) if unexpected else ""]))
+        ("missing: " + ", ".join(missing)) if missing else "", ("deleted but present: " + ", ".join(unexpected)) if unexpected else "",
+        ("not a path of this worktree (not looked up): " + ", ".join(escape(f) for f in foreign)) if foreign else ""]))
     checks.append({"check": "files", "ok": files_ok, "detail": detail})
     if not files_ok:
         drift.append(f"files named by the receipt: {detail}")

@@ -283,7 +283,22 @@ def kept_ignored(repo: Repo) -> list[bytes]:
 
 
 def set_kept_ignored(repo: Repo, paths: list[bytes]) -> None:
-    """Record :func:`kept_ignored` (after a restore); an empty list removes the record."""
+    """Record :func:`kept_ignored` (after a restore); an empty list removes the record.  A kept
+    directory (``cache/``) is recorded as the files (and symlinks) in it now, found without
+    following symlinks: a file created there later is new work, not something the restore kept,
+    and the next save takes it in."""
+    root = os.fsencode(repo.workdir)
+    files: list[bytes] = []
+    for p in paths:
+        if not p.endswith(b"/"):
+            files.append(p)
+            continue
+        for top, dirs, names in os.walk(os.path.join(root, p.rstrip(b"/")), followlinks=False):
+            rel = os.path.relpath(top, root)
+            links = [d for d in dirs if os.path.islink(os.path.join(top, d))]  # a link to a directory: a path of its own
+            dirs[:] = [d for d in dirs if d not in links]
+            files += [os.path.join(rel, n) for n in names + links]
+    paths = files
     path = repo.ckpt_dir() / KEPT_IGNORED
     if not paths:
         with contextlib.suppress(FileNotFoundError):

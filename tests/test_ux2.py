@@ -4,6 +4,7 @@ checked across every command it applies to (real repositories, the real ``git ck
 from __future__ import annotations
 
 import json
+import os
 
 import click
 import pytest
@@ -474,8 +475,9 @@ def test_file_ignored_only_by_the_rules_left_is_kept_said_and_stays_ignored(repo
     ckpt(repo, "save", "-m", "after")
     saved = git(repo, "ls-tree", "-r", "--name-only", "refs/ckpt/default/3").decode().split()
     assert "a.txt" in saved and not {"build.log", "cache/blob", ".gitignore"} & set(saved), saved
-    # a second restore keeps them the same way (they are still not ignored by any rule on disk)
-    assert ckpt(repo, "restore", "--dry-run", "1").out.splitlines()[-3:-1] == keep
+    # a second restore keeps them (they are still not ignored by any rule on disk); the record
+    # names the files kept, so the plan now names the file kept in cache/
+    assert ckpt(repo, "restore", "--dry-run", "1").out.splitlines()[-3:-1] == [keep[0], keep[1].replace("cache/ ", "cache/blob ")]
     # git add: tracked now, captured like any other file
     git(repo, "add", "build.log")
     ckpt(repo, "save", "-m", "tracked")
@@ -484,3 +486,27 @@ def test_file_ignored_only_by_the_rules_left_is_kept_said_and_stays_ignored(repo
     ckpt(repo, "restore", "2")
     assert not (repo / ".git" / "ckpt" / "kept-ignored").exists()  # ignored by the restored rules again
     assert "build.log" in (repo / ".gitignore").read_text() and (repo / "cache" / "blob").exists()
+
+
+def test_a_file_created_later_in_a_kept_directory_is_saved(repo):
+    """The record of what a restore kept as ignored names the files kept, not their directory: a
+    file written into that directory afterwards is new work, and the next save holds it."""
+    (repo / "a").write_text("a\n")
+    (repo / ".gitignore").write_text("")
+    ckpt(repo, "save", "-m", "rules without out/")
+    (repo / ".gitignore").write_text("out/\n")
+    ckpt(repo, "save", "-m", "rules with out/")
+    (repo / "out" / "sub").mkdir(parents=True)
+    (repo / "out" / "cache.bin").write_text("c\n")
+    (repo / "out" / "sub" / "deep.bin").write_text("d\n")
+    os.symlink("sub", repo / "out" / "link")
+    out = ckpt(repo, "restore", "default/1").out
+    assert "keep    out/ (ignored by the rules of the state left" in out
+    assert sorted((repo / ".git" / "ckpt" / "kept-ignored").read_bytes().split(b"\0")) == \
+        [b"", b"out/cache.bin", b"out/link", b"out/sub/deep.bin"]
+    (repo / "out" / "real_work.py").write_text("REAL WORK\n")
+    (repo / "out" / "sub" / "more.py").write_text("more\n")
+    assert ckpt(repo, "status", "--json").json()["result"]["matches"] is None  # the new files are changes
+    ckpt(repo, "save", "-m", "after")
+    saved = git(repo, "ls-tree", "-r", "--name-only", "refs/ckpt/default/3").decode().split()
+    assert saved == [".gitignore", "README", "a", "out/real_work.py", "out/sub/more.py"], saved
