@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from bench_inputs import BIN, BenchError, Tree, run
-from bench_scenarios import Row, Settings, Variant, _row, measure
+from bench_scenarios import MAKE_CHECKPOINTS, Row, Settings, Variant, _row, measure
 
 
 def _small_repo(tmp: Path, env: dict[str, str], name: str, files: int) -> Tree:
@@ -63,51 +63,13 @@ def pair_fixed(tmp: Path, env: dict[str, str], s: Settings) -> list[Row]:
     ]
 
 
-MAKE_TASKS = r"""
-# One real checkpoint through the library (task "seed"), then copies of it in TASKS tasks of PER
-# checkpoints each: own manifest, meta commit and checkpoint commit (message as save writes it,
-# ids and message replaced), created in-process and referenced with one `git update-ref --stdin`.
-import subprocess, sys
-import msgspec, pygit2
-from git_ckpt import config, overlay, snapshot
-from git_ckpt.gitcore import Repo
-from git_ckpt.model import encode
-from git_ckpt.store import load
-tasks, per = int(sys.argv[1]), int(sys.argv[2])
-repo = Repo.discover(".")
-cfg = config.load(repo)
-snap = snapshot.capture(repo, cfg)
-snap.selection = overlay.Selection([], [], [], [])
-snap.overlay_info = snap.selection.info(cfg)
-cid, commit = snapshot.write_checkpoint(repo, snap, task="seed", kind="manual", message="bench checkpoint seed")
-first = load(repo, commit)
-pg = pygit2.Repository(str(repo.git_dir))  # the harness may use pygit2; git_ckpt may not
-c = pg[commit]
-parents = list(c.parent_ids)
-meta_tree = pg[parents[-1]].peel(pygit2.Tree)
-lines = []
-for t in range(tasks):
-    task = f"t{t:03d}"
-    for n in range(1, per + 1):
-        new_id = f"{task}/{n}"
-        m = msgspec.structs.replace(first.manifest, id=new_id, task=task, number=n, message=f"bench checkpoint {new_id}")
-        tb = pg.TreeBuilder(meta_tree)
-        tb.insert("manifest.json", pg.create_blob(encode(m)), 0o100644)
-        meta = pg.create_commit(None, c.author, c.committer, f"ckpt meta {new_id}\n", tb.write(), [])
-        body = c.message.replace("bench checkpoint seed", f"bench checkpoint {new_id}").replace(cid, new_id)
-        new = pg.create_commit(None, c.author, c.committer, body, c.tree_id, parents[:-1] + [meta])
-        lines.append(f"create refs/ckpt/{task}/{n} {new}\n")
-subprocess.run(["git", "update-ref", "--stdin"], input="".join(lines).encode(), check=True)
-"""
-
-
 def pair_list_all(tmp: Path, env: dict[str, str], s: Settings, tasks: int, per_task: int) -> list[Row]:
     """Target 6: ``git ckpt list --all`` of ``tasks`` x ``per_task`` checkpoints (each its own
     commit, manifest and meta commit, refs loose as the tool leaves them) against ``git
     for-each-ref refs/ckpt``, text and ``--json``."""
     tree = _small_repo(tmp, env, "many-tasks", 200)
     (tree.root / "d1" / "f1.txt").write_text("changed\n")
-    run([str(BIN / "python"), "-c", MAKE_TASKS, str(tasks), str(per_task)], tree.root, env)
+    run([str(BIN / "python"), "-c", MAKE_CHECKPOINTS, "seed", "1", str(per_task), *(f"t{t:03d}" for t in range(tasks))], tree.root, env)
     got = run(["git", "ckpt", "list", "--all", "--json"], tree.root, env).stdout.count(b'"id":')
     count = tasks * per_task + 1  # and the seed
     if got != count:

@@ -274,36 +274,40 @@ def pair_commit(tree: Tree, s: Settings, tmp: Path) -> list[Row]:
 # ------------------------------------------------------------------------------ 4. list
 
 MAKE_CHECKPOINTS = r"""
-# One real checkpoint through the library, then copies of it (own manifest, meta commit and
-# checkpoint commit each, as save writes them) created in-process and referenced with one
-# `git update-ref --stdin`: 1,000 whole `git ckpt save` runs would take minutes.
+# One real checkpoint through the library (task SEED), then copies of it numbered FIRST..LAST in
+# each of TASKS: own manifest, meta commit and checkpoint commit each (message as save writes it,
+# id and message replaced), created in-process and referenced with one `git update-ref --stdin`:
+# thousands of whole `git ckpt save` runs would take minutes.
+# argv: SEED FIRST LAST TASK...
 import subprocess, sys
 import msgspec, pygit2
 from git_ckpt import config, overlay, snapshot
 from git_ckpt.gitcore import Repo
 from git_ckpt.model import encode
 from git_ckpt.store import load
-count, task = int(sys.argv[1]), sys.argv[2]
+seed, first_n, last_n, tasks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
 repo = Repo.discover(".")
 cfg = config.load(repo)
 snap = snapshot.capture(repo, cfg)
 snap.selection = overlay.Selection([], [], [], [])  # list never reads the overlay
 snap.overlay_info = snap.selection.info(cfg)
-cid, commit = snapshot.write_checkpoint(repo, snap, task=task, kind="manual", message="bench checkpoint 1")
+cid, commit = snapshot.write_checkpoint(repo, snap, task=seed, kind="manual", message="bench checkpoint seed")
 first = load(repo, commit)
 pg = pygit2.Repository(str(repo.git_dir))  # the harness may use pygit2; git_ckpt may not
 c = pg[commit]
 parents = list(c.parent_ids)
 meta_tree = pg[parents[-1]].peel(pygit2.Tree)
 lines = []
-for n in range(2, count + 1):
-    m = msgspec.structs.replace(first.manifest, id=f"{task}/{n}", number=n, message=f"bench checkpoint {n}")
-    tb = pg.TreeBuilder(meta_tree)
-    tb.insert("manifest.json", pg.create_blob(encode(m)), 0o100644)
-    meta = pg.create_commit(None, c.author, c.committer, f"ckpt meta {task}/{n}\n", tb.write(), [])
-    body = c.message.replace(cid, f"{task}/{n}").replace("bench checkpoint 1", f"bench checkpoint {n}")
-    new = pg.create_commit(None, c.author, c.committer, body, c.tree_id, parents[:-1] + [meta])
-    lines.append(f"create refs/ckpt/{task}/{n} {new}\n")
+for task in tasks:
+    for n in range(first_n, last_n + 1):
+        new_id = f"{task}/{n}"
+        m = msgspec.structs.replace(first.manifest, id=new_id, task=task, number=n, message=f"bench checkpoint {new_id}")
+        tb = pg.TreeBuilder(meta_tree)
+        tb.insert("manifest.json", pg.create_blob(encode(m)), 0o100644)
+        meta = pg.create_commit(None, c.author, c.committer, f"ckpt meta {new_id}\n", tb.write(), [])
+        body = c.message.replace("bench checkpoint seed", f"bench checkpoint {new_id}").replace(cid, new_id)
+        new = pg.create_commit(None, c.author, c.committer, body, c.tree_id, parents[:-1] + [meta])
+        lines.append(f"create refs/ckpt/{task}/{n} {new}\n")
 subprocess.run(["git", "update-ref", "--stdin"], input="".join(lines).encode(), check=True)
 """
 
@@ -312,7 +316,7 @@ def pair_list(tree: Tree, s: Settings, count: int) -> list[Row]:
     """``git ckpt list`` of a task with ``count`` checkpoints vs ``git for-each-ref refs/ckpt``."""
     tree.reset_base()
     tree.apply_change("L")
-    run([str(BIN / "python"), "-c", MAKE_CHECKPOINTS, str(count), "many"], tree.root, tree.env)
+    run([str(BIN / "python"), "-c", MAKE_CHECKPOINTS, "many", "2", str(count), "many"], tree.root, tree.env)
     got = len(ckpt_json(tree, "list", "--task", "many"))
     noop = lambda i: None  # noqa: E731
     a, b, c = "git ckpt list", "git for-each-ref refs/ckpt", "git for-each-ref (date, subject)"
