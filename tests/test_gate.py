@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ckpt, git, init_repo
 from test_verify import events, promoted, rev, verifier, write_config
 
@@ -297,3 +299,35 @@ def test_an_untracked_file_the_commit_leaves_out_gets_a_hint_that_fixes_it(repo)
     commit(repo, "-a", "-m", "all")
     assert b"local.json" not in git(repo, "ls-tree", "--name-only", "HEAD")
     assert git(repo, "show", "HEAD:a") == b"a2\n"
+
+
+# ---------------------------------------------------------------------------- the hooks' Python path
+
+SHADOWS = ["click/__init__.py", "msgspec.py", "pygit2/__init__.py", "git_ckpt/__init__.py", "json.py", "shlex.py"]
+
+
+@pytest.mark.parametrize("shadow", SHADOWS)
+def test_the_hooks_never_import_the_projects_own_modules(repo, tmp_path, shadow):
+    """The hooks run git ckpt's Python from the worktree root: a module of the project named like
+    one git ckpt imports (a dependency, git ckpt itself, the standard library) must never be
+    imported in its place (``python -P``: the current directory is not put on sys.path).  Once it
+    was: a project with a top-level ``click/`` broke every commit with a traceback, or ran its code."""
+    marker = tmp_path / "imported"
+    path = repo / shadow
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"open({str(marker)!r}, 'w').write('x')\nraise SystemExit('shadow imported')\n")
+    git(repo, "add", "-A")
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    ckpt(repo, "hooks", "install")
+    ckpt(repo, "save")
+    ckpt(repo, "verify")
+    env = {"GIT_CKPT_GATE_FAST": "0"}  # the Python path of the hooks, not the sh fast path
+    ok = commit(repo, "-m", "with a shadowing module", env=env)
+    assert "Traceback" not in ok.stderr and "shadow imported" not in ok.stderr, ok
+    assert "Ckpt-Verified: default/1" in git(repo, "log", "-1", "--format=%B").decode()
+    push = subprocess.run(["git", "push", "-q", "origin", "HEAD"], cwd=repo, capture_output=True, text=True,
+                          env={**os.environ, **env})
+    assert push.returncode == 0 and "Traceback" not in push.stderr, push
+    assert not marker.exists()
