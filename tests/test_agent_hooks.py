@@ -305,3 +305,16 @@ def test_session_of_any_input(data):
     assert set(info) <= {"session", "event"}
     if "session" in info:
         assert 0 < len(info["session"]) <= 128 and info["session"].isprintable()
+
+
+@pytest.mark.parametrize(("agent", "event"), [*((a, "bogus") for a in AGENTS), ("nosuchagent", "turn")])
+def test_an_unknown_agent_or_event_is_one_warning_and_exit_0(repo, agent, event):
+    """A hook never blocks the agent: `agent hook` with an agent or an event it does not know
+    (a newer settings file, a typo) says so in one `warning:` line, does nothing, exits 0."""
+    (repo / "new.txt").write_text("x\n")
+    res = ckpt(repo, "agent", "hook", agent, event, input=b"{}")
+    what = (f"unknown agent 'nosuchagent' (known: {', '.join(AGENTS)})" if agent == "nosuchagent"
+            else "unknown event 'bogus' (known: start, compact, turn, end)")
+    assert res.err == f"warning: git ckpt agent hook: {what}; nothing done\n"
+    assert res.out == ("{}\n" if agent in ("gemini", "cursor") else "")
+    assert git(repo, "for-each-ref", "refs/ckpt/") == b""  # nothing saved
