@@ -318,3 +318,14 @@ def test_an_unknown_agent_or_event_is_one_warning_and_exit_0(repo, agent, event)
     assert res.err == f"warning: git ckpt agent hook: {what}; nothing done\n"
     assert res.out == ("{}\n" if agent in ("gemini", "cursor") else "")
     assert git(repo, "for-each-ref", "refs/ckpt/") == b""  # nothing saved
+
+
+def test_install_cursor_notes_claude_code_only_when_both_are_present(repo):
+    """`install cursor` warns that Cursor also runs Claude Code's hooks only when they are there."""
+    alone = ckpt(repo, "agent", "install", "cursor")
+    assert "note:" not in alone.out and "Claude Code" not in alone.out, alone.out
+    ckpt(repo, "agent", "uninstall", "cursor")
+    ckpt(repo, "agent", "install", "claude-code")
+    both = ckpt(repo, "agent", "install", "cursor")
+    assert ("note: Claude Code hooks are installed here too, and Cursor runs them as well: the receipt "
+            "will be given twice (git ckpt agent uninstall claude-code)\n") in both.out
