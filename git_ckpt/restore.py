@@ -1136,11 +1136,11 @@ def _new_work(repo: Repo, now: Snapshot, target: Checkpoint, before: Checkpoint)
 
 
 def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
-    """Finish the interrupted restore named by the journal.  :class:`NotFoundError` when none."""
+    """Finish the interrupted restore named by the journal.  :class:`UsageError` when none (nothing to act on)."""
     with repo.worktree_lock(exclusive=True):
         j = read_journal(repo)
         if j is None:
-            raise NotFoundError("no interrupted restore to continue", "git ckpt status shows the state of this worktree")
+            raise UsageError("no interrupted restore to continue", "git ckpt status shows the state of this worktree")
         _check_ready(repo)
         target = store.load(repo, j.target_commit, id=j.target_id)
         paths = [path_from_str(p) for p in j.paths] or None
@@ -1166,7 +1166,7 @@ def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> Restor
     """Return to the state before the last restore or undo in this worktree (itself a restore,
     so a second undo goes back again).  An interrupted restore is undone from its journal.
 
-    Raises :class:`NotFoundError` when there is nothing to undo.
+    Raises :class:`UsageError` when there is nothing to undo (nothing to act on).
     """
     j = read_journal(repo)
     if j is not None:
@@ -1184,7 +1184,7 @@ def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> Restor
             paths = [path_from_str(p) for p in ev.data.get("paths") or []] or None
             return restore(repo, cfg, target, task=task, paths=paths, dry_run=dry_run, type="undo",
                            reset_head=bool(ev.data.get("reset_head")))
-    raise NotFoundError(f"nothing to undo: no restore in task {task} from this worktree", "git ckpt log shows the history of the task")
+    raise UsageError(f"nothing to undo: no restore in task {task} from this worktree", "git ckpt log shows the history of the task")
 
 
 def parse_paths(repo: Repo, paths: tuple[str, ...] | list[str], cwd: str) -> list[bytes]:
