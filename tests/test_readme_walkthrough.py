@@ -112,3 +112,12 @@ def test_the_gate_example_commits_as_written_with_an_untracked_file(tmp_path):
     assert git(repo, "show", "HEAD:notes.txt") == b"an untracked file\n"
     assert git(repo, "show", "HEAD:calc.py") == b"def add(a, b):\n    return b + a\n"
     assert "Ckpt-Verified: fix-add/2" in git(repo, "log", "-1", "--format=%B").decode()
+
+
+def test_the_no_changes_line_is_the_one_the_readme_quotes(repo):
+    """README quotes save's whole no-changes line; save prints exactly that (lowercase, git style)."""
+    quoted = re.search(r"`(no changes since fix-auth/1; nothing saved[^`]*)`", README).group(1)
+    ckpt(repo, "task", "start", "fix-auth")
+    (repo / "a.txt").write_text("a\n")
+    ckpt(repo, "save")
+    assert ckpt(repo, "save").out == quoted + "\n"
