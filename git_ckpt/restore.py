@@ -615,9 +615,24 @@ def provenance(repo: Repo, target: Checkpoint, now: Snapshot) -> list[str]:
     if m.worktree is not None and m.worktree != here:
         out.append(f"{target.id} was saved in worktree {path_display(os.fsencode(m.worktree))} (this is {path_display(os.fsencode(here))})")
     note = branch_note(target, now.branch)
-    if note:
+    if note and not (now.branch is None and detached_by_ckpt(repo)):
         out.append(note)
     return out
+
+
+# In the git dir of a worktree ``restore --worktree`` created detached: that it is on no branch is
+# no news there, so no restore in it notes it (README "Sharing").
+DETACHED_MARK = "ckpt-detached-worktree"
+
+
+def mark_detached_by_ckpt(repo: Repo) -> None:
+    """Record that git ckpt itself created this worktree on a detached HEAD."""
+    (Path(repo.git_dir) / DETACHED_MARK).write_text("created detached by git ckpt restore --worktree\n")
+
+
+def detached_by_ckpt(repo: Repo) -> bool:
+    """Whether :func:`mark_detached_by_ckpt` marked this worktree."""
+    return (Path(repo.git_dir) / DETACHED_MARK).exists()
 
 
 def branch_note(target: Checkpoint, branch: str | None) -> str | None:

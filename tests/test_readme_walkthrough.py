@@ -56,6 +56,13 @@ def test_two_people_one_remote_as_the_readme_says(tmp_path):
     same(ckpt(bob, "restore", "origin:fix-auth-null/1", "--worktree", "../review-auth").out,
          "git ckpt restore origin:fix-auth-null/1 --worktree ../review-auth")
     assert (tmp_path / "review-auth" / "auth.py").exists()
+    # README: no branch note in that worktree, for that restore or any later one there
+    review = tmp_path / "review-auth"
+    for args in (["undo"], ["undo"], ["restore", "origin:fix-auth-null/1"], ["undo"]):
+        assert "was saved on branch" not in ckpt(review, *args).out, args
+    git(review, "switch", "-q", "-c", "review")  # on a branch of its own, the note is news again
+    assert "note: origin:fix-auth-null/1 was saved on branch main (this worktree is on review)\n" in \
+        ckpt(review, "restore", "origin:fix-auth-null/1").out
     started = ckpt(bob, "task", "start", "fix-auth-null-bob")
     assert started.err == "" and started.out == "task fix-auth-null-bob is now current\n"
     (bob / "mine.txt").write_text("bob's newer work\n")
