@@ -81,9 +81,7 @@ SPECS: dict[str, Spec] = {s.name: s for s in (
     Spec("gemini", ".gemini/settings.json", "nested", {"SessionStart": "start", "PreCompress": "compact", "AfterAgent": "turn"},
          cd='cd "${GEMINI_PROJECT_DIR:-.}" && ', timeout=HOOK_TIMEOUT * 1000, defaults={"hooksConfig.enabled": True}),
     Spec("cursor", ".cursor/hooks.json", "flat", {"sessionStart": "start", "preCompact": "compact", "stop": "turn"},
-         defaults={"version": 1},
-         note="Cursor can also run Claude Code's hooks: install one of claude-code and cursor, not both "
-              "(an unchanged state is never saved twice, but the receipt would be given twice)"),
+         defaults={"version": 1}),
     Spec("copilot", ".github/hooks/git-ckpt.json", "copilot", {"sessionStart": "start", "agentStop": "turn", "sessionEnd": "end"},
          defaults={"version": 1}),
 )}
@@ -244,6 +242,23 @@ def _load_settings(path: Path, data: bytes) -> dict[str, Any]:
     return obj
 
 
+def _has_hooks(repo: Repo, records: dict[str, Any], agent: str) -> bool:
+    """Whether ``agent``'s git ckpt hooks are here: installed from this clone (``records``) or in
+    its settings file (a teammate's committed one included)."""
+    if any(r.get("agent") == agent for r in records.values()):
+        return True
+    wanted = set(commands(agent).values())
+    for rel in settings_files(repo, agent):
+        try:
+            hooks = json.loads((repo.workdir / rel).read_bytes()).get("hooks")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(hooks, dict) and any(c in wanted for entries in hooks.values() if isinstance(entries, list)
+                                           for e in entries for c in _commands_in(e)):
+            return True
+    return False
+
+
 def _dump(obj: dict[str, Any]) -> bytes:
     return (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -285,7 +300,7 @@ def install(repo: Repo, agent: str, *, local: bool = False) -> dict[str, Any]:
         new_hooks[event] = entries + [_entry(spec, command)]
         added.append(event)
     note = spec.note
-    if agent == "cursor" and any(r.get("agent") == "claude-code" for r in records.values()):
+    if agent == "cursor" and _has_hooks(repo, records, "claude-code"):
         note = "Claude Code hooks are installed here too, and Cursor runs them as well: the receipt will be given twice (git ckpt agent uninstall claude-code)"
     result = {"path": rel, "added": added, "already": already, "created": not existed, "note": note}
     _write_shim(repo)

@@ -7,14 +7,20 @@ whole history of what was read, decided, ruled out and assumed, and who did it w
 Evidence (``--evidence E``) is parsed by :func:`parse_evidence`:
 
 * ``CKPT#VERIFIER`` — the last result of VERIFIER recorded on checkpoint CKPT (status and log blob);
-* a checkpoint name (``T/N``, ``N``, ``@``, ``@~2``, ``promoted``) — that checkpoint (id and commit);
-* ``file:PATH`` or an existing worktree path — that file;
-* ``text:…`` or anything else — free text.
+* a checkpoint name (``T/N``, ``REMOTE:T/N``, ``N``, ``@``, ``@~2``, ``promoted``) — that checkpoint
+  (id and commit);
+* ``file:PATH`` or an existing worktree path — that file (inside the worktree);
+* ``text:…`` or anything else — free text, except for ``--failed`` (a checkpoint or result only).
+
+A spec spelled like a checkpoint or a result names one that exists, for every kind of note:
+else exit 4 (unknown checkpoint) with a "did you mean" hint.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 from dataclasses import dataclass, field
 
 from . import ledger, notes, store
@@ -25,38 +31,82 @@ from .model import Card, CardItem, Evidence
 ASSUMPTION_STATES = ("unverified", "confirmed", "refuted")
 
 
+# What a checkpoint name looks like (``T/N``, ``REMOTE:T/N``, ``T/@``, ``T/@~K``, ``T/promoted``,
+# and ``N``, ``@``, ``@~K``, ``promoted`` of the current task): evidence spelled so must exist.
+_TASK = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
+CHECKPOINT_SHAPE = re.compile(rf"(?:[A-Za-z0-9][A-Za-z0-9._-]*:)?(?:{_TASK}/)?(?:[0-9]+|@(?:~[0-9]+)?|promoted)")
+HINT = "cite a checkpoint (T/N) or a result (T/N#VERIFIER), e.g. --evidence fix-auth/3#tests"
+
+
+def checkpoint_shaped(spec: str) -> bool:
+    """Whether ``spec`` is spelled like a checkpoint name (see :data:`CHECKPOINT_SHAPE`)."""
+    return CHECKPOINT_SHAPE.fullmatch(spec) is not None
+
+
+def _cited(repo: Repo, spec: str, cp_spec: str, task: str) -> store.Checkpoint:
+    """The checkpoint ``cp_spec`` (spelled like one) of evidence ``spec``; a missing one is
+    :class:`NotFoundError` (exit 4) naming the evidence, with a "did you mean" hint."""
+    try:
+        return store.resolve(repo, cp_spec, task)
+    except NotFoundError as exc:
+        hint = exc.hint
+        t = cp_spec.rpartition("/")[0] if "/" in cp_spec else task
+        remote, _, bare = t.rpartition(":")
+        if not hint or not hint.startswith(("did you mean", "the tasks are", "no task has")):
+            top = store.highest(repo, bare, f"{store.REMOTE_PREFIX}{remote}/" if remote else store.PREFIX)
+            if top is not None:
+                hint = f"did you mean {t}/{top[0]} (the latest of {t})? {hint}" if hint else f"did you mean {t}/{top[0]} (the latest of {t})?"
+        raise NotFoundError(f"evidence {spec!r}: {exc.message}", hint) from None
+
+
 def parse_evidence(repo: Repo, spec: str, *, task: str, cwd: str | None = None, strict: bool = False) -> Evidence:
     """Turn an ``--evidence`` argument into an :class:`Evidence` (see the module docstring).
 
-    ``strict`` accepts only a checkpoint or a verifier result (what a failed path must cite) and
-    raises :class:`UsageError` otherwise.  An unknown checkpoint in ``CKPT#VERIFIER`` raises
-    :class:`NotFoundError`, as does a verifier with no result on that checkpoint.
+    One rule for every kind of note: a spec spelled like a checkpoint (``T/N``, ``REMOTE:T/N``,
+    ``T/@…``) or a result (``T/N#VERIFIER``) must name one that exists, else
+    :class:`NotFoundError` (exit 4) with a "did you mean" hint; ``file:PATH`` must be inside
+    the worktree (:class:`UsageError`).  ``strict`` (what a failed path must cite) accepts only
+    a checkpoint or a result and raises :class:`UsageError` for anything else; otherwise an
+    existing worktree path is a file and anything else free text.
     """
     spec = spec.strip()
     if not spec:
         raise UsageError("--evidence is empty", "name a checkpoint (T/N), a result (T/N#VERIFIER), a file or some text")
     if spec.startswith("text:") and not strict:
         return Evidence(text=spec[5:].strip())
-    if "#" in spec:
+    if "#" in spec and not spec.startswith("file:"):
         cp_spec, _, verifier = spec.rpartition("#")
-        cp = store.resolve(repo, cp_spec or "@", task)
-        lines = [r for r in notes.read_lines(repo, cp.commit) if r.get("verifier") == verifier]
-        if not lines:
-            raise NotFoundError(f"no result of verifier {verifier!r} on {cp.id}", f"git ckpt show {cp.id} lists its results")
-        last = lines[-1]
-        return Evidence(checkpoint=cp.id, commit=cp.commit, verifier=verifier, result=str(last.get("status", "?")),
-                        log=last.get("log") if isinstance(last.get("log"), str) else None)
-    if not spec.startswith("file:"):
-        found: store.Checkpoint | None
-        try:
-            found = store.resolve(repo, spec, task)
+        cp: store.Checkpoint | None
+        if not cp_spec or checkpoint_shaped(cp_spec):
+            cp = _cited(repo, spec, cp_spec or "@", task)
+        else:  # another revision naming a checkpoint commit, or text with a '#'
+            try:
+                cp = store.resolve(repo, cp_spec, task)
+            except CkptError:
+                cp = None
+        if cp is not None:
+            results = notes.read_lines(repo, cp.commit)
+            lines = [r for r in results if r.get("verifier") == verifier]
+            if not lines:
+                names = sorted({str(r.get("verifier")) for r in results if isinstance(r.get("verifier"), str)})
+                close = difflib.get_close_matches(verifier, names, n=1, cutoff=0.0) if names else []
+                hint = (f"did you mean {cp.id}#{close[0]}? " if close else "") + f"git ckpt show {cp.id} lists its results"
+                raise NotFoundError(f"evidence {spec!r}: no result of verifier {verifier!r} on {cp.id}", hint)
+            last = lines[-1]
+            return Evidence(checkpoint=cp.id, commit=cp.commit, verifier=verifier, result=str(last.get("status", "?")),
+                            log=last.get("log") if isinstance(last.get("log"), str) else None)
+    elif checkpoint_shaped(spec):
+        found = _cited(repo, spec, spec, task)
+        return Evidence(checkpoint=found.id, commit=found.commit)
+    elif not spec.startswith("file:"):
+        try:  # any other revision that names a checkpoint commit
+            other: store.Checkpoint | None = store.resolve(repo, spec, task)
         except CkptError:
-            found = None
-        if found is not None:
-            return Evidence(checkpoint=found.id, commit=found.commit)
+            other = None
+        if other is not None:
+            return Evidence(checkpoint=other.id, commit=other.commit)
     if strict:
-        raise UsageError(f"evidence {spec!r} is not a checkpoint or a verifier result",
-                         "cite a checkpoint (T/N) or a result (T/N#VERIFIER), e.g. --evidence fix-auth/3#tests")
+        raise UsageError(f"evidence {spec!r} is not a checkpoint or a verifier result", HINT)
     path = spec[5:] if spec.startswith("file:") else spec
     rel = _worktree_path(repo, path, cwd)
     if spec.startswith("file:") or (rel is not None and os.path.lexists(os.path.join(repo.workdir, rel))):

@@ -10,9 +10,12 @@ Exit codes (also listed in ``man git-ckpt``):
 ====  ==========================================================================
 0     success (also ``git ckpt`` or a group alone, which prints the group's help)
 1     a check said no: a verifier failed, the gate refused, ``check``/``log --verify`` found damage
-2     usage error (bad option or argument)
+2     usage error (bad option or argument), nothing to act on included (``undo`` with no restore to
+      undo, ``restore --continue`` with none interrupted: an error of the request, like ``git stash
+      pop`` with no stash)
 3     not a usable repository (outside a repository, bare repository, unsupported format)
-4     unknown checkpoint, task or verifier; a revision the user named that is not a checkpoint
+4     unknown checkpoint, task or verifier; a revision the user named that is not a checkpoint:
+      only for an id or name the user typed (evidence specs included), never for "nothing to do"
 5     the repository is busy or mid-operation (merge/rebase in progress, ``index.lock`` held,
       an interrupted restore, a lock another ``git ckpt`` holds)
 6     malformed ``.ckpt.toml`` or ``git config ckpt.*``
@@ -70,7 +73,8 @@ class RepoError(CkptError):
 
 
 class NotFoundError(CkptError):
-    """An unknown checkpoint, task or verifier (exit 4)."""
+    """An unknown checkpoint, task or verifier the user named (exit 4); nothing to act on is a
+    :class:`UsageError`."""
 
     exit_code = EXIT_NOT_FOUND
     code = "not-found"

@@ -36,7 +36,7 @@ from . import config
 from .errors import CkptError, RemoteError, UsageError
 from .gitcore import Repo, fault, ref_number
 from .notes import NotesMerge, merge_notes
-from .restore import RestoreResult, branch_note, restore
+from .restore import RestoreResult, branch_note, mark_detached_by_ckpt, restore
 from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
 
 
@@ -607,6 +607,7 @@ def restore_into_worktree(repo: Repo, target: store.Checkpoint, path: Path) -> t
     repo.git("worktree", "add", "--detach", "--quiet", str(path), target.base)
     try:
         new = Repo.discover(path)
+        mark_detached_by_ckpt(new)
         cp = store.load(new, target.commit, id=target.id, ref=target.ref)
         res = restore(new, config.load(new), cp, task=store.current_task(new))
         # this command detached the new worktree itself: that it is on no branch is no news

@@ -615,9 +615,24 @@ def provenance(repo: Repo, target: Checkpoint, now: Snapshot) -> list[str]:
     if m.worktree is not None and m.worktree != here:
         out.append(f"{target.id} was saved in worktree {path_display(os.fsencode(m.worktree))} (this is {path_display(os.fsencode(here))})")
     note = branch_note(target, now.branch)
-    if note:
+    if note and not (now.branch is None and detached_by_ckpt(repo)):
         out.append(note)
     return out
+
+
+# In the git dir of a worktree ``restore --worktree`` created detached: that it is on no branch is
+# no news there, so no restore in it notes it (README "Sharing").
+DETACHED_MARK = "ckpt-detached-worktree"
+
+
+def mark_detached_by_ckpt(repo: Repo) -> None:
+    """Record that git ckpt itself created this worktree on a detached HEAD."""
+    (Path(repo.git_dir) / DETACHED_MARK).write_text("created detached by git ckpt restore --worktree\n")
+
+
+def detached_by_ckpt(repo: Repo) -> bool:
+    """Whether :func:`mark_detached_by_ckpt` marked this worktree."""
+    return (Path(repo.git_dir) / DETACHED_MARK).exists()
 
 
 def branch_note(target: Checkpoint, branch: str | None) -> str | None:
@@ -1136,11 +1151,11 @@ def _new_work(repo: Repo, now: Snapshot, target: Checkpoint, before: Checkpoint)
 
 
 def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
-    """Finish the interrupted restore named by the journal.  :class:`NotFoundError` when none."""
+    """Finish the interrupted restore named by the journal.  :class:`UsageError` when none (nothing to act on)."""
     with repo.worktree_lock(exclusive=True):
         j = read_journal(repo)
         if j is None:
-            raise NotFoundError("no interrupted restore to continue", "git ckpt status shows the state of this worktree")
+            raise UsageError("no interrupted restore to continue", "git ckpt status shows the state of this worktree")
         _check_ready(repo)
         target = store.load(repo, j.target_commit, id=j.target_id)
         paths = [path_from_str(p) for p in j.paths] or None
@@ -1166,7 +1181,7 @@ def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> Restor
     """Return to the state before the last restore or undo in this worktree (itself a restore,
     so a second undo goes back again).  An interrupted restore is undone from its journal.
 
-    Raises :class:`NotFoundError` when there is nothing to undo.
+    Raises :class:`UsageError` when there is nothing to undo (nothing to act on).
     """
     j = read_journal(repo)
     if j is not None:
@@ -1184,7 +1199,7 @@ def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> Restor
             paths = [path_from_str(p) for p in ev.data.get("paths") or []] or None
             return restore(repo, cfg, target, task=task, paths=paths, dry_run=dry_run, type="undo",
                            reset_head=bool(ev.data.get("reset_head")))
-    raise NotFoundError(f"nothing to undo: no restore in task {task} from this worktree", "git ckpt log shows the history of the task")
+    raise UsageError(f"nothing to undo: no restore in task {task} from this worktree", "git ckpt log shows the history of the task")
 
 
 def parse_paths(repo: Repo, paths: tuple[str, ...] | list[str], cwd: str) -> list[bytes]:

@@ -305,3 +305,27 @@ def test_session_of_any_input(data):
     assert set(info) <= {"session", "event"}
     if "session" in info:
         assert 0 < len(info["session"]) <= 128 and info["session"].isprintable()
+
+
+@pytest.mark.parametrize(("agent", "event"), [*((a, "bogus") for a in AGENTS), ("nosuchagent", "turn")])
+def test_an_unknown_agent_or_event_is_one_warning_and_exit_0(repo, agent, event):
+    """A hook never blocks the agent: `agent hook` with an agent or an event it does not know
+    (a newer settings file, a typo) says so in one `warning:` line, does nothing, exits 0."""
+    (repo / "new.txt").write_text("x\n")
+    res = ckpt(repo, "agent", "hook", agent, event, input=b"{}")
+    what = (f"unknown agent 'nosuchagent' (known: {', '.join(AGENTS)})" if agent == "nosuchagent"
+            else "unknown event 'bogus' (known: start, compact, turn, end)")
+    assert res.err == f"warning: git ckpt agent hook: {what}; nothing done\n"
+    assert res.out == ("{}\n" if agent in ("gemini", "cursor") else "")
+    assert git(repo, "for-each-ref", "refs/ckpt/") == b""  # nothing saved
+
+
+def test_install_cursor_notes_claude_code_only_when_both_are_present(repo):
+    """`install cursor` warns that Cursor also runs Claude Code's hooks only when they are there."""
+    alone = ckpt(repo, "agent", "install", "cursor")
+    assert "note:" not in alone.out and "Claude Code" not in alone.out, alone.out
+    ckpt(repo, "agent", "uninstall", "cursor")
+    ckpt(repo, "agent", "install", "claude-code")
+    both = ckpt(repo, "agent", "install", "cursor")
+    assert ("note: Claude Code hooks are installed here too, and Cursor runs them as well: the receipt "
+            "will be given twice (git ckpt agent uninstall claude-code)\n") in both.out

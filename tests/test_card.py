@@ -70,7 +70,8 @@ def test_evidence_from_a_verifier_result(t):
     assert failed["evidence"] == [{"checkpoint": "t/1", "commit": commit, "verifier": "tests", "result": "failed",
                                    "log": "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"}]
     res = ckpt(t, "task", "note", "--failed", "x", "--reason", "y", "--evidence", "t/1#lint", rc=4)
-    assert res.err == "error: no result of verifier 'lint' on t/1\nhint: git ckpt show t/1 lists its results\n"
+    assert res.err == ("error: evidence 't/1#lint': no result of verifier 'lint' on t/1\n"
+                       "hint: did you mean t/1#tests? git ckpt show t/1 lists its results\n")
 
 
 def test_confirm_and_refute(t):

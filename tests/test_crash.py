@@ -173,7 +173,7 @@ def test_restore_killed_in_its_pre_restore_save(two_states, step):
     assert state(root) == b
     assert not (root / ".git" / "ckpt" / "RESTORE").exists()
     assert_sound(root)
-    ckpt(root, "restore", "--continue", rc=4, fsck=False)  # nothing to continue
+    ckpt(root, "restore", "--continue", rc=2, fsck=False)  # nothing to continue: a usage error
     ckpt(root, "restore", "1")
     assert state(root) == a
     ckpt(root, "undo")

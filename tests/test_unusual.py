@@ -69,7 +69,7 @@ def test_restore_refuses_during_a_merge(conflicted):
     assert res.err.splitlines()[1].startswith("hint: finish it or abort it first")
     assert state(repo) == before
     assert (repo / ".git" / "MERGE_HEAD").exists()
-    ckpt(repo, "undo", rc=4)  # nothing restored, nothing to undo
+    ckpt(repo, "undo", rc=2)  # nothing restored, nothing to undo: a usage error
 
 
 def test_conflict_stages_come_back_after_the_merge_is_aborted(conflicted):

@@ -107,9 +107,12 @@ def status_cmd(as_json: bool) -> int:
     return 0
 
 
+HOOK_ACTIONS = ("start", "compact", "turn", "end")
+
+
 @command.command("hook")
-@click.argument("agent", type=HOOKED)
-@click.argument("action", type=click.Choice(["start", "compact", "turn", "end"]))
+@click.argument("agent")
+@click.argument("action")
 @click.option("--json", "as_json", is_flag=True, help="Accepted for uniformity: stdout is always what the agent reads (JSON for Gemini CLI and Cursor).")
 def hook_cmd(agent: str, action: str, as_json: bool) -> int:
     """What the installed hooks run: read the agent's JSON input on stdin, then give the receipt
@@ -120,6 +123,12 @@ def hook_cmd(agent: str, action: str, as_json: bool) -> int:
     """
     from .. import agent as agent_mod
 
+    if agent not in HOOKED.choices or action not in HOOK_ACTIONS:  # not an installed hook's words: do nothing
+        what = (f"unknown agent {agent!r} (known: {', '.join(HOOKED.choices)})" if agent not in HOOKED.choices
+                else f"unknown event {action!r} (known: {', '.join(HOOK_ACTIONS)})")
+        warn(f"git ckpt agent hook: {what}; nothing done")
+        sys.stdout.write(agent_mod.quiet_output(agent) if agent in HOOKED.choices else "")
+        return 0
     payload = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read(agent_mod.MAX_INPUT)
     info = agent_mod.session_of(payload)
     out = agent_mod.quiet_output(agent)
