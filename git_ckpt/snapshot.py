@@ -509,7 +509,7 @@ def already_saved(repo: Repo, task: str, state: str, last: store.Checkpoint | No
     except CkptError:
         cands = []
     with contextlib.suppress(CkptError):
-        if store.restored_here(repo, task) is not None:
+        if store.restored_target(repo, task) is not None:
             cands.append(store.at(repo, task))
     for cp in cands:
         if cp is not None and cp.manifest.state == state:
