@@ -276,3 +276,55 @@ def test_handoff_resume_steps_run_literally_in_a_fresh_clone(tmp_path):
     assert ckpt(carol, "save", "-m", "mine").out.startswith("checkpoint saved: fix-auth-2/2")
     assert ckpt(carol, "show", "@").out.startswith("checkpoint fix-auth-2/2\n")
     assert ckpt(carol, "verify").out.splitlines()[-1] == "promoted fix-auth-2/2"
+
+
+# ---------------------------------------------- log --graph and report --html of a fetched task
+
+def _graph(repo, *args):
+    """``log --graph`` lines without their trailing time stamps."""
+    return [ln.rsplit("  ", 1)[0] for ln in ckpt(repo, "log", "--graph", *args).out.splitlines()]
+
+
+def test_graph_and_report_of_a_fetched_task_show_what_is_there(tmp_path):
+    """Alice dropped fix-auth/2 before pushing: her own views and Bob's views of origin:fix-auth
+    count 2 checkpoints and 1 gone; Bob's name them origin:fix-auth/N."""
+    _bare, alice, bob = _fix_auth(tmp_path, drop="fix-auth/2")
+    ckpt(alice, "verify")  # fix-auth/3 passes and is promoted
+    ckpt(alice, "restore", "fix-auth/1")
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    assert [ln[:20].split() for ln in ckpt(bob, "list", "--remote", "origin", "--task", "fix-auth").out.splitlines()] == [
+        ["origin:fix-auth/1"], ["*", "origin:fix-auth/3"]]
+    mine = ["|   task started: login must not crash",
+            "* fix-auth/1         manual      step 1",
+            "* fix-auth/2         manual      step 2  [pruned]",
+            "* fix-auth/3         manual      step 3",
+            "|   dropped fix-auth/2",
+            "|   pushed to origin",
+            "|   pass  tests passed on fix-auth/3",
+            "@   promoted fix-auth/3",
+            "|<- restored fix-auth/1  (left fix-auth/3)",
+            "|   pushed to origin"]
+    assert _graph(alice) == mine
+    # Bob's view: the same timeline, ids as origin:fix-auth/N, the same one gone
+    assert _graph(bob, "--task", "origin:fix-auth") == [
+        "|   task started: login must not crash",
+        "* origin:fix-auth/1  manual      step 1",
+        "* origin:fix-auth/2  manual      step 2  [pruned]",
+        "* origin:fix-auth/3  manual      step 3",
+        "|   dropped fix-auth/2",
+        "|   pushed to origin",
+        "|   pass  tests passed on origin:fix-auth/3",
+        "@   promoted origin:fix-auth/3",
+        "|<- restored origin:fix-auth/1  (left origin:fix-auth/3)",
+        "|   pushed to origin"]
+    for who, task, name in ((alice, "fix-auth", "fix-auth"), (bob, "origin:fix-auth", "origin:fix-auth")):
+        page = tmp_path / f"{who.name}.html"
+        res = ckpt(who, "report", "--html", str(page), "--task", task)
+        assert res.out == f"wrote {page}: task {task}, 2 checkpoint(s) (1 more pruned or dropped), 1 jump(s)\n"
+        res = ckpt(who, "report", "--html", str(page), "--task", task, "--json").json()["result"]
+        assert (res["checkpoints"], res["pruned"], res["promoted"]) == (2, 1, f"{name}/3")
+        html = page.read_text()
+        assert html.count("(pruned or dropped: no longer a checkpoint here)") == 1
+        assert f"{name}/2 (manual, pruned) step 2" in html and f"{name}/3 (manual) step 3" in html
+        assert f"<h3>{name}/3 &#9733; promoted</h3>" in html
