@@ -590,7 +590,7 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
                 if back == 0:
                     return load(repo, there[2], id=there[0], ref=there[1])
                 owner, _, num = there[0].rpartition("/")  # @~K counts back through REMOTE:T2's checkpoints
-                remote, t = split_task(owner)
+                remote, _, t = owner.partition(":")  # restored_target checked REMOTE and T
                 prefix, shown_prefix, at = f"{REMOTE_PREFIX}{remote}/", f"{remote}:", ref_number(num)
             if back == 0 and at is None:  # plain @: the newest, found without reading every ref
                 newest = highest(repo, t, prefix)
