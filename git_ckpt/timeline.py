@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import msgspec
+
 from . import ledger, store
 from .gitcore import Repo
 from .model import Card
@@ -140,6 +142,8 @@ def build(repo: Repo, task: str) -> Timeline:
                 nodes[cid].handoff = True
             steps.append(Step("handoff", ev.at, cid, f"handoff receipt given at {cid}"))
         else:
+            if remote and "id" in d:  # a drop of T/N in a fetched task: REMOTE:T/N, as above
+                ev = msgspec.structs.replace(ev, data={**d, "id": shown(d["id"])})
             steps.append(Step("other", ev.at, None, plain(ledger.describe(ev, rec.card))))
     if promoted in nodes:
         nodes[promoted].promoted = True

@@ -312,7 +312,7 @@ def test_graph_and_report_of_a_fetched_task_show_what_is_there(tmp_path):
         "* origin:fix-auth/1  manual      step 1",
         "* origin:fix-auth/2  manual      step 2  [pruned]",
         "* origin:fix-auth/3  manual      step 3",
-        "|   dropped fix-auth/2",
+        "|   dropped origin:fix-auth/2",
         "|   pushed to origin",
         "|   pass  tests passed on origin:fix-auth/3",
         "@   promoted origin:fix-auth/3",
