@@ -215,19 +215,21 @@ def test_at_is_the_restored_fetched_checkpoint(tmp_path):
     res = ckpt(bob, "restore", "origin:fix-auth/3")
     assert res.out.splitlines()[-2:] == ["current state matches origin:fix-auth/3; not saved again", "restored origin:fix-auth/3"]
     assert ckpt(bob, "undo").out.splitlines()[-1] == "undo: restored origin:fix-auth/3"
-    # from one fetched checkpoint to another: @ is the way back, nothing is saved twice
+    # from one fetched checkpoint to another: the state left is saved as Bob's own (a later
+    # fetch may replace a fetched ref), and undo comes back to it
     res = ckpt(bob, "restore", "origin:fix-auth/1")
-    assert res.out.splitlines()[-2:] == ["current state matches origin:fix-auth/3; not saved again", "restored origin:fix-auth/1"]
+    assert res.out.splitlines()[-2:] == ["saved current state as fix-auth-bob/2 (pre-restore)", "restored origin:fix-auth/1"]
     assert ckpt(bob, "show", "@").out.startswith("checkpoint origin:fix-auth/1\n")
-    assert ckpt(bob, "undo").out.splitlines()[-1] == "undo: restored origin:fix-auth/3"
+    assert ckpt(bob, "undo").out.splitlines()[-2:] == ["saved current state as fix-auth-bob/3 (pre-restore)",
+                                                      "undo: restored fix-auth-bob/2"]
     assert (bob / "app.py").read_text() == "v3\n" and not (bob / "b.py").exists()
-    assert "worktree:  matches origin:fix-auth/3 (@)\n" in ckpt(bob, "status").out
-    assert git(bob, "for-each-ref", "--format=%(refname)", "refs/ckpt/fix-auth-bob/") == b"refs/ckpt/fix-auth-bob/1\nrefs/ckpt/fix-auth-bob/log\n"
+    assert "worktree:  matches fix-auth-bob/2 (@)\n" in ckpt(bob, "status").out
+    ckpt(bob, "restore", "origin:fix-auth/3")
 
     # the event is trusted only while the fetched ref still names its commit
     git(bob, "update-ref", "refs/ckpt-remotes/origin/fix-auth/3", _rev(bob, "refs/ckpt-remotes/origin/fix-auth/2"))
-    assert ckpt(bob, "show", "@").out.startswith("checkpoint fix-auth-bob/1\n")
-    assert "worktree:  changed since fix-auth-bob/1 (@)\n" in ckpt(bob, "status").out
+    assert ckpt(bob, "show", "@").out.startswith("checkpoint fix-auth-bob/3\n")  # the latest again
+    assert "worktree:  changed since fix-auth-bob/3 (@)\n" in ckpt(bob, "status").out
 
 
 def test_restore_fetched_into_a_new_worktree_makes_it_at(tmp_path):
@@ -271,11 +273,11 @@ def test_handoff_resume_steps_run_literally_in_a_fresh_clone(tmp_path):
     assert outs[2].startswith("verifier: tests ...... passed (exit 0, ")
     assert "not promoted: origin:fix-auth/3 is a fetched checkpoint" in outs[2]
     assert "worktree:  matches origin:fix-auth/3 (@)\n" in ckpt(carol, "status").out
-    # to build on it: save (the state is origin:fix-auth/3's, so nothing new), change, save, verify
-    (carol / "app.py").write_text("v3\nmore\n")
+    # to build on it: save (a checkpoint of Carol's own with that state), verify, promoted
     assert ckpt(carol, "save", "-m", "mine").out.startswith("checkpoint saved: fix-auth-2/2")
     assert ckpt(carol, "show", "@").out.startswith("checkpoint fix-auth-2/2\n")
     assert ckpt(carol, "verify").out.splitlines()[-1] == "promoted fix-auth-2/2"
+    assert ckpt(carol, "save").out.startswith("no changes since fix-auth-2/2; nothing saved")
 
 
 # ---------------------------------------------- log --graph and report --html of a fetched task
