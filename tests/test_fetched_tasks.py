@@ -273,6 +273,12 @@ def test_handoff_resume_steps_run_literally_in_a_fresh_clone(tmp_path):
     assert outs[2].startswith("verifier: tests ...... passed (exit 0, ")
     assert "not promoted: origin:fix-auth/3 is a fetched checkpoint" in outs[2]
     assert "worktree:  matches origin:fix-auth/3 (@)\n" in ckpt(carol, "status").out
+    assert ckpt(carol, "status", "--json").json()["result"]["matches"] == "origin:fix-auth/3"
+    receipt = ckpt(carol, "handoff").out
+    assert ("Checkpoint: origin:fix-auth/3 (task fix-auth-2 has 1 checkpoint(s))\n"
+            "Workspace: clean (matches origin:fix-auth/3)\n") in receipt
+    assert receipt.endswith("## Resume\n    git ckpt restore origin:fix-auth/3\n    git ckpt verify\n")
+    assert ckpt(carol, "handoff", "--check").out.endswith("handoff of fix-auth-2: no drift\n")
     # to build on it: save (a checkpoint of Carol's own with that state), verify, promoted
     assert ckpt(carol, "save", "-m", "mine").out.startswith("checkpoint saved: fix-auth-2/2")
     assert ckpt(carol, "show", "@").out.startswith("checkpoint fix-auth-2/2\n")
