@@ -314,7 +314,9 @@ def markdown(r: dict[str, Any]) -> str:
     for a in r["acceptance"]:
         out.append(f"Acceptance: {a}")
     cur = r["current"]
-    out.append(f"Checkpoint: {cur or '(none yet)'}" + (f" of {r['checkpoints']}" if r["checkpoints"] else "")
+    mine = cur is None or str(cur).startswith(f"{r['task']}/")  # not: a fetched @ (REMOTE:T/N) restored here
+    count = (f" of {r['checkpoints']}" if mine else f" (task {r['task']} has {r['checkpoints']} checkpoint(s))") if r["checkpoints"] else ""
+    out.append(f"Checkpoint: {cur or '(none yet)'}" + count
                + (f", promoted {r['promoted']}" if r["promoted"] else ""))
     if r["workspace"]:
         out.append(f"Workspace: {_ws_text(r['workspace'], cur)}")

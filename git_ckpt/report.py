@@ -29,19 +29,28 @@ def _slug(cid: str) -> str:
 
 
 def changed_files(repo: Repo, tl: Timeline, cid: str) -> list[tuple[str, str]] | None:
-    """``(letter, path)`` changes of checkpoint ``cid`` against the checkpoint it grew from (its
-    base commit for the first); None when the checkpoint is gone (pruned)."""
+    """``(letter, path)`` changes of checkpoint ``cid`` against the checkpoint it grew from (the
+    nearest one whose commit is here; its base commit for the first); None when the checkpoint
+    is gone (pruned)."""
     n = tl.nodes[cid]
     try:
         cp = store.load(repo, n.commit, id=cid) if n.commit else store.resolve(repo, cid)
     except CkptError:
         return None
+    # against the checkpoint it grew from; one whose commit is not here (dropped before a
+    # teammate pushed, so never fetched) gives way to the one that grew from, then the base
+    olds: list[str] = []
     parent = tl.nodes.get(n.parent) if n.parent else None
-    old = parent.commit if parent is not None and parent.commit else (cp.manifest.base or EMPTY_TREE)
-    try:
-        return [(c.status, path_display(c.path)) for c in repo.diff_trees(old, cp.tree)]
-    except CkptError:
-        return None
+    while parent is not None and len(olds) < len(tl.nodes):
+        if parent.commit:
+            olds.append(parent.commit)
+        parent = tl.nodes.get(parent.parent) if parent.parent else None
+    for old in [*olds, cp.manifest.base or EMPTY_TREE]:
+        try:
+            return [(c.status, path_display(c.path)) for c in repo.diff_trees(old, cp.tree)]
+        except CkptError:
+            continue
+    return None
 
 
 def svg(tl: Timeline) -> str:

@@ -503,13 +503,15 @@ def already_saved(repo: Repo, task: str, state: str, last: store.Checkpoint | No
     ``restore``/``undo``, ``attempt``): the checkpoint of ``task`` whose state digest (tree,
     index, HEAD, flags, overlay: :meth:`Snapshot.state`) is ``state``, looking at the latest
     (``last`` when the caller has read it) and at ``@`` (:func:`store.at`: the one this worktree
-    was restored to); None when neither is.  A damaged checkpoint counts as no match."""
+    was restored to); None when neither is.  A damaged checkpoint counts as no match, and so does
+    a teammate's fetched ``@`` (``REMOTE:T/N``): that state is saved as a checkpoint of ``task``
+    (``save`` after restoring it makes it yours; a later fetch may replace the fetched ref)."""
     try:
         cands = [last if last is not None else store.latest(repo, task)]
     except CkptError:
         cands = []
     with contextlib.suppress(CkptError):
-        if store.restored_here(repo, task) is not None:
+        if (there := store.restored_target(repo, task)) is not None and there[0].startswith(task + "/"):
             cands.append(store.at(repo, task))
     for cp in cands:
         if cp is not None and cp.manifest.state == state:

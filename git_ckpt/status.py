@@ -92,6 +92,9 @@ def status(repo: Repo) -> dict[str, Any]:
     matched = worktree_checkpoint(repo, cfg, task, last)
     matches = matched.id if matched is not None else None
     matches_latest = matched is not None and last is not None and matched.commit == last.commit
+    worktree = compare(repo, cfg, task, last)
+    if matches is None and worktree.get("exact"):  # @ is a fetched checkpoint, which no save rule counts
+        matches = worktree["checkpoint"]
     gate = gate_enabled(repo)
     gate_state = ""
     active = False
@@ -110,7 +113,7 @@ def status(repo: Repo) -> dict[str, Any]:
         "promoted": promoted,
         "matches_latest": matches_latest,
         "matches": matches,
-        "worktree": compare(repo, cfg, task, last),
+        "worktree": worktree,
         "restore_interrupted": (repo.git_dir / "ckpt" / "RESTORE").exists(),
         "gate": gate,
         "gate_active": active,

@@ -487,14 +487,16 @@ def _newest_event(repo: Repo, task: str, match: Callable[[Event], bool], limit: 
     return None
 
 
-def restored_here(repo: Repo, task: str) -> int | None:
-    """The number of the checkpoint this worktree was last restored to, when that restore (or
-    undo, whole) is newer than every save of ``task``: then the worktree matches it and ``@``
-    names it.  None when a save came after, or the ledger cannot say.
+def restored_target(repo: Repo, task: str) -> tuple[str, str, str] | None:
+    """``(id, ref, commit)`` of the checkpoint this worktree was last restored to whole, when
+    that restore (or undo) is newer than every save of ``task``: then the worktree matches it
+    and ``@`` names it.  The target is a checkpoint of ``task`` (``T/N``) or a fetched one
+    (``REMOTE:T/N``, read from ``refs/ckpt-remotes/REMOTE/T/N``).  None when a save came
+    after, or the ledger cannot say.
 
     Walks the ledger back to the newest ``save`` event or whole restore/undo of this worktree
     (at most 500 events); the event is attacker-writable, so its target is trusted only when
-    ``refs/ckpt/T/N`` still points at the commit it names."""
+    its ref still points at the commit it names."""
     here = str(repo.git_dir)
 
     def relevant(ev: Event) -> bool:
@@ -507,25 +509,30 @@ def restored_here(repo: Repo, task: str) -> int | None:
     if ev is None or ev.type == "save":
         return None
     target, commit = ev.data.get("target"), ev.data.get("target_commit")
-    if not isinstance(target, str) or not isinstance(commit, str) or not target.startswith(task + "/"):
+    if not isinstance(target, str) or not isinstance(commit, str):
         return None
-    num = target[len(task) + 1:]
-    n = ref_number(num)
+    owner, sep, num = target.rpartition("/")
+    n = ref_number(num) if sep else None
     if n is None:
         return None
-    return n if repo.read_ref(ckpt_ref(task, n)) == commit else None
+    if owner != task:
+        remote, colon, bare = owner.partition(":")
+        if (not colon or not _REMOTE_NAME_RE.fullmatch(remote) or ".." in remote
+                or not _TASK_RE.fullmatch(bare) or ".." in bare or task_name_problem(bare)):
+            return None
+    ref = ckpt_ref(owner, n)
+    return (f"{owner}/{n}", ref, commit) if repo.read_ref(ref) == commit else None
 
 
 def at(repo: Repo, task: str) -> Checkpoint | None:
     """``@`` of ``task`` in this worktree (README "``@`` after a restore"): the checkpoint the
-    worktree was last restored to whole (:func:`restored_here`) until the next save, else the
-    latest; None when the task has no checkpoint.  What ``diff``, ``show``, ``verify`` and
-    ``status`` compare with by default."""
-    n = restored_here(repo, task)
-    if n is not None:
-        oid = repo.read_ref(ckpt_ref(task, n))
-        if oid is not None:
-            return load(repo, oid, id=f"{task}/{n}", ref=ckpt_ref(task, n))
+    worktree was last restored to whole (:func:`restored_target`, a fetched ``REMOTE:T/N``
+    included) until the next save, else the latest; None when the task has no checkpoint.
+    What ``diff``, ``show``, ``verify`` and ``status`` compare with by default."""
+    found = restored_target(repo, task)
+    if found is not None:
+        cid, ref, oid = found
+        return load(repo, oid, id=cid, ref=ref)
     return latest(repo, task)
 
 
@@ -577,7 +584,14 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
         m = _AT.fullmatch(rest)
         if m:
             back = int(m.group(1) or 0)
-            at = restored_here(repo, t) if prefix == PREFIX else None
+            there = restored_target(repo, t) if prefix == PREFIX else None
+            at = ref_number(there[0][len(t) + 1:]) if there is not None and there[0].startswith(t + "/") else None
+            if there is not None and at is None:  # restored to a fetched checkpoint REMOTE:T2/N: @ is that one
+                if back == 0:
+                    return load(repo, there[2], id=there[0], ref=there[1])
+                owner, _, num = there[0].rpartition("/")  # @~K counts back through REMOTE:T2's checkpoints
+                remote, _, t = owner.partition(":")  # restored_target checked REMOTE and T
+                prefix, shown_prefix, at = f"{REMOTE_PREFIX}{remote}/", f"{remote}:", ref_number(num)
             if back == 0 and at is None:  # plain @: the newest, found without reading every ref
                 newest = highest(repo, t, prefix)
                 if newest is not None:
@@ -589,13 +603,13 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
                 raise NotFoundError(f"task {shown_prefix}{t} has no checkpoints",
                                     f"git ckpt fetch {shown_prefix[:-1]} brings them" if shown_prefix else "git ckpt save makes one")
             top = len(nums) - 1
-            if prefix == PREFIX:  # after a whole restore, @ is the checkpoint this worktree matches
-                if at is not None and (cur := repo.read_ref(ckpt_ref(t, at))) is not None and (at, cur) in nums:
+            if at is not None:  # after a whole restore, @ is the checkpoint this worktree matches
+                if (cur := repo.read_ref(f"{prefix}{t}/{at}")) is not None and (at, cur) in nums:
                     top = nums.index((at, cur))
             if back > top:
                 listing = f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t}"
-                raise NotFoundError(f"{spec}: task {shown_prefix}{t} has only {top + 1} checkpoint(s) up to {t}/{nums[top][0]}",
-                                    f"@ is {t}/{nums[top][0]}, @~{top} the oldest; {listing} shows them")
+                raise NotFoundError(f"{spec}: task {shown_prefix}{t} has only {top + 1} checkpoint(s) up to {shown_prefix}{t}/{nums[top][0]}",
+                                    f"@ is {shown_prefix}{t}/{nums[top][0]}, @~{top} the oldest; {listing} shows them")
             n, found = nums[top - back]
             return load(repo, found, id=f"{shown_prefix}{t}/{n}", ref=f"{prefix}{t}/{n}")
     if shown_prefix:

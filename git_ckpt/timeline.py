@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import msgspec
+
 from . import ledger, store
 from .gitcore import Repo
 from .model import Card
@@ -54,7 +56,8 @@ class Node:
     results: list[Result] = field(default_factory=list)
     promoted: bool = False
     handoff: bool = False
-    #: pruned by gc or dropped: its ref refs/ckpt/T/N no longer names its commit
+    #: pruned by gc or dropped: its ref (refs/ckpt/T/N, or refs/ckpt-remotes/REMOTE/T/N for a
+    #: fetched task) no longer names its commit
     gone: bool = False
 
 
@@ -91,8 +94,16 @@ class Timeline:
 
 
 def build(repo: Repo, task: str) -> Timeline:
-    """The timeline of ``task`` from its ledger (no ledger: an empty timeline)."""
+    """The timeline of ``task`` from its ledger (no ledger: an empty timeline).  For a fetched
+    task ``REMOTE:T`` the ledger names its checkpoints ``T/N`` (as the teammate saved them):
+    they are shown, and looked up under ``refs/ckpt-remotes/REMOTE/T/``, as ``REMOTE:T/N``."""
     recs = ledger.records(repo, task)
+    remote, bare = store.split_task(task)
+
+    def shown(cid: object) -> object:
+        """``T/N`` of a fetched task as ``REMOTE:T/N``; any other value as it is."""
+        return f"{remote}:{cid}" if remote and isinstance(cid, str) and cid.startswith(bare + "/") else cid
+
     nodes: dict[str, Node] = {}
     steps: list[Step] = []
     pos: str | None = None
@@ -102,35 +113,37 @@ def build(repo: Repo, task: str) -> Timeline:
         d = ev.data if isinstance(ev.data, dict) else {}
         t = ev.type
         if t == "save" and isinstance(d.get("id"), str):
-            cid = d["id"]
+            cid = str(shown(d["id"]))
             if cid not in nodes:
                 nodes[cid] = Node(cid, str(d.get("kind") or "manual"), plain(d.get("message") or ""), ev.at,
                                   d.get("commit") if isinstance(d.get("commit"), str) else None, pos)
             pos = cid
             steps.append(Step("save", ev.at, cid, f"checkpoint saved: {plain(cid)}"))
         elif t in ("restore", "undo"):
-            target = plain(d.get("target"))
-            src = d.get("from") if isinstance(d.get("from"), str) else pos
+            target = plain(shown(d.get("target")))
+            src = str(shown(d["from"])) if isinstance(d.get("from"), str) else pos
             only = f" (only {len(d['paths'])} path(s))" if isinstance(d.get("paths"), list) and d["paths"] else ""
             verb = "undo: back to" if t == "undo" else "restored"
             steps.append(Step(t, ev.at, target, f"{verb} {target}{only}", source=src))
             pos = target
         elif t == "verify":
-            cid = plain(d.get("id"))
+            cid = plain(shown(d.get("id")))
             word = result_word(d.get("status"), d.get("exit_code"))
             res = Result(plain(d.get("verifier")), word, d.get("exit_code"), bool(d.get("reused")))
             if cid in nodes:
                 nodes[cid].results.append(res)
             steps.append(Step("verify", ev.at, cid, f"{res.verifier} {word} on {cid}", ok=res.ok))
         elif t == "promote":
-            promoted = plain(d.get("id"))
+            promoted = plain(shown(d.get("id")))
             steps.append(Step("promote", ev.at, promoted, f"promoted {promoted}" + (" (forced)" if d.get("forced") else "")))
         elif t == "handoff":
-            cid = plain(d.get("id"))
+            cid = plain(shown(d.get("id")))
             if cid in nodes:
                 nodes[cid].handoff = True
             steps.append(Step("handoff", ev.at, cid, f"handoff receipt given at {cid}"))
         else:
+            if remote and "id" in d:  # a drop of T/N in a fetched task: REMOTE:T/N, as above
+                ev = msgspec.structs.replace(ev, data={**d, "id": shown(d["id"])})
             steps.append(Step("other", ev.at, None, plain(ledger.describe(ev, rec.card))))
     if promoted in nodes:
         nodes[promoted].promoted = True

@@ -149,3 +149,190 @@ def test_push_and_fetch_use_the_same_words(tmp_path):
     assert res.err == (f"warning: origin replaced refs/ckpt/fix-echo/1 (was {one[:12]}, now {two[:12]}); "
                        "checkpoints and ledgers are never rewritten by git ckpt\n")
     assert res.out == "fetched 1 ref(s) from origin; checkpoints: origin:fix-echo/1\n"
+
+
+# ------------------------------------------------------- @ after restoring a fetched checkpoint
+
+_VERIFIED = ('[overlay]\ninclude = ["fixtures/"]\n\n[[verifier]]\nname = "tests"\n'
+             'command = ["sh", "-c", "grep -q v3 app.py"]\nrequired = true\n')
+
+
+def _fix_auth(tmp_path, drop: str | None = None):
+    """Alice saves fix-auth/1..3 (app.py v1..v3) under a shared, trusted verifier that passes
+    only on v3, drops ``drop`` when given, and pushes; Bob fetches.  Returns (bare, alice, bob)."""
+    bare, alice, bob = _team(tmp_path)
+    (alice / ".ckpt.toml").write_text(_VERIFIED)
+    git(alice, "commit", "-q", "-am", "verifier")
+    git(alice, "push", "-q", "origin", "main")
+    git(bob, "pull", "-q", "--ff-only")
+    for who in (alice, bob):
+        ckpt(who, "trust")
+    ckpt(alice, "task", "start", "fix-auth", "--goal", "login must not crash")
+    for i in (1, 2, 3):
+        (alice / "app.py").write_text(f"v{i}\n")
+        ckpt(alice, "save", "-m", f"step {i}")
+    if drop:
+        ckpt(alice, "drop", drop)
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    return bare, alice, bob
+
+
+def test_at_is_the_restored_fetched_checkpoint(tmp_path):
+    """README "@ after a restore": after `restore origin:T/N`, status, diff, show @, verify and
+    undo all take @ to be origin:T/N, in a clone with checkpoints of its own."""
+    _bare, _alice, bob = _fix_auth(tmp_path)
+    ckpt(bob, "task", "start", "fix-auth-bob")
+    (bob / "b.py").write_text("bob\n")
+    ckpt(bob, "save", "-m", "bob")
+    res = ckpt(bob, "restore", "origin:fix-auth/3")
+    assert res.out.splitlines()[-2:] == ["current state matches fix-auth-bob/1; not saved again", "restored origin:fix-auth/3"]
+    assert "worktree:  matches origin:fix-auth/3 (@)\n" in ckpt(bob, "status").out
+    assert ckpt(bob, "status", "--json").json()["result"]["worktree"]["at"] == "origin:fix-auth/3"
+    assert ckpt(bob, "diff", "--stat").out == ""
+    assert ckpt(bob, "show", "@").out.startswith("checkpoint origin:fix-auth/3\n")
+    assert ckpt(bob, "show", "@~2").out.startswith("checkpoint origin:fix-auth/1\n")  # counted back through origin:fix-auth
+    assert ckpt(bob, "show", "@~3", rc=4).err.splitlines() == [
+        "error: @~3: task origin:fix-auth has only 3 checkpoint(s) up to origin:fix-auth/3",
+        "hint: @ is origin:fix-auth/3, @~2 the oldest; git ckpt list --remote origin --task fix-auth shows them"]
+    res = ckpt(bob, "verify")
+    assert res.out == ("verifier: tests ...... passed (exit 0, 0.0 s)\n"
+                       "not promoted: origin:fix-auth/3 is a fetched checkpoint (only this repository's checkpoints are promoted)\n")
+    # results recorded on it and in Bob's task, never a promotion nor a ref of Alice's task here
+    assert "tests" in ckpt(bob, "show", "@").out
+    assert _rev(bob, "refs/ckpt/fix-auth-bob/promoted") == "" and git(bob, "for-each-ref", "refs/ckpt/fix-auth/") == b""
+    assert ckpt(bob, "show", "@").out.endswith("results:\n  tests: passed (exit 0, 0.0 s)\n")
+    assert ckpt(bob, "log").out.endswith("  verifier: tests ...... passed on origin:fix-auth/3\n")
+
+    # a change after the restore is a change since origin:fix-auth/3, and verify refuses it
+    (bob / "app.py").write_text("v3 and more\n")
+    assert "worktree:  changed since origin:fix-auth/3 (@)\n" in ckpt(bob, "status").out
+    assert "-v3\n+v3 and more\n" in ckpt(bob, "diff").out
+    assert ckpt(bob, "verify", rc=2).err.startswith("error: the worktree no longer matches origin:fix-auth/3 (M app.py); nothing was run\n")
+    (bob / "app.py").write_text("v3\n")
+
+    # a second restore of the same checkpoint saves nothing; undo returns to the state before it
+    res = ckpt(bob, "restore", "origin:fix-auth/3")
+    assert res.out.splitlines()[-2:] == ["current state matches origin:fix-auth/3; not saved again", "restored origin:fix-auth/3"]
+    assert ckpt(bob, "undo").out.splitlines()[-1] == "undo: restored origin:fix-auth/3"
+    # from one fetched checkpoint to another: the state left is saved as Bob's own (a later
+    # fetch may replace a fetched ref), and undo comes back to it
+    res = ckpt(bob, "restore", "origin:fix-auth/1")
+    assert res.out.splitlines()[-2:] == ["saved current state as fix-auth-bob/2 (pre-restore)", "restored origin:fix-auth/1"]
+    assert ckpt(bob, "show", "@").out.startswith("checkpoint origin:fix-auth/1\n")
+    assert ckpt(bob, "undo").out.splitlines()[-2:] == ["saved current state as fix-auth-bob/3 (pre-restore)",
+                                                      "undo: restored fix-auth-bob/2"]
+    assert (bob / "app.py").read_text() == "v3\n" and not (bob / "b.py").exists()
+    assert "worktree:  matches fix-auth-bob/2 (@)\n" in ckpt(bob, "status").out
+    ckpt(bob, "restore", "origin:fix-auth/3")
+
+    # the event is trusted only while the fetched ref still names its commit
+    git(bob, "update-ref", "refs/ckpt-remotes/origin/fix-auth/3", _rev(bob, "refs/ckpt-remotes/origin/fix-auth/2"))
+    assert ckpt(bob, "show", "@").out.startswith("checkpoint fix-auth-bob/3\n")  # the latest again
+    assert "worktree:  changed since fix-auth-bob/3 (@)\n" in ckpt(bob, "status").out
+
+
+def test_restore_fetched_into_a_new_worktree_makes_it_at(tmp_path):
+    """`restore origin:T/N --worktree PATH`: in the new worktree (task default, no checkpoint of
+    its own but the pre-restore one) @ is origin:T/N for status, diff, show and verify."""
+    _bare, _alice, bob = _fix_auth(tmp_path)
+    review = tmp_path / "review-auth"
+    res = ckpt(bob, "restore", "origin:fix-auth/3", "--worktree", str(review))
+    assert res.out.splitlines()[-3:] == [f"created worktree {review} at {_rev(bob, 'HEAD')[:12]}",
+                                         "saved current state as default/1 (pre-restore)", "restored origin:fix-auth/3"]
+    status = ckpt(review, "status").out
+    assert status.startswith("task:      default\n") and "worktree:  matches origin:fix-auth/3 (@)\n" in status
+    assert ckpt(review, "diff").out == ""
+    assert ckpt(review, "show", "@").out.startswith("checkpoint origin:fix-auth/3\n")
+    ckpt(review, "trust")  # trust is given per worktree
+    assert ckpt(review, "verify").out.startswith("verifier: tests ...... passed (exit 0, ")
+    assert _rev(bob, "refs/ckpt/default/promoted") == ""
+    # Bob's own worktree did not restore anything: its @ is not the review worktree's
+    assert ckpt(bob, "show", "@").out.startswith("checkpoint default/1\n")
+
+
+def test_handoff_resume_steps_run_literally_in_a_fresh_clone(tmp_path):
+    """The receipt's Resume lines of a fetched task, run exactly as printed, in order, in a fresh
+    clone that only fetched and trusted: every one exits 0 and the last verifies origin:T/N."""
+    import shlex
+
+    bare, _alice, _bob = _fix_auth(tmp_path)
+    carol = tmp_path / "carol"
+    git(tmp_path, "clone", "-q", str(bare), str(carol))
+    ckpt(carol, "fetch")
+    ckpt(carol, "trust")
+    receipt = ckpt(carol, "handoff", "origin:fix-auth").out
+    steps = receipt.split("## Resume\n", 1)[1].splitlines()
+    assert steps == ["    git ckpt task start fix-auth-2", "    git ckpt restore origin:fix-auth/3", "    git ckpt verify"]
+    outs = []
+    for line in steps:
+        argv = shlex.split(line)
+        assert argv[:2] == ["git", "ckpt"]
+        outs.append(ckpt(carol, *argv[2:]).out)
+    assert outs[1].splitlines()[-2:] == ["saved current state as fix-auth-2/1 (pre-restore)", "restored origin:fix-auth/3"]
+    assert outs[2].startswith("verifier: tests ...... passed (exit 0, ")
+    assert "not promoted: origin:fix-auth/3 is a fetched checkpoint" in outs[2]
+    assert "worktree:  matches origin:fix-auth/3 (@)\n" in ckpt(carol, "status").out
+    assert ckpt(carol, "status", "--json").json()["result"]["matches"] == "origin:fix-auth/3"
+    receipt = ckpt(carol, "handoff").out
+    assert ("Checkpoint: origin:fix-auth/3 (task fix-auth-2 has 1 checkpoint(s))\n"
+            "Workspace: clean (matches origin:fix-auth/3)\n") in receipt
+    assert receipt.endswith("## Resume\n    git ckpt restore origin:fix-auth/3\n    git ckpt verify\n")
+    assert ckpt(carol, "handoff", "--check").out.endswith("handoff of fix-auth-2: no drift\n")
+    # to build on it: save (a checkpoint of Carol's own with that state), verify, promoted
+    assert ckpt(carol, "save", "-m", "mine").out.startswith("checkpoint saved: fix-auth-2/2")
+    assert ckpt(carol, "show", "@").out.startswith("checkpoint fix-auth-2/2\n")
+    assert ckpt(carol, "verify").out.splitlines()[-1] == "promoted fix-auth-2/2"
+    assert ckpt(carol, "save").out.startswith("no changes since fix-auth-2/2; nothing saved")
+
+
+# ---------------------------------------------- log --graph and report --html of a fetched task
+
+def _graph(repo, *args):
+    """``log --graph`` lines without their trailing time stamps."""
+    return [ln.rsplit("  ", 1)[0] for ln in ckpt(repo, "log", "--graph", *args).out.splitlines()]
+
+
+def test_graph_and_report_of_a_fetched_task_show_what_is_there(tmp_path):
+    """Alice dropped fix-auth/2 before pushing: her own views and Bob's views of origin:fix-auth
+    count 2 checkpoints and 1 gone; Bob's name them origin:fix-auth/N."""
+    _bare, alice, bob = _fix_auth(tmp_path, drop="fix-auth/2")
+    ckpt(alice, "verify")  # fix-auth/3 passes and is promoted
+    ckpt(alice, "restore", "fix-auth/1")
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    assert [ln[:20].split() for ln in ckpt(bob, "list", "--remote", "origin", "--task", "fix-auth").out.splitlines()] == [
+        ["origin:fix-auth/1"], ["*", "origin:fix-auth/3"]]
+    mine = ["|   task started: login must not crash",
+            "* fix-auth/1         manual      step 1",
+            "* fix-auth/2         manual      step 2  [pruned]",
+            "* fix-auth/3         manual      step 3",
+            "|   dropped fix-auth/2",
+            "|   pushed to origin",
+            "|   pass  tests passed on fix-auth/3",
+            "@   promoted fix-auth/3",
+            "|<- restored fix-auth/1  (left fix-auth/3)",
+            "|   pushed to origin"]
+    assert _graph(alice) == mine
+    # Bob's view: the same timeline, ids as origin:fix-auth/N, the same one gone
+    assert _graph(bob, "--task", "origin:fix-auth") == [
+        "|   task started: login must not crash",
+        "* origin:fix-auth/1  manual      step 1",
+        "* origin:fix-auth/2  manual      step 2  [pruned]",
+        "* origin:fix-auth/3  manual      step 3",
+        "|   dropped origin:fix-auth/2",
+        "|   pushed to origin",
+        "|   pass  tests passed on origin:fix-auth/3",
+        "@   promoted origin:fix-auth/3",
+        "|<- restored origin:fix-auth/1  (left origin:fix-auth/3)",
+        "|   pushed to origin"]
+    for who, task, name in ((alice, "fix-auth", "fix-auth"), (bob, "origin:fix-auth", "origin:fix-auth")):
+        page = tmp_path / f"{who.name}.html"
+        res = ckpt(who, "report", "--html", str(page), "--task", task)
+        assert res.out == f"wrote {page}: task {task}, 2 checkpoint(s) (1 more pruned or dropped), 1 jump(s)\n"
+        res = ckpt(who, "report", "--html", str(page), "--task", task, "--json").json()["result"]
+        assert (res["checkpoints"], res["pruned"], res["promoted"]) == (2, 1, f"{name}/3")
+        html = page.read_text()
+        assert html.count("(pruned or dropped: no longer a checkpoint here)") == 1
+        assert f"{name}/2 (manual, pruned) step 2" in html and f"{name}/3 (manual) step 3" in html
+        assert f"<h3>{name}/3 &#9733; promoted</h3>" in html
