@@ -9,7 +9,7 @@ from .restore import checkpoint_with_state
 from .errors import CkptError
 from .config import Config
 from .gitcore import Repo
-from .snapshot import capture
+from .snapshot import Snapshot, capture
 from .store import Checkpoint
 
 
@@ -18,14 +18,16 @@ def gate_enabled(repo: Repo) -> bool:
     return repo.config_bool("ckpt.gate")
 
 
-def worktree_checkpoint(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None = None) -> Checkpoint | None:
+def worktree_checkpoint(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None = None,
+                        snap: Snapshot | None = None) -> Checkpoint | None:
     """The checkpoint the worktree equals right now: the latest of ``task`` (``last`` when the
     caller has read it), or the one last restored in this worktree; None when neither matches,
-    or the worktree cannot be captured (``cfg`` None: the configuration is unreadable)."""
+    or the worktree cannot be captured (``cfg`` None: the configuration is unreadable).
+    ``snap``: the capture of the worktree when the caller has made it (one capture per command)."""
     if cfg is None:
         return None
     try:
-        return checkpoint_with_state(repo, task, capture(repo, cfg).state(), last=last)
+        return checkpoint_with_state(repo, task, (snap or capture(repo, cfg)).state(), last=last)
     except CkptError:
         return None
 
@@ -35,7 +37,8 @@ def _nothing_staged(repo: Repo, index_tree: str, base: str | None) -> bool:
     return index_tree == (repo.tree_of(base) if base else repo.empty_tree)
 
 
-def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None = None) -> dict[str, Any]:
+def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None = None,
+            snap: Snapshot | None = None) -> dict[str, Any]:
     """Where the worktree stands against a checkpoint, as two separate facts (what ``status``
     prints): ``checkpoint`` (``@``, :func:`store.at`, or the latest when that one matches and
     ``@`` does not), ``at`` (the id of ``@``), ``files_match`` (the worktree files and the overlay
@@ -43,12 +46,13 @@ def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None =
     on either side; what ``git ckpt diff`` and ``git status`` show), ``head_moved`` (HEAD is not
     the checkpoint's base: a commit, pull or checkout since; ``base`` and ``head`` give both)
     and ``exact`` (everything a restore reproduces is equal, HEAD included).  Empty when the
-    task has no checkpoint or the worktree cannot be captured."""
+    task has no checkpoint or the worktree cannot be captured.  ``snap``: the capture of the
+    worktree when the caller has made it."""
     if cfg is None:
         return {}
     try:
         at = store.at(repo, task)
-        snap = capture(repo, cfg)
+        snap = snap or capture(repo, cfg)
     except CkptError:
         return {}
     if at is None:
@@ -89,10 +93,16 @@ def status(repo: Repo) -> dict[str, Any]:
         cfg = config.load(repo)
     except CkptError:
         cfg = None
-    matched = worktree_checkpoint(repo, cfg, task, last)
+    snap = None
+    if cfg is not None:  # one capture serves both questions
+        try:
+            snap = capture(repo, cfg)
+        except CkptError:
+            cfg = None  # cannot be captured: neither answer is known
+    matched = worktree_checkpoint(repo, cfg, task, last, snap)
     matches = matched.id if matched is not None else None
     matches_latest = matched is not None and last is not None and matched.commit == last.commit
-    worktree = compare(repo, cfg, task, last)
+    worktree = compare(repo, cfg, task, last, snap)
     if matches is None and worktree.get("exact"):  # @ is a fetched checkpoint, which no save rule counts
         matches = worktree["checkpoint"]
     gate = gate_enabled(repo)
