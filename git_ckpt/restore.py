@@ -600,10 +600,10 @@ def base_note(target: Checkpoint, head: str) -> str:
     """What restoring ``target`` (saved on another HEAD, its index not HEAD's tree) without
     ``--reset-head`` means: HEAD stays ``head`` and the index is set exactly as saved (DESIGN
     "Exact round trip"), so ``git status`` shows the difference from HEAD as staged changes,
-    as after ``git reset --soft``; ``--reset-head`` moves HEAD back too."""
+    as after ``git reset --soft``; ``--reset-head`` moves HEAD to the base too."""
     base = target.base or ""
     return (f"{target.id} was saved on {base[:12]}; HEAD is {head[:12]} and stays: the restored index stages "
-            f"the difference (git status shows it as staged changes); git ckpt restore {target.id} --reset-head moves HEAD back too")
+            f"the difference (git status shows it as staged changes); git ckpt restore {target.id} --reset-head moves HEAD to that commit too")
 
 
 def provenance(repo: Repo, target: Checkpoint, now: Snapshot) -> list[str]:

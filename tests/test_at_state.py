@@ -86,7 +86,7 @@ def test_restore_onto_a_moved_head_says_what_the_index_means(repo):
     git(repo, "commit", "-q", "-m", "a pulled commit")
     new = git(repo, "rev-parse", "HEAD").decode().strip()
     note = (f"note: t/1 was saved on {old[:12]}; HEAD is {new[:12]} and stays: the restored index stages the difference "
-            "(git status shows it as staged changes); git ckpt restore t/1 --reset-head moves HEAD back too")
+            "(git status shows it as staged changes); git ckpt restore t/1 --reset-head moves HEAD to that commit too")
     assert ckpt(repo, "restore", "t/1", "--dry-run").out.splitlines()[0] == note
     plan = ckpt(repo, "restore", "t/1", "--dry-run", "--json").json()["result"]["plan"]
     assert plan["base_differs"] == {"saved_on": old, "note": note.removeprefix("note: ")}
