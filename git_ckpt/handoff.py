@@ -175,10 +175,13 @@ def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _items(items: list[CardItem]) -> list[dict[str, Any]]:
+def _items(items: list[CardItem], task: str) -> list[dict[str, Any]]:
+    """The card entries of ``task`` as receipt data; evidence text names a fetched task's
+    checkpoints as this repository does (:func:`git_ckpt.store.shown_ids`)."""
     return [{"n": i, "text": it.text, "status": it.status, "reason": it.reason, "at": it.at,
              "evidence": [to_builtins(e) for e in it.evidence],
-             "evidence_text": [evidence_display(e) for e in it.evidence]} for i, it in enumerate(items, start=1)]
+             "evidence_text": [store.shown_ids(task, evidence_display(e)) for e in it.evidence]}
+            for i, it in enumerate(items, start=1)]
 
 
 # ------------------------------------------------------------------------------ receipt
@@ -254,15 +257,15 @@ def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool
         "latest": f"{task}/{nums[-1][0]}" if nums else None,
         "promoted": promoted_id,
         "checkpoints": len(nums),
-        "decided": _items(card.decisions),
+        "decided": _items(card.decisions, task),
         "touched": touched,
         "next": card.next,
         "hypothesis": card.hypothesis,
         "results": last_results(repo, task, cur),
-        "failed": [{"option": it["text"], **{k: v for k, v in it.items() if k != "text"}} for it in _items(card.failed)],
-        "questions": _items(card.questions),
-        "assumptions": [it for it in _items(card.assumptions) if it["status"] in (None, "unverified")],
-        "facts": _items(card.facts),
+        "failed": [{"option": it["text"], **{k: v for k, v in it.items() if k != "text"}} for it in _items(card.failed, task)],
+        "questions": _items(card.questions, task),
+        "assumptions": [it for it in _items(card.assumptions, task) if it["status"] in (None, "unverified")],
+        "facts": _items(card.facts, task),
         "reads": list(card.reads),
         "workspace": ws,
         "resume": resume,

@@ -83,6 +83,18 @@ def is_fetched_task(task: str) -> bool:
     return ":" in task
 
 
+def shown_ids(task: str, text: str) -> str:
+    """``text`` (a line a view prints of ``task``'s ledger or card) with the ids of a fetched
+    task's own checkpoints written as this repository names them: for ``REMOTE:T``, every
+    ``T/N``, ``T/@`` or ``T/promoted`` that is not already part of a longer name becomes
+    ``REMOTE:T/…`` (the teammate's ledger says ``T/3``; here that is ``REMOTE:T/3``, the id
+    ``show`` and ``restore`` take).  A task of this repository: ``text`` unchanged."""
+    remote, bare = split_task(task)
+    if remote is None:
+        return text
+    return re.sub(r"(?<![A-Za-z0-9._:/-])" + re.escape(bare) + r"/(?=[0-9]|@|promoted)", f"{remote}:{bare}/", text)
+
+
 def task_prefix(task: str) -> str:
     """Where the refs of ``task`` live: ``refs/ckpt/T/`` or, for ``REMOTE:T``,
     ``refs/ckpt-remotes/REMOTE/T/`` (what ``git ckpt fetch`` writes)."""

@@ -144,7 +144,7 @@ def build(repo: Repo, task: str) -> Timeline:
         else:
             if remote and "id" in d:  # a drop of T/N in a fetched task: REMOTE:T/N, as above
                 ev = msgspec.structs.replace(ev, data={**d, "id": shown(d["id"])})
-            steps.append(Step("other", ev.at, None, plain(ledger.describe(ev, rec.card))))
+            steps.append(Step("other", ev.at, None, plain(store.shown_ids(task, ledger.describe(ev, rec.card)))))
     if promoted in nodes:
         nodes[promoted].promoted = True
     if nodes:

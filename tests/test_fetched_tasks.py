@@ -336,3 +336,32 @@ def test_graph_and_report_of_a_fetched_task_show_what_is_there(tmp_path):
         assert html.count("(pruned or dropped: no longer a checkpoint here)") == 1
         assert f"{name}/2 (manual, pruned) step 2" in html and f"{name}/3 (manual) step 3" in html
         assert f"<h3>{name}/3 &#9733; promoted</h3>" in html
+
+
+def test_fetched_views_name_the_teammates_checkpoints_as_they_are_named_here(tmp_path):
+    """A teammate's ledger and card say ``fix-echo/1``; in Bob's views of ``origin:fix-echo``
+    that is ``origin:fix-echo/1`` (the id show and restore take), in evidence and in the
+    timeline's other events alike; his own tasks' text is unchanged."""
+    _bare, alice, bob = _team(tmp_path)
+    _alice_task(alice, bob)
+    ckpt(alice, "task", "note", "--fact", "it crashes on null", "--evidence", "fix-echo/1")
+    ckpt(alice, "drop", "fix-echo/1")
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    out = ckpt(bob, "handoff", "origin:fix-echo").out
+    assert "- it crashes on null (evidence: origin:fix-echo/1)\n" in out, out
+    graph = ckpt(bob, "log", "--graph", "--task", "origin:fix-echo").out
+    assert "fix-echo/1" not in graph.replace("origin:fix-echo/1", ""), graph
+    assert ckpt(bob, "show", "origin:fix-echo/2").rc == 0
+    assert "(evidence: fix-echo/1)" in ckpt(alice, "handoff").out
+
+
+def test_shown_ids_rewrites_only_whole_ids_of_the_fetched_task():
+    from git_ckpt.store import shown_ids
+
+    reason = "the tree differs from the promoted checkpoint fix-echo/3 (see fix-echo/@, fix-echo/promoted)"
+    assert shown_ids("origin:fix-echo", reason) == (
+        "the tree differs from the promoted checkpoint origin:fix-echo/3 (see origin:fix-echo/@, origin:fix-echo/promoted)")
+    for text in ("my-fix-echo/3", "origin:fix-echo/3", "x/fix-echo/3", "fix-echo/x", "fix-echo3"):
+        assert shown_ids("origin:fix-echo", text) == text
+    assert shown_ids("fix-echo", reason) == reason
