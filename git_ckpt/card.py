@@ -111,7 +111,8 @@ def parse_evidence(repo: Repo, spec: str, *, task: str, cwd: str | None = None, 
     rel = _worktree_path(repo, path, cwd)
     if spec.startswith("file:") or (rel is not None and os.path.lexists(os.path.join(repo.workdir, rel))):
         if rel is None:
-            raise UsageError(f"path {path!r} is outside the worktree {repo.workdir}")
+            raise UsageError(f"path {path!r} is outside the worktree {repo.workdir}",
+                             "cite a file of the worktree (file:PATH, relative to it or to the current directory)")
         return Evidence(file=rel)
     return Evidence(text=spec)
 
@@ -180,7 +181,8 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
     for r in edit.read:
         rel = _worktree_path(repo, r, cwd)
         if rel is None:
-            raise UsageError(f"path {r!r} is outside the worktree {repo.workdir}")
+            raise UsageError(f"path {r!r} is outside the worktree {repo.workdir}",
+                             "name a file of the worktree (relative to it or to the current directory)")
         reads.append(rel)
     at = ledger.now_iso()
     current = ledger.card(repo, task)
