@@ -37,8 +37,8 @@ from typing import Any
 
 from . import overlay, store
 from .errors import CkptError, CorruptError
-from .gitcore import Repo, ref_number
-from .model import OverlayFile, list_row, path_display, path_from_str, raw_path_problem, row_from_message
+from .gitcore import Repo
+from .model import OverlayFile, list_row, path_display, path_from_str, raw_path_problem, row_from_message, task_name_problem
 
 GITLINK = 0o160000
 
@@ -87,19 +87,12 @@ def targets(repo: Repo, *, spec: str | None, all_tasks: bool, task: str) -> list
 
 
 def _ref_for_spec(repo: Repo, spec: str, task: str) -> tuple[str, str, str | None] | None:
-    """``T/N`` or ``N`` naming an existing local ref, without loading it (so damage is reported)."""
-    t, sep, rest = spec.strip().rpartition("/")
-    if not sep:
-        t, rest = task, spec.strip()
-    if ref_number(rest) is None or ":" in t:
+    """``T/N`` or ``N`` naming an existing local ref, without loading it (so damage is reported):
+    :func:`git_ckpt.store.damaged_ref`, for a valid task name only."""
+    found = store.damaged_ref(repo, spec, task)
+    if found is None or task_name_problem(found[0]) is not None:
         return None
-    try:
-        store.check_task_name(t)
-    except CkptError:
-        return None
-    ref = store.ckpt_ref(t, int(rest))
-    oid = repo.read_ref(ref)
-    return (f"{t}/{int(rest)}", ref, oid) if oid else None
+    return found[1:]
 
 
 def check_all(repo: Repo, items: list[tuple[str, str, str | None]]) -> list[CheckResult]:
