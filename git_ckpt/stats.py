@@ -1,7 +1,9 @@
 """``git ckpt stats``: how a task went, computed from its ledger (and the branch it committed to).
 
-* checkpoints saved (by kind), restores and undos, and the rollback rate
-  (restores + undos) / checkpoints saved on purpose (manual + auto);
+* checkpoints saved (by kind), restores and undos, and the rollback rate: the share of the
+  checkpoints saved on purpose (manual + auto) that a later whole-tree ``restore`` went back to
+  (each counted once however often; an ``undo`` returns to the state a restore left, so it is no
+  rollback of its own), a number from 0 to 1;
 * verifier runs and their pass rate (every ``verify`` event counts as one run, reused results
   included and reported apart);
 * promotions, forced promotions and gate refusals;
@@ -62,6 +64,8 @@ def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict[s
     recs = ledger.records(repo, task)
     saved = {"manual": 0, "auto": 0, "pre-restore": 0}
     restores = undos = runs = passed = reused = promotions = forced = refusals = 0
+    on_purpose_ids: set[str] = set()  # checkpoints saved on purpose so far
+    rolled_back_to: set[str] = set()  # of those, the ones a later restore went back to
     pending: list[float] = []  # restore/undo times waiting for a passing verify
     recoveries: list[float] = []
     for r in recs:
@@ -71,9 +75,13 @@ def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict[s
         if ev.type == "save":
             kind = str(d.get("kind") or "manual")
             saved[kind] = saved.get(kind, 0) + 1
+            if kind in ("manual", "auto"):
+                on_purpose_ids.add(str(d.get("id")))
         elif ev.type in ("restore", "undo"):
             if ev.type == "restore":
                 restores += 1
+                if not d.get("paths") and str(d.get("target")) in on_purpose_ids:
+                    rolled_back_to.add(str(d.get("target")))
             else:
                 undos += 1
             if t is not None:
@@ -101,7 +109,8 @@ def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict[s
         "saved_by_kind": saved,
         "restores": restores,
         "undos": undos,
-        "rollback_rate": round((restores + undos) / on_purpose, 3) if on_purpose else None,
+        "rolled_back_to": len(rolled_back_to),
+        "rollback_rate": round(len(rolled_back_to) / on_purpose, 3) if on_purpose else None,
         "verifier_runs": runs,
         "verifier_passed": passed,
         "verifier_reused": reused,

@@ -162,7 +162,7 @@ def test_stats(task):
     ckpt(task, "undo")
     s = ckpt(task, "stats", "--json").json()["result"]
     assert s["saved_by_kind"] == {"manual": 2, "auto": 0, "pre-restore": 0}  # both states were checkpoints already
-    assert (s["restores"], s["undos"], s["rollback_rate"]) == (1, 1, 1.0)
+    assert (s["restores"], s["undos"], s["rolled_back_to"], s["rollback_rate"]) == (1, 1, 1, 0.5)
     if HAVE_VERIFY:
         assert (s["verifier_runs"], s["verifier_passed"], s["pass_rate"], s["promotions"], s["forced_promotions"]) == (1, 1, 1.0, 1, 0)
     assert s["commits"] == {"checked": 0, "unverified": [], "truncated": False}
@@ -177,7 +177,21 @@ def test_stats(task):
         assert s["commits"] == {"checked": 2, "unverified": [head], "truncated": False}
     else:
         assert s["commits"]["checked"] == 2 and head in s["commits"]["unverified"]
-    assert "restores: 1, undos: 1 (rollback rate 100%)" in ckpt(task, "stats").out
+    assert ("restores: 1, undos: 1 (rollback rate 50%: 1 of 2 checkpoint(s) saved on purpose restored later)"
+            in ckpt(task, "stats").out.splitlines())
+
+
+def test_rollback_rate_is_a_share_of_checkpoints_never_above_one(task):
+    """Fourth walkthrough: restores 1 and undos 2 printed a rollback rate of 300%.  Going back to
+    the same checkpoint again, undoing and redoing, and restoring one path count no further."""
+    for args in (["restore", "fix-auth/1"], ["undo"], ["undo"], ["undo"], ["restore", "fix-auth/1"],
+                 ["restore", "fix-auth/2", "--", "app.py"]):
+        ckpt(task, *args)
+    s = ckpt(task, "stats", "--json").json()["result"]
+    assert (s["restores"], s["undos"], s["rolled_back_to"], s["rollback_rate"]) == (3, 3, 1, 0.5)
+    ckpt(task, "restore", "fix-auth/2")
+    s = ckpt(task, "stats", "--json").json()["result"]
+    assert (s["rolled_back_to"], s["rollback_rate"]) == (2, 1.0)
 
 
 @pytest.mark.skipif(not HAVE_VERIFY, reason="needs git ckpt verify")

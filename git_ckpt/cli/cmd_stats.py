@@ -27,7 +27,9 @@ def command(task: str | None, as_json: bool) -> int:
         k = s["saved_by_kind"]
         say(f"task: {s['task']} ({s['events']} events)")
         say(f"checkpoints saved: {s['checkpoints_saved']} (manual {k.get('manual', 0)}, auto {k.get('auto', 0)}, pre-restore {k.get('pre-restore', 0)})")
-        say(f"restores: {s['restores']}, undos: {s['undos']} (rollback rate {_pct(s['rollback_rate'])})")
+        on_purpose = k.get("manual", 0) + k.get("auto", 0)
+        say(f"restores: {s['restores']}, undos: {s['undos']} (rollback rate {_pct(s['rollback_rate'])}: "
+            f"{s['rolled_back_to']} of {on_purpose} checkpoint(s) saved on purpose restored later)")
         say(f"verifier runs: {s['verifier_runs']}, passed {s['verifier_passed']} (pass rate {_pct(s['pass_rate'])}; {s['verifier_reused']} reused)")
         say(f"promotions: {s['promotions']} ({s['forced_promotions']} forced); gate refusals: {s['gate_refusals']}")
         c = s.get("commits") or {}
