@@ -189,17 +189,13 @@ def _items(items: list[CardItem], task: str) -> list[dict[str, Any]]:
 
 def fetched_as(repo: Repo, task: str) -> list[str]:
     """The fetched tasks (``REMOTE:T``) named ``task``, sorted by remote."""
-    from .task import fetched_tasks
-
-    return [f"{r}:{task}" for r in sorted(fetched_tasks(repo).get(task, []))]
+    return [f"{r}:{task}" for r in store.fetched_tasks(repo).get(task, [])]
 
 
 def own_name(repo: Repo, task: str) -> str:
     """A task name of your own to continue a teammate's ``task`` under: ``T-2``, ``T-3``, …, the
     first that is neither a task of this repository nor a fetched one."""
-    from .task import fetched_tasks
-
-    taken = set(store.tasks(repo)) | set(fetched_tasks(repo)) | {store.current_task(repo)}
+    taken = set(store.tasks(repo)) | set(store.fetched_tasks(repo)) | {store.current_task(repo)}
     n = 2
     while f"{task[:90]}-{n}" in taken:
         n += 1

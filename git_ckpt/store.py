@@ -237,10 +237,21 @@ def existing_task(repo: Repo, name: str, prefix: str = PREFIX, shown: str = "", 
     return task
 
 
+def fetched_tasks(repo: Repo) -> dict[str, list[str]]:
+    """Task name → the remotes (sorted) whose fetched refs, ``refs/ckpt-remotes/R/T/...`` (a
+    checkpoint, a ledger, a promotion), hold a task of that name; names that are no valid task
+    name (:func:`git_ckpt.model.task_name_problem`) are left out.  Ordered by task name."""
+    out: dict[str, set[str]] = {}
+    for ref in repo.refs_under(REMOTE_PREFIX):
+        parts = ref[len(REMOTE_PREFIX):].split("/")
+        if len(parts) >= 3 and not task_name_problem(parts[1]):
+            out.setdefault(parts[1], set()).add(parts[0])
+    return {t: sorted(out[t]) for t in sorted(out)}
+
+
 def _fetched_under(repo: Repo, task: str) -> list[str]:
     """The remotes whose fetched refs hold a task named ``task``, sorted."""
-    return sorted({r[len(REMOTE_PREFIX):].split("/")[0] for r in repo.refs_under(REMOTE_PREFIX)
-                   if r[len(REMOTE_PREFIX):].split("/")[1:2] == [task]})
+    return fetched_tasks(repo).get(task, [])
 
 
 # ---------------------------------------------------------------------------- checkpoints

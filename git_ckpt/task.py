@@ -7,8 +7,8 @@ from typing import Any, Sequence
 
 from . import ledger, store
 from .errors import CkptError
-from .gitcore import Repo, ref_number
-from .model import Card, task_name_problem, to_builtins
+from .gitcore import Repo
+from .model import Card, to_builtins
 
 
 def start(repo: Repo, task: str, *, goal: str | None = None, constraints: Sequence[str] = (), acceptance: Sequence[str] = ()) -> Card:
@@ -32,18 +32,6 @@ def start(repo: Repo, task: str, *, goal: str | None = None, constraints: Sequen
     return rec.card
 
 
-def fetched_tasks(repo: Repo) -> dict[str, list[str]]:
-    """Task name → the remotes whose fetched checkpoints (``refs/ckpt-remotes/R/T/N``) use it."""
-    out: dict[str, list[str]] = {}
-    for ref in repo.refs_under(store.REMOTE_PREFIX):
-        parts = ref[len(store.REMOTE_PREFIX):].split("/")
-        if len(parts) == 3 and ref_number(parts[2]) is not None and not task_name_problem(parts[1]):
-            out.setdefault(parts[1], [])
-            if parts[0] not in out[parts[1]]:
-                out[parts[1]].append(parts[0])
-    return out
-
-
 def start_notices(repo: Repo, task: str, *, goal: str | None) -> list[str]:
     """What ``task start`` should tell before it starts ``task``: that a teammate's fetched
     task has that name (a later ``push`` of yours would be refused: checkpoints are never
@@ -51,7 +39,7 @@ def start_notices(repo: Repo, task: str, *, goal: str | None) -> list[str]:
     ``goal`` replaces a different goal it had."""
     store.check_task_name(task)
     out = []
-    remotes = fetched_tasks(repo).get(task, [])
+    remotes = store.fetched_tasks(repo).get(task, [])
     mine = store.numbered(repo, task)
     if remotes and not mine:
         out.append(f"{', '.join(r + ':' + task for r in remotes)} already exists (fetched); pushing a task of "
@@ -85,7 +73,7 @@ def listing(repo: Repo) -> list[dict[str, Any]]:
         card = ledger.card(repo, name)
         out.append({"task": name, "checkpoints": len(store.numbered(repo, name)), "goal": card.goal,
                     "done": card.done, "current": name == cur, "fetched": None})
-    for bare, remotes in sorted(fetched_tasks(repo).items()):
+    for bare, remotes in sorted(store.fetched_tasks(repo).items()):
         for remote in sorted(remotes):
             name = f"{remote}:{bare}"
             try:

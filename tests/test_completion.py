@@ -4,6 +4,7 @@ completion machinery: bash through git's completion script (git calls `_git_ckpt
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -40,7 +41,8 @@ def complete_bash(repo, tmp_path, lines: list[str]) -> list[list[str]]:
     (tmp_path / "ours.bash").write_text(ours)
     body = [f"source {script}", f"source {tmp_path / 'ours.bash'}"]
     for line in lines:
-        words = line.split(" ")
+        # bash breaks words at ':' as well (COMP_WORDBREAKS): "origin:fix" is origin, :, fix
+        words = [p for w in line.split(" ") for p in (re.split(r"(:)", w) if w else [w]) if p != "" or not w]
         fn = "__git_wrap__git_main" if words[0] == "git" else "_git_ckpt_standalone"
         arr = " ".join(f"'{w}'" for w in words)
         body += [f"COMP_WORDS=({arr}); COMP_CWORD={len(words) - 1}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}",
@@ -188,3 +190,43 @@ def test_zsh_completion_driven(repo, tmp_path):
     assert complete_zsh(repo, tmp_path, "git ckpt restore fix") == ["fix-auth/1"]
     assert sorted(complete_zsh(repo, tmp_path, "git ckpt task s")) == ["show", "start"]
     assert complete_zsh(repo, tmp_path, "git-ckpt sa") == ["save"]
+
+
+def test_fetched_tasks_are_completed_where_they_are_read(tmp_path):
+    """Fourth walkthrough: `list --task`, `handoff`, `log --task`, `task show` did not offer a
+    teammate's fetched task (REMOTE:T).  Every command that reads one offers it, in bash (through
+    git's completion and alone, with bash breaking the word at ':'), zsh and fish; commands that
+    write a task (save, task done, gc) offer only this repository's tasks."""
+    from test_fetched_tasks import _alice_task
+    from test_remote import _team
+
+    _bare, alice, bob = _team(tmp_path)
+    _alice_task(alice, bob)
+    ours = ["default"]
+    everyone = ["default", "origin:fix-echo"]
+    cases = {
+        "git ckpt list --task ": everyone, "git ckpt log --task ": everyone, "git ckpt handoff ": everyone,
+        "git ckpt task show ": everyone, "git ckpt stats ": everyone, "git ckpt report --task ": everyone,
+        "git ckpt check --task ": everyone,
+        "git ckpt handoff orig": ["origin:fix-echo"],
+        "git ckpt list --task origin:f": ["fix-echo"],  # bash replaces what follows the ':'
+        "git ckpt log --task origin:": ["fix-echo"],
+        "git ckpt restore origin:fix-echo/": ["fix-echo/1", "fix-echo/2"],
+        "git-ckpt task show origin:": ["fix-echo"],
+        "git-ckpt restore origin:fix-echo/2": ["fix-echo/2"],
+        "git ckpt save --task ": ours, "git ckpt task done ": ours, "git ckpt gc --task ": ours,
+        "git ckpt push --task ": ours,
+    }
+    got = complete_bash(bob, tmp_path, list(cases))
+    assert dict(zip(cases, got)) == cases
+    if shutil.which("zsh"):
+        assert complete_zsh(bob, tmp_path, "git ckpt task show ") == everyone
+        assert complete_zsh(bob, tmp_path, "git ckpt list --task origin:") == ["origin:fix-echo"]
+        assert complete_zsh(bob, tmp_path, "git ckpt task done ") == ours
+    if exe := shutil.which("fish"):
+        script = ckpt(bob, "completion", "fish", fsck=False).out
+        proc = subprocess.run([exe, "-c", f"{script}\ncomplete -C 'git ckpt handoff '; echo ---; "
+                               "complete -C 'git-ckpt log --task origin:'"], cwd=bob, capture_output=True, text=True)
+        assert proc.returncode == 0, proc
+        assert [[ln.split("\t")[0] for ln in part.splitlines() if ln] for part in proc.stdout.split("---\n")] == [
+            everyone, ["origin:fix-echo"]]

@@ -103,13 +103,33 @@ def _complete_checkpoint(ctx: click.Context, param: click.Parameter, incomplete:
 
 
 def _complete_task(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
-    """Task names for shell completion."""
+    """Task names of this repository for shell completion, sorted: every task with a ref and
+    this worktree's current task (which exists before its first save)."""
     from .. import store
 
     try:
-        return [t for t in store.tasks(open_repo()) if t.startswith(incomplete)]
+        repo = open_repo()
+        return [t for t in sorted({*store.tasks(repo), store.current_task(repo)}) if t.startswith(incomplete)]
     except Exception:  # noqa: BLE001
         return []
+
+
+def _complete_any_task(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Task names for shell completion where a fetched task is accepted too: this repository's
+    tasks (:func:`_complete_task`), then every ``REMOTE:T`` fetched
+    (:func:`git_ckpt.store.fetched_tasks`), sorted by task and remote."""
+    from .. import store
+
+    try:
+        theirs = [f"{r}:{t}" for t, rs in store.fetched_tasks(open_repo()).items() for r in rs]
+    except Exception:  # noqa: BLE001
+        return []
+    return _complete_task(ctx, param, incomplete) + [t for t in theirs if t.startswith(incomplete)]
+
+
+# The commands that read a task fetched from a teammate (REMOTE:T) as well as one of this
+# repository (store.existing_task(..., fetched=True)); `show` is `task show`.
+VIEWS_OF_FETCHED = frozenset({"list", "log", "handoff", "stats", "report", "check", "show"})
 
 
 def _add_completers(cmd: click.Command) -> None:
@@ -119,7 +139,7 @@ def _add_completers(cmd: click.Command) -> None:
         if isinstance(p, click.Argument) and p.name in ("ckpt", "ckpts", "ckpt2"):
             p._custom_shell_complete = _complete_checkpoint
         elif p.name == "task" or (isinstance(p, click.Argument) and p.name == "name" and cmd.name in ("show", "done", "note")):
-            p._custom_shell_complete = _complete_task
+            p._custom_shell_complete = _complete_any_task if cmd.name in VIEWS_OF_FETCHED else _complete_task
 
 
 def whole_summaries(cmd: click.Command) -> None:

@@ -25,21 +25,46 @@ _git_ckpt_words ()
 		esac
 	done
 }
+_git_ckpt_strip ()
+{
+	# bash breaks words at ':' (COMP_WORDBREAKS): the word it replaces is what follows the
+	# last ':' of $1, so a reply such as origin:fix/1 must lose the "origin:" (as git's own
+	# completion of a refspec does)
+	local pfx= i
+	case "$COMP_WORDBREAKS" in *:*) case "$1" in *:*) pfx="${1%:*}:" ;; esac ;; esac
+	for i in "${!_git_ckpt_reply[@]}"; do
+		_git_ckpt_reply[i]="${_git_ckpt_reply[i]#"$pfx"}"
+	done
+	_git_ckpt_cur="${1#"$pfx"}"
+}
 _git_ckpt ()
 {
-	# called by git's completion with $words, $cword and $cur set
+	# called by git's completion with $words, $cword and $cur set (words rejoined at ':')
 	local w="${words[*]:1}"
 	_git_ckpt_words "$w" "$((cword - 1))"
 	if [ -n "$_git_ckpt_files" ] && [ ${#_git_ckpt_reply[@]} -eq 0 ]; then
 		return  # git's completion falls back on file names
 	fi
+	_git_ckpt_strip "$cur"
 	local IFS=$'\n'
-	__gitcomp_nl "${_git_ckpt_reply[*]}"
+	__gitcomp_nl "${_git_ckpt_reply[*]}" "" "$_git_ckpt_cur"
 }
 _git_ckpt_standalone ()
 {
-	local w="ckpt ${COMP_WORDS[*]:1}"
-	_git_ckpt_words "$w" "$COMP_CWORD"
+	# the words up to the cursor, rejoined where bash broke them at ':'
+	local -a ws=()
+	local i w
+	for ((i = 1; i <= COMP_CWORD; i++)); do
+		w="${COMP_WORDS[i]}"
+		if [ ${#ws[@]} -gt 0 ] && { [ "$w" = : ] || [ "${COMP_WORDS[i-1]}" = : ]; }; then
+			ws[${#ws[@]}-1]+="$w"
+		else
+			ws+=("$w")
+		fi
+	done
+	[ ${#ws[@]} -gt 0 ] || ws=("")
+	_git_ckpt_words "ckpt ${ws[*]}" "${#ws[@]}"
+	_git_ckpt_strip "${ws[${#ws[@]}-1]}"
 	COMPREPLY=()
 	local c
 	for c in "${_git_ckpt_reply[@]}"; do COMPREPLY+=("$c"); done
@@ -60,7 +85,7 @@ _git-ckpt () {
 	for ((i = 1; i + 2 <= ${#lines}; i += 3)); do
 		kind=${lines[i]} value=${lines[i+1]} help=${lines[i+2]}
 		case $kind in
-		plain) if [[ $help == _ ]]; then plain+=("$value"); else described+=("$value:$help"); fi ;;
+		plain) if [[ $help == _ ]]; then plain+=("$value"); else described+=("${value//:/\\:}:$help"); fi ;;
 		file|dir) _files; return ;;
 		esac
 	done

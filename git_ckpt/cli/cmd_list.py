@@ -53,9 +53,7 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
                     + f" (git ckpt fetch {remote} brings them)")
                 return
             say(f"no checkpoints in task {names[0] if names else '(none)'}" if not all_ else "no checkpoints")
-            from ..task import fetched_tasks
-
-            theirs = sorted(f"{r}:{t}" for t, rs in fetched_tasks(repo).items() for r in rs)
+            theirs = sorted(f"{r}:{t}" for t, rs in store.fetched_tasks(repo).items() for r in rs)
             if theirs:
                 say(f"fetched tasks: {', '.join(theirs[:5])}{' …' if len(theirs) > 5 else ''} "
                     f"(git ckpt list --remote {theirs[0].split(':')[0]})")
