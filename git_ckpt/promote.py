@@ -58,6 +58,18 @@ class PromoteResult:
                 "why_forced": self.why_forced}
 
 
+def make_local_hint(repo: Repo, cp: Checkpoint) -> str:
+    """How to make a checkpoint of this repository out of ``cp``, one that is not (a fetched
+    one): save it into the current task and verify that, after restoring ``cp`` first unless
+    the worktree already is ``cp`` (``@``, :func:`git_ckpt.store.restored_target`)."""
+    task = store.current_task(repo)
+    here = store.restored_target(repo, task)
+    then = f"git ckpt save makes it a checkpoint of task {task}, which git ckpt verify can promote"
+    if here is not None and here[2] == cp.commit:
+        return f"the worktree holds {cp.id} already (it is @): {then}"
+    return f"git ckpt restore {cp.id}, then {then}"
+
+
 def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, reason: str = "promote") -> PromoteResult:
     """Make ``cp`` the promoted checkpoint of its task (``refs/ckpt/T/promoted``, CAS, reflog).
 
@@ -70,10 +82,8 @@ def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, rea
     a forced record.
     """
     if not store.is_local(repo, cp):
-        raise UsageError(
-            f"{cp.id} is not a checkpoint of this repository; only local checkpoints are promoted",
-            f"git ckpt restore {cp.id}, then git ckpt save and git ckpt verify make it one",
-        )
+        raise UsageError(f"{cp.id} is not a checkpoint of this repository; only local checkpoints are promoted",
+                         make_local_hint(repo, cp))
     st = trust.state(repo, cfg)
     trusted = st.ok
     if not trusted and not force:

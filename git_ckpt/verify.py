@@ -273,7 +273,8 @@ class Report:
     """What :func:`verify` did: ``outcomes`` in order, ``skipped`` verifier names (not run after
     one changed the worktree), the promotion (``promoted`` id or None, ``already_promoted``,
     ``empty_requirement``), what blocks promotion (``missing``), the bisect ``exit_code``, and
-    whether the checkpoint was ``fetched`` (not this repository's: never promoted)."""
+    whether the checkpoint was ``fetched`` (not this repository's: never promoted; ``hint`` then
+    says how to make it one, :func:`git_ckpt.promote.make_local_hint`)."""
 
     checkpoint: str
     commit: str
@@ -287,6 +288,7 @@ class Report:
     exit_code: int = 0
     fetched: bool = False
     newer_promoted: str | None = None  # a newer checkpoint of the task stays promoted
+    hint: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
@@ -295,7 +297,7 @@ class Report:
             "results": [o.to_json() for o in self.outcomes], "skipped": self.skipped,
             "promoted": self.promoted, "already_promoted": self.already_promoted,
             "empty_requirement": self.empty_requirement, "missing": self.missing, "exit_code": self.exit_code,
-            "fetched": self.fetched, "newer_promoted": self.newer_promoted,
+            "fetched": self.fetched, "newer_promoted": self.newer_promoted, "hint": self.hint,
         }
 
 
@@ -476,6 +478,10 @@ def verify(
     isolated = isolated or cfg.gate.isolated  # [gate] isolated = true: only isolated runs count
     report = Report(cp.id, cp.commit, isolated)
     report.fetched = not store.is_local(repo, cp)
+    if report.fetched:
+        from .promote import make_local_hint
+
+        report.hint = make_local_hint(repo, cp)
     if chosen:
         with contextlib.ExitStack() as stack:
             if isolated:

@@ -46,6 +46,7 @@ def print_report(report: Report, *, said_outcomes: bool) -> None:
         say(f"not promoted: the newer {report.newer_promoted} stays promoted (git ckpt promote {report.checkpoint} moves promotion back to it)")
     elif report.fetched:
         say(f"not promoted: {report.checkpoint} is a fetched checkpoint (only this repository's checkpoints are promoted)")
+        say(f"hint: {report.hint}")
     elif report.missing:
         shown = ", ".join(f"{k} ({v})" for k, v in report.missing.items())
         say(f"not promoted: required verifiers without a passing result: {shown}")
