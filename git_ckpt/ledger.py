@@ -360,11 +360,11 @@ def describe(ev: Event, card: Card | None = None) -> str:
     t = ev.type
     if t == "save":
         return f"checkpoint saved: {d.get('id')}" + (f" ({d.get('kind')})" if d.get("kind") not in (None, "manual") else "")
-    if t == "restore":
-        only = f" (only {len(d['paths'])} path(s))" if d.get("paths") else ""
-        return f"restored {d.get('target')}{only} (previous state {d.get('from')})"
-    if t == "undo":
-        return f"undo: restored {d.get('target')} (previous state {d.get('from')})"
+    if t in ("restore", "undo"):
+        only = f" (only {len(d['paths'])} path(s))" if d.get("paths") and t == "restore" else ""
+        was = ("the worktree held it already" if d.get("from") == d.get("target")
+               else f"previous state {d.get('from')}")
+        return f"{'restored' if t == 'restore' else 'undo: restored'} {d.get('target')}{only} ({was})"
     if t == "verify":
         from .words import result_word
 

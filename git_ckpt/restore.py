@@ -37,7 +37,7 @@ from . import ledger, overlay, store
 from .config import Config
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry, fault, git_failure, path_line
-from .model import OverlayFile, encode, path_display, path_from_str, path_to_str
+from .model import Event, OverlayFile, encode, path_display, path_from_str, path_to_str
 from .snapshot import Snapshot, already_saved, capture, kept_ignored, log_if_missing, save, set_kept_ignored
 from .store import Checkpoint
 
@@ -146,14 +146,18 @@ class RestoreResult:
             out.append(f"note: {self.plan.base_note}")
         if self.dry_run:
             return [*out, f"would restore {self.target}:"]
+        done = f"restored {self.target}" if self.type == "restore" else f"undo: restored {self.target}"
         if self.continued:
             out.append(f"finishing the interrupted restore (the state before it is {self.previous})")
+        elif self.plan.empty and not self.saved:  # nothing written, nothing saved: say it once
+            return [*out, f"the worktree already matches {self.target}; nothing to {self.type}", *self.plan.keep_lines()]
         elif self.saved:
             out.append(f"saved current state as {self.saved} (pre-restore)")
         elif self.previous:
             out.append(f"current state matches {self.previous}; not saved again")
-        out.append(f"restored {self.target}" if self.type == "restore" else f"undo: restored {self.target}")
-        return out + self.plan.keep_lines()
+        if self.plan.empty:
+            done += " (nothing to write: the files and the index matched it already)"
+        return [*out, done, *self.plan.keep_lines()]
 
 
 def _under(path: bytes, paths: list[bytes] | None) -> bool:
@@ -1177,9 +1181,17 @@ def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
         return RestoreResult(target.id, j.from_id, None, plan, type=j.type, warnings=warns, continued=True)
 
 
+def _changed_nothing(ev: Event) -> bool:
+    """Whether a ``restore``/``undo`` event left the state it found: its target is the state
+    before it (the same checkpoint and commit; the worktree already matched it)."""
+    d = ev.data
+    return d.get("from") == d.get("target") and d.get("from_commit") == d.get("target_commit")
+
+
 def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> RestoreResult:
-    """Return to the state before the last restore or undo in this worktree (itself a restore,
-    so a second undo goes back again).  An interrupted restore is undone from its journal.
+    """Return to the state before the last restore or undo in this worktree that changed the
+    state (itself a restore, so a second undo goes back again; a restore to the state the
+    worktree already held is passed over).  An interrupted restore is undone from its journal.
 
     Raises :class:`UsageError` when there is nothing to undo (nothing to act on).
     """
@@ -1192,13 +1204,21 @@ def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> Restor
                 _journal_path(repo).unlink()
         return result
     here = str(repo.git_dir)
+    passed_over: str | None = None  # the newest restore that changed nothing
     for rec in reversed(ledger.records(repo, task)):
         ev = rec.event
         if ev.type in ("restore", "undo") and ev.data.get("worktree") == here:
+            if _changed_nothing(ev):
+                passed_over = passed_over or str(ev.data.get("target"))  # it held its target already: look back
+                continue
             target = store.load(repo, ev.data["from_commit"], id=ev.data["from"])
             paths = [path_from_str(p) for p in ev.data.get("paths") or []] or None
             return restore(repo, cfg, target, task=task, paths=paths, dry_run=dry_run, type="undo",
                            reset_head=bool(ev.data.get("reset_head")))
+    if passed_over:
+        raise UsageError(f"nothing to undo: the worktree already matched {passed_over} when it was restored, "
+                         f"and no earlier restore in task {task} from this worktree changed the state",
+                         "git ckpt log shows the history of the task")
     raise UsageError(f"nothing to undo: no restore in task {task} from this worktree", "git ckpt log shows the history of the task")
 
 

@@ -504,8 +504,9 @@ def already_saved(repo: Repo, task: str, state: str, last: store.Checkpoint | No
     index, HEAD, flags, overlay: :meth:`Snapshot.state`) is ``state``, looking at the latest
     (``last`` when the caller has read it) and at ``@`` (:func:`store.at`: the one this worktree
     was restored to); None when neither is.  A damaged checkpoint counts as no match, and so does
-    a teammate's fetched ``@`` (``REMOTE:T/N``): that state is saved as a checkpoint of ``task``
-    (``save`` after restoring it makes it yours; a later fetch may replace the fetched ref)."""
+    an ``@`` of another task (a teammate's fetched ``REMOTE:T/N``, or ``T2/N`` here): that state is
+    saved as a checkpoint of ``task`` (``save`` after restoring it makes it yours; a later fetch
+    may replace the fetched ref, and ``T2``'s retention may prune its checkpoint)."""
     try:
         cands = [last if last is not None else store.latest(repo, task)]
     except CkptError:

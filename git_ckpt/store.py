@@ -513,9 +513,9 @@ def _newest_event(repo: Repo, task: str, match: Callable[[Event], bool], limit: 
 def restored_target(repo: Repo, task: str) -> tuple[str, str, str] | None:
     """``(id, ref, commit)`` of the checkpoint this worktree was last restored to whole, when
     that restore (or undo) is newer than every save of ``task``: then the worktree matches it
-    and ``@`` names it.  The target is a checkpoint of ``task`` (``T/N``) or a fetched one
-    (``REMOTE:T/N``, read from ``refs/ckpt-remotes/REMOTE/T/N``).  None when a save came
-    after, or the ledger cannot say.
+    and ``@`` names it.  The target is a checkpoint of ``task`` (``T/N``), of another task of
+    this repository (``T2/N``) or a fetched one (``REMOTE:T/N``, read from
+    ``refs/ckpt-remotes/REMOTE/T/N``).  None when a save came after, or the ledger cannot say.
 
     Walks the ledger back to the newest ``save`` event or whole restore/undo of this worktree
     (at most 500 events); the event is attacker-writable, so its target is trusted only when
@@ -538,9 +538,9 @@ def restored_target(repo: Repo, task: str) -> tuple[str, str, str] | None:
     n = ref_number(num) if sep else None
     if n is None:
         return None
-    if owner != task:
-        remote, colon, bare = owner.partition(":")
-        if (not colon or not _REMOTE_NAME_RE.fullmatch(remote) or ".." in remote
+    if owner != task:  # another task's checkpoint, T2/N here or a fetched REMOTE:T2/N
+        remote, colon, bare = owner.rpartition(":")
+        if ((colon and (not _REMOTE_NAME_RE.fullmatch(remote) or ".." in remote))
                 or not _TASK_RE.fullmatch(bare) or ".." in bare or task_name_problem(bare)):
             return None
     ref = ckpt_ref(owner, n)
@@ -609,12 +609,14 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
             back = int(m.group(1) or 0)
             there = restored_target(repo, t) if prefix == PREFIX else None
             at = ref_number(there[0][len(t) + 1:]) if there is not None and there[0].startswith(t + "/") else None
-            if there is not None and at is None:  # restored to a fetched checkpoint REMOTE:T2/N: @ is that one
+            if there is not None and at is None:  # restored to another task's T2/N or REMOTE:T2/N: @ is that one
                 if back == 0:
                     return load(repo, there[2], id=there[0], ref=there[1])
-                owner, _, num = there[0].rpartition("/")  # @~K counts back through REMOTE:T2's checkpoints
-                remote, _, t = owner.partition(":")  # restored_target checked REMOTE and T
-                prefix, shown_prefix, at = f"{REMOTE_PREFIX}{remote}/", f"{remote}:", ref_number(num)
+                owner, _, num = there[0].rpartition("/")  # @~K counts back through T2's checkpoints
+                remote, colon, t = owner.rpartition(":")  # restored_target checked REMOTE and T2
+                if colon:
+                    prefix, shown_prefix = f"{REMOTE_PREFIX}{remote}/", f"{remote}:"
+                at = ref_number(num)
             if back == 0 and at is None:  # plain @: the newest, found without reading every ref
                 newest = highest(repo, t, prefix)
                 if newest is not None:

@@ -166,8 +166,8 @@ def build(repo: Repo, task: str) -> Timeline:
 
 def graph_lines(tl: Timeline) -> list[str]:
     """``log --graph``: one line per event, checkpoints as ``*`` (``o`` for a pre-restore save),
-    verifier results beneath them, a restore or undo as a jump arrow naming where it went,
-    ``@`` for a promotion and ``>`` for a handoff.  A checkpoint saved after a jump says which
+    verifier results beneath them, a restore or undo as a jump arrow naming where it went (``|=``
+    when the worktree held its target already: no jump), ``@`` for a promotion and ``>`` for a handoff.  A checkpoint saved after a jump says which
     checkpoint it grew from."""
     out: list[str] = []
     last_save: str | None = None
@@ -183,7 +183,8 @@ def graph_lines(tl: Timeline) -> list[str]:
         elif s.type == "verify":
             out.append(f"|   {'pass' if s.ok else 'FAIL'}  {s.text}  {time}")
         elif s.type in ("restore", "undo"):
-            out.append(f"|<- {s.text}  (left {s.source})  {time}")
+            out.append(f"|<- {s.text}  (left {s.source})  {time}" if s.source != s.node
+                       else f"|=  {s.text}  (the worktree held it already)  {time}")
             last_save = s.node
         elif s.type == "promote":
             out.append(f"@   {s.text}  {time}")

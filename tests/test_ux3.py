@@ -1,0 +1,111 @@
+"""The fifth walkthrough's leftovers, each as its kind: a restore (or undo) that finds the
+worktree holding its target already writes nothing and says it once, and ``undo`` passes over
+it; ``@`` after restoring a checkpoint of another task of this repository is that checkpoint.
+
+The real ``git ckpt`` entry point in real repositories.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import ckpt, git, worktree_state
+
+
+def _two(repo):
+    ckpt(repo, "task", "start", "t")
+    (repo / "f").write_text("1\n")
+    ckpt(repo, "save", "-m", "one")
+    (repo / "f").write_text("2\n")
+    ckpt(repo, "save", "-m", "two")
+
+
+def _checkpoint_refs(repo):
+    """Every ref under refs/ckpt but the ledger (which the restore's event moves)."""
+    return [ln for ln in git(repo, "for-each-ref", "refs/ckpt").decode().splitlines() if not ln.endswith("/log")]
+
+
+def _events(repo):
+    return [re.sub(r"^#\d+ +\S+ +", "", ln) for ln in ckpt(repo, "log").out.splitlines()]
+
+
+@pytest.mark.parametrize("how", ["latest", "at-after-restore", "twice"])
+def test_restore_to_the_state_held_already(repo, how):
+    """Every way a restore can find the worktree holding its target already: the latest
+    checkpoint, ``@`` after a restore, the same restore twice.  Nothing is written or saved, one
+    line says so, the ledger and the graph say so, and undo goes back past it."""
+    _two(repo)
+    if how == "latest":
+        target, before = "t/2", None
+    else:
+        assert ckpt(repo, "restore", "t/1").out == "current state matches t/2; not saved again\nrestored t/1\n"
+        target, before = "t/1", "t/2"
+    if how == "twice":
+        ckpt(repo, "restore", "t/1")
+    state = worktree_state(repo)
+    refs = _checkpoint_refs(repo)
+    assert ckpt(repo, "restore", target).out == f"the worktree already matches {target}; nothing to restore\n"
+    assert worktree_state(repo) == state and _checkpoint_refs(repo) == refs
+    assert _events(repo)[-1] == f"restored {target} (the worktree held it already)"
+    assert ckpt(repo, "log", "--graph").out.splitlines()[-1].startswith(
+        f"|=  restored {target}  (the worktree held it already)  ")
+    assert ckpt(repo, "status", "--json").json()["result"]["worktree"]["checkpoint"] == target
+    if before is None:
+        res = ckpt(repo, "undo", rc=2)
+        assert res.err == (f"error: nothing to undo: the worktree already matched {target} when it was restored, "
+                           "and no earlier restore in task t from this worktree changed the state\n"
+                           "hint: git ckpt log shows the history of the task\n")
+        assert worktree_state(repo) == state
+    else:  # back to the state before the restore that changed it
+        assert ckpt(repo, "undo").out == f"current state matches {target}; not saved again\nundo: restored {before}\n"
+        assert (repo / "f").read_text() == "2\n"
+
+
+def test_fresh_worktree_of_a_checkpoint_saved_without_changes(repo, tmp_path):
+    """The third walkthrough: `restore --worktree` of a checkpoint equal to its base said
+    `restored`, then `undo` said `undo: restored X` landing on X, and the graph `(left X)`."""
+    ckpt(repo, "save", "-m", "clean", "--allow-empty")
+    new = tmp_path / "wt"
+    res = ckpt(repo, "restore", "1", "--worktree", str(new))
+    assert res.out.splitlines()[-1] == "the worktree already matches default/1; nothing to restore"
+    assert "saved current state" not in res.out
+    res = ckpt(new, "undo", rc=2)
+    assert res.err.startswith("error: nothing to undo: the worktree already matched default/1 when it was restored")
+    assert "(left " not in ckpt(new, "log", "--graph").out
+
+
+def test_restore_writing_nothing_after_a_pre_restore_save(repo):
+    """The files and index hold the target's but the state is no checkpoint of the task (HEAD
+    moved since): it is saved first, nothing is written, and the restore line says so."""
+    _two(repo)
+    ckpt(repo, "task", "start", "u")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "HEAD moves")
+    state = worktree_state(repo)
+    res = ckpt(repo, "restore", "t/2")
+    assert res.out.splitlines()[-2:] == [
+        "saved current state as u/1 (pre-restore)",
+        "restored t/2 (nothing to write: the files and the index matched it already)"]
+    assert worktree_state(repo) == state
+
+
+def test_at_after_restoring_another_tasks_checkpoint(repo):
+    """`@` is the checkpoint restored also when it belongs to another task of this repository
+    (it was the task's latest, and status said `changed since`); `@~1` counts back through that
+    task; a save makes the state a checkpoint of the current task."""
+    _two(repo)
+    ckpt(repo, "task", "start", "u")
+    (repo / "f").write_text("mine\n")
+    ckpt(repo, "save", "-m", "mine")
+    assert ckpt(repo, "restore", "t/1").out == "current state matches u/1; not saved again\nrestored t/1\n"
+    st = ckpt(repo, "status", "--json").json()["result"]
+    assert (st["worktree"]["checkpoint"], st["worktree"]["exact"]) == ("t/1", True)
+    assert "worktree:  matches t/1 (@)" in ckpt(repo, "status").out.splitlines()
+    assert ckpt(repo, "show", "@", "--json").json()["result"]["id"] == "t/1"
+    # the state t/1 is no checkpoint of u: it is saved first (t's retention may prune t/1)
+    assert ckpt(repo, "restore", "t/2").out == "saved current state as u/2 (pre-restore)\nrestored t/2\n"
+    assert ckpt(repo, "show", "@~1", "--json").json()["result"]["id"] == "t/1"
+    assert ckpt(repo, "diff", "--json").json()["result"]["changes"] == []
+    assert ckpt(repo, "save", "-m", "now mine").out == "checkpoint saved: u/3\n"
+    assert ckpt(repo, "show", "@", "--json").json()["result"]["id"] == "u/3"
