@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from typing import Any
 
 from . import config, store
@@ -44,7 +46,9 @@ def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None =
     ``@`` does not), ``at`` (the id of ``@``), ``files_match`` (the worktree files and the overlay
     are the checkpoint's, and the index stages what it staged: the same index, or nothing staged
     on either side; what ``git ckpt diff`` and ``git status`` show), ``head_moved`` (HEAD is not
-    the checkpoint's base: a commit, pull or checkout since; ``base`` and ``head`` give both)
+    the checkpoint's base: a commit, pull or checkout since; ``base`` and ``head`` give both),
+    ``head_commits`` (HEAD moved by committing the checkpoint's files on its base, as after a
+    gated commit: nothing staged against HEAD, whose first parent is the base)
     and ``exact`` (everything a restore reproduces is equal, HEAD included).  Empty when the
     task has no checkpoint or the worktree cannot be captured.  ``snap``: the capture of the
     worktree when the caller has made it."""
@@ -67,8 +71,21 @@ def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None =
                                                     and _nothing_staged(repo, cp.index_tree, m.base))
 
     cp = next((c for c in cands if files(c)), at)
-    return {"checkpoint": cp.id, "at": at.id, "files_match": files(cp), "head_moved": snap.base != cp.manifest.base,
+    match, moved = files(cp), snap.base != cp.manifest.base
+    return {"checkpoint": cp.id, "at": at.id, "files_match": match, "head_moved": moved,
+            "head_commits": moved and match and _commits(repo, snap, cp.manifest.base),
             "base": cp.manifest.base, "head": snap.base, "exact": snap.state() == cp.manifest.state}
+
+
+def _commits(repo: Repo, snap: Snapshot, base: str | None) -> bool:
+    """Whether HEAD is a commit of the captured index (nothing staged against it) whose first
+    parent is ``base``: the checkpoint's content committed on its base (a gated commit)."""
+    if snap.base is None:
+        return False
+    with contextlib.suppress(CkptError):
+        head = repo.read_commit(snap.base)
+        return head.tree == snap.index_tree and head.parents[:1] == ((base,) if base else ())
+    return False
 
 
 def status(repo: Repo) -> dict[str, Any]:

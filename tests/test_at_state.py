@@ -64,11 +64,23 @@ def test_status_names_at_and_head_moved(repo):
     new = git(repo, "rev-parse", "HEAD").decode().strip()
     assert git(repo, "status", "--porcelain") == b"" and ckpt(repo, "diff").out == ""
     out = ckpt(repo, "status").out
+    # the fifth walkthrough: "moved since t/3" right after a gated commit was true but alarming
     assert ("worktree:  matches t/3 (@)\n"
-            f"HEAD:      moved since t/3 (saved on {old[:12]}, HEAD is now {new[:12]})\n") in out
+            f"HEAD:      {new[:12]} commits t/3 on its base {old[:12]}\n") in out
     wt = ckpt(repo, "status", "--json").json()["result"]["worktree"]
-    assert wt == {"checkpoint": "t/3", "at": "t/3", "files_match": True, "head_moved": True, "base": old,
-                  "head": new, "exact": False}
+    assert wt == {"checkpoint": "t/3", "at": "t/3", "files_match": True, "head_moved": True, "head_commits": True,
+                  "base": old, "head": new, "exact": False}
+    # a commit of something else, or on another parent, is a move
+    git(repo, "commit", "-q", "--allow-empty", "-m", "on top")
+    newer = git(repo, "rev-parse", "HEAD").decode().strip()
+    assert f"HEAD:      moved since t/3 (saved on {old[:12]}, HEAD is now {newer[:12]})\n" in ckpt(repo, "status").out
+    git(repo, "reset", "-q", "--soft", "HEAD~1")
+    (repo / "f").write_text("3\n")  # unchanged bytes; now stage something beyond the commit
+    (repo / "g").write_text("g\n")
+    git(repo, "add", "g")
+    assert ckpt(repo, "status", "--json").json()["result"]["worktree"]["head_commits"] is False
+    git(repo, "rm", "-q", "--cached", "g")
+    (repo / "g").unlink()
     ckpt(repo, "restore", "t/1")
     out = ckpt(repo, "status").out
     assert "latest:    t/4\n" in out and "worktree:  matches t/1 (@)\n" in out  # t/4: the pre-restore save

@@ -197,7 +197,9 @@ def test_at_is_the_restored_fetched_checkpoint(tmp_path):
         "hint: @ is origin:fix-auth/3, @~2 the oldest; git ckpt list --remote origin --task fix-auth shows them"]
     res = ckpt(bob, "verify")
     assert res.out == ("verifier: tests ...... passed (exit 0, 0.0 s)\n"
-                       "not promoted: origin:fix-auth/3 is a fetched checkpoint (only this repository's checkpoints are promoted)\n")
+                       "not promoted: origin:fix-auth/3 is a fetched checkpoint (only this repository's checkpoints are promoted)\n"
+                       "hint: the worktree holds origin:fix-auth/3 already (it is @): git ckpt save makes it a checkpoint "
+                       "of task fix-auth-bob, which git ckpt verify can promote\n")
     # results recorded on it and in Bob's task, never a promotion nor a ref of Alice's task here
     assert "tests" in ckpt(bob, "show", "@").out
     assert _rev(bob, "refs/ckpt/fix-auth-bob/promoted") == "" and git(bob, "for-each-ref", "refs/ckpt/fix-auth/") == b""

@@ -109,3 +109,18 @@ def test_at_after_restoring_another_tasks_checkpoint(repo):
     assert ckpt(repo, "diff", "--json").json()["result"]["changes"] == []
     assert ckpt(repo, "save", "-m", "now mine").out == "checkpoint saved: u/3\n"
     assert ckpt(repo, "show", "@", "--json").json()["result"]["id"] == "u/3"
+
+
+def test_status_after_committing_a_checkpoint_on_an_unborn_branch(tmp_path):
+    """The first commit of a repository made from a checkpoint saved on the unborn branch is
+    named as such, not as HEAD having moved."""
+    from conftest import init_repo
+
+    repo = init_repo(tmp_path / "r", commit=False)
+    (repo / "a").write_text("a\n")
+    git(repo, "add", "a")
+    ckpt(repo, "save", "-m", "first")
+    git(repo, "commit", "-q", "-m", "first")
+    head = git(repo, "rev-parse", "HEAD").decode().strip()
+    out = ckpt(repo, "status").out.splitlines()
+    assert out[3:5] == ["worktree:  matches default/1 (@)", f"HEAD:      {head[:12]} commits default/1 (the first commit)"]
