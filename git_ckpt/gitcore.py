@@ -1211,14 +1211,22 @@ class Repo:
         instead of inflating them into memory as libgit2 does): yields a binary file object.
         :class:`CorruptError` if missing or not a blob."""
         self.blob_size(oid)
+        with self._cat_file("blob", oid) as proc:
+            assert proc.stdout is not None
+            yield proc.stdout
+
+    @contextlib.contextmanager
+    def _cat_file(self, *args: str, stdin: bool = False) -> Iterator[subprocess.Popen[bytes]]:
+        """A running ``git cat-file ARGS`` whose stdout (and stdin, with ``stdin``) are pipes;
+        on leaving, its pipes are closed and it is killed if still running, then waited for.
+        :class:`RepoError` when git cannot be run."""
         try:
-            proc = subprocess.Popen(["git", "cat-file", "blob", oid], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                    cwd=self.workdir, env=self.git_env())
+            proc = subprocess.Popen(["git", "cat-file", *args], stdin=subprocess.PIPE if stdin else None,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=self.workdir, env=self.git_env())
         except FileNotFoundError:
             raise RepoError("the git executable was not found on PATH", "install git or fix PATH") from None
         try:
-            assert proc.stdout is not None
-            yield proc.stdout
+            yield proc
         finally:
             if proc.stdout is not None:
                 proc.stdout.close()
@@ -1236,11 +1244,11 @@ class Repo:
         :class:`RepoError` when git cannot be run, :class:`CorruptError` on output it cannot parse."""
         if not oids:
             return
-        try:
-            proc = subprocess.Popen(["git", "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.DEVNULL, cwd=self.workdir, env=self.git_env())
-        except FileNotFoundError:
-            raise RepoError("the git executable was not found on PATH", "install git or fix PATH") from None
+        with self._cat_file("--batch", stdin=True) as proc:
+            yield from self._read_batch(proc, oids, max_size)
+
+    @staticmethod
+    def _read_batch(proc: subprocess.Popen[bytes], oids: list[str], max_size: int) -> Iterator[tuple[str, str, bytes | None]]:
         assert proc.stdin is not None and proc.stdout is not None
         stdin, stdout = proc.stdin, proc.stdout
 
@@ -1280,7 +1288,6 @@ class Repo:
             stdout.close()
             if proc.poll() is None:
                 proc.kill()
-            proc.wait()
             writer.join()
 
     def commit_message(self, oid: str) -> bytes:

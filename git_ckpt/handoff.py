@@ -25,7 +25,7 @@ from .config import Config
 from .evidence import evidence, mark_local
 from .errors import CkptError
 from .gitcore import Repo, ref_number
-from .model import CardItem, Event, escape, path_to_str, to_builtins
+from .model import CardItem, Event, escape, path_to_str, raw_path_problem, to_builtins
 from .snapshot import capture
 from .store import Checkpoint
 
@@ -369,13 +369,10 @@ def _rerun(repo: Repo, cfg: Config, cp: Checkpoint, names: list[str]) -> tuple[d
 
 def _worktree_rel(text: str) -> bytes | None:
     """The worktree-relative path bytes ``text`` (as a receipt shows it) names, or None when it
-    cannot name a file of the worktree: empty, absolute, with an empty, ``.`` or ``..``
-    component, a ``.git`` component in any letter case, or a NUL (git's ``verify_path`` rules)."""
+    cannot name a file of the worktree (:func:`git_ckpt.model.raw_path_problem`: git's
+    ``verify_path`` rules)."""
     raw = text.encode("utf-8", "surrogateescape")
-    parts = raw.split(b"/")
-    if not raw or b"\0" in raw or any(p in (b"", b".", b"..") or p.lower() == b".git" for p in parts):
-        return None
-    return raw
+    return None if raw_path_problem(raw) else raw
 
 
 def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str, Any]:
