@@ -84,6 +84,10 @@ class Plan:
     head_unreachable: int = 0  # commits reachable from the branch now and not after the move
     base_note: str | None = None  # the target was saved on another HEAD, which stays (no --reset-head)
     base_from: str | None = None  # ... its base
+    # the tree a whole restore sets the index to: the target's index, or HEAD's tree when HEAD
+    # (not the target's base) commits exactly the target's files (committed_on_head)
+    index_tree: str | None = None
+    committed_on_head: bool = False
 
     def keep_lines(self) -> list[str]:
         """``keep PATH (why)``: the files a restore leaves although its target does not hold
@@ -567,8 +571,15 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         plan.write = [p for p in plan.write if p not in same]
     # index
     m = target.manifest
+    plan.index_tree = target.index_tree
+    if (not paths and not reset_head and target.base and now.base and target.base != now.base
+            and not (m.conflicts or m.intent_to_add or m.skip_worktree or m.assume_unchanged)
+            and target.index_tree != (head_tree := repo.tree_of(now.base)) and head_tree == target.tree):
+        # HEAD commits exactly the target's files (the checkpoint was committed, here or by a
+        # teammate): its index as staged on the old base would stage the reverse of that commit
+        plan.index_tree, plan.committed_on_head = head_tree, True
     plan.index_changes = (
-        now.index_tree != target.index_tree
+        now.index_tree != plan.index_tree
         or [path_to_str(p) for p in now.intent_to_add] != m.intent_to_add
         or [path_to_str(p) for p in now.skip_worktree] != m.skip_worktree
         or [path_to_str(p) for p in now.conflicts] != m.conflicts
@@ -586,7 +597,11 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         if now.base and target.base:  # target.base is set whenever the head changes
             plan.head_unreachable = int(repo.git("rev-list", "--count", now.base, "^" + target.base).stdout.strip() or 0)
     plan.provenance = provenance(repo, target, now)
-    if (not reset_head and target.base and now.base and target.base != now.base
+    if plan.committed_on_head:
+        plan.base_from = target.base
+        plan.base_note = (f"{target.id} was saved on {(target.base or '')[:12]}; HEAD {(now.base or '')[:12]} commits its files "
+                          "and stays: the index is set to HEAD's tree (nothing staged), not as it was staged on that base")
+    elif (not reset_head and target.base and now.base and target.base != now.base
             and target.index_tree != repo.tree_of(now.base)):
         plan.base_from = target.base
         plan.base_note = base_note(target, now.base)
@@ -855,7 +870,7 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
             os.rmdir(aside_dir)
     fault("restore.after-overlay")
     if plan.index_changes:
-        _apply_index(repo, target, paths, now)
+        _apply_index(repo, target, paths, now, plan.index_tree or target.index_tree)
     fault("restore.after-index")
 
 
@@ -969,7 +984,7 @@ def _replace(root: bytes, rel: bytes, src: bytes, prints: Fingerprints | None, a
         os.unlink(aside)
 
 
-def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now: Snapshot) -> None:
+def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now: Snapshot, index_tree: str) -> None:
     m = target.manifest
     ita = [path_from_str(p) for p in m.intent_to_add]
     skip = [path_from_str(p) for p in m.skip_worktree]
@@ -993,7 +1008,7 @@ def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now:
             repo.git("update-index", "-z", "--force-remove", "--stdin", input=b"".join(p + b"\0" for p in now.intent_to_add))
         if now.assume_unchanged:  # read-tree refuses to replace entries it may not look at
             repo.git("update-index", "-z", "--no-assume-unchanged", "--stdin", input=b"".join(p + b"\0" for p in now.assume_unchanged))
-        repo.git("read-tree", "--reset", target.index_tree)
+        repo.git("read-tree", "--reset", index_tree)
     if stages:
         data = b"".join(b"0 %s\t%s\0" % (repo.zero_oid.encode(), p) for p in sorted({s[3] for s in stages}))
         data += b"".join(b"%o %s %d\t%s\0" % (mode, oid.encode(), stg, p) for mode, oid, stg, p in stages)

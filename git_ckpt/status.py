@@ -67,8 +67,10 @@ def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None =
         m = cp.manifest
         if snap.tree != cp.tree or (snap.overlay_info.digest or "") != (m.overlay.digest or ""):
             return False
+        # the same index; or nothing staged now, and nothing staged then or HEAD commits the
+        # checkpoint's files (restore's committed_on_head: the index is HEAD's tree)
         return snap.index_tree == cp.index_tree or (_nothing_staged(repo, snap.index_tree, snap.base)
-                                                    and _nothing_staged(repo, cp.index_tree, m.base))
+                                                    and (_nothing_staged(repo, cp.index_tree, m.base) or snap.index_tree == cp.tree))
 
     cp = next((c for c in cands if files(c)), at)
     match, moved = files(cp), snap.base != cp.manifest.base

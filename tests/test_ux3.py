@@ -124,3 +124,38 @@ def test_status_after_committing_a_checkpoint_on_an_unborn_branch(tmp_path):
     head = git(repo, "rev-parse", "HEAD").decode().strip()
     out = ckpt(repo, "status").out.splitlines()
     assert out[3:5] == ["worktree:  matches default/1 (@)", f"HEAD:      {head[:12]} commits default/1 (the first commit)"]
+
+
+@pytest.mark.parametrize("head", ["on-base", "elsewhere"])
+def test_restore_onto_a_head_that_commits_the_checkpoint(repo, head):
+    """Fifth walkthrough: Bob pulled the commit Alice made of her checkpoint, then restored the
+    checkpoint; its index, staged against the old base, came back as staged changes reverting
+    that commit (a plain commit would have undone it).  When HEAD commits exactly the
+    checkpoint's files, the index is set to HEAD's tree: git status is clean, status says so,
+    and --reset-head still restores the index exactly as saved on the base."""
+    base = git(repo, "rev-parse", "HEAD").decode().strip()
+    (repo / "README").write_text("changed, not staged\n")
+    (repo / "helper.py").write_text("untracked\n")
+    ckpt(repo, "save", "-m", "partly staged")
+    saved_index = git(repo, "write-tree").decode().strip()
+    if head == "elsewhere":  # the same files, committed on another parent (a rebase, a squash)
+        git(repo, "commit", "-q", "--allow-empty", "-m", "unrelated")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the checkpoint's files")
+    commit = git(repo, "rev-parse", "HEAD").decode().strip()
+    (repo / "README").write_text("later work\n")
+    ckpt(repo, "save", "-m", "later")
+    note = (f"note: default/1 was saved on {base[:12]}; HEAD {commit[:12]} commits its files and stays: "
+            "the index is set to HEAD's tree (nothing staged), not as it was staged on that base")
+    assert ckpt(repo, "restore", "1", "--dry-run").out.splitlines()[0] == note
+    res = ckpt(repo, "restore", "1")
+    assert res.out.splitlines() == [note, "current state matches default/2; not saved again", "restored default/1"]
+    assert git(repo, "status", "--porcelain") == b"" and (repo / "README").read_text() == "changed, not staged\n"
+    status = ckpt(repo, "status").out.splitlines()
+    assert "worktree:  matches default/1 (@)" in status
+    assert (f"HEAD:      {commit[:12]} commits default/1 on its base {base[:12]}" if head == "on-base"
+            else f"HEAD:      moved since default/1 (saved on {base[:12]}, HEAD is now {commit[:12]})") in status
+    # --reset-head: HEAD back on the base, the index exactly as staged there
+    ckpt(repo, "restore", "1", "--reset-head")
+    assert git(repo, "write-tree").decode().strip() == saved_index
+    assert git(repo, "status", "--porcelain") == b" M README\n?? helper.py\n"
