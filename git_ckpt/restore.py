@@ -1069,9 +1069,26 @@ def _finish(repo: Repo, j: Journal, target: Checkpoint, now: Snapshot) -> list[s
         "from_commit": j.from_commit, "paths": j.paths, "worktree": str(repo.git_dir),
         "reset_head": j.reset_head,
     })
+    if problem is None:
+        with contextlib.suppress(OSError):  # only a shortcut for undo: losing it loses nothing
+            store.atomic_write(_last_jump_path(repo), j.task.encode() + b"\n")
     with contextlib.suppress(FileNotFoundError):
         _journal_path(repo).unlink()
     return [problem] if problem else []
+
+
+def _last_jump_path(repo: Repo) -> Path:
+    """``$GIT_DIR/ckpt/last-jump``: the task whose ledger holds this worktree's newest restore or
+    undo (the task may have changed since: ``task start``), for :func:`undo`."""
+    return repo.git_dir / "ckpt" / "last-jump"
+
+
+def _last_jump_task(repo: Repo) -> str | None:
+    try:
+        name = _last_jump_path(repo).read_bytes().decode("utf-8").strip()
+        return store.check_task_name(name)
+    except (OSError, UnicodeDecodeError, CkptError):
+        return None
 
 
 def restore(
@@ -1205,8 +1222,10 @@ def _changed_nothing(ev: Event) -> bool:
 
 def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> RestoreResult:
     """Return to the state before the last restore or undo in this worktree that changed the
-    state (itself a restore, so a second undo goes back again; a restore to the state the
-    worktree already held is passed over).  An interrupted restore is undone from its journal.
+    state, whichever task logged it (the task that logged the newest is recorded in
+    ``$GIT_DIR/ckpt/last-jump``; then ``task``'s ledger): itself a restore into ``task``, so a
+    second undo goes back again; a restore to the state the worktree already held is passed
+    over.  An interrupted restore is undone from its journal.
 
     Raises :class:`UsageError` when there is nothing to undo (nothing to act on).
     """
@@ -1220,16 +1239,19 @@ def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> Restor
         return result
     here = str(repo.git_dir)
     passed_over: str | None = None  # the newest restore that changed nothing
-    for rec in reversed(ledger.records(repo, task)):
-        ev = rec.event
-        if ev.type in ("restore", "undo") and ev.data.get("worktree") == here:
-            if _changed_nothing(ev):
-                passed_over = passed_over or str(ev.data.get("target"))  # it held its target already: look back
-                continue
-            target = store.load(repo, ev.data["from_commit"], id=ev.data["from"])
-            paths = [path_from_str(p) for p in ev.data.get("paths") or []] or None
-            return restore(repo, cfg, target, task=task, paths=paths, dry_run=dry_run, type="undo",
-                           reset_head=bool(ev.data.get("reset_head")))
+    # the task that logged this worktree's newest jump first (the current task may have changed
+    # since), then the current task
+    for where in dict.fromkeys(t for t in (_last_jump_task(repo), task) if t is not None):
+        for rec in reversed(ledger.records(repo, where)):
+            ev = rec.event
+            if ev.type in ("restore", "undo") and ev.data.get("worktree") == here:
+                if _changed_nothing(ev):
+                    passed_over = passed_over or str(ev.data.get("target"))  # it held its target already: look back
+                    continue
+                target = store.load(repo, ev.data["from_commit"], id=ev.data["from"])
+                paths = [path_from_str(p) for p in ev.data.get("paths") or []] or None
+                return restore(repo, cfg, target, task=task, paths=paths, dry_run=dry_run, type="undo",
+                               reset_head=bool(ev.data.get("reset_head")))
     if passed_over:
         raise UsageError(f"nothing to undo: the worktree already matched {passed_over} when it was restored, "
                          f"and no earlier restore in task {task} from this worktree changed the state",

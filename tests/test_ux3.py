@@ -159,3 +159,23 @@ def test_restore_onto_a_head_that_commits_the_checkpoint(repo, head):
     ckpt(repo, "restore", "1", "--reset-head")
     assert git(repo, "write-tree").decode().strip() == saved_index
     assert git(repo, "status", "--porcelain") == b" M README\n?? helper.py\n"
+
+
+def test_undo_after_switching_task(repo):
+    """Fifth walkthrough: after a restore, `task start other` made `undo` say "nothing to undo:
+    no restore in task other".  undo returns to the state this worktree's last restore left,
+    whichever task logged it; the state it leaves is saved in the current task."""
+    _two(repo)
+    ckpt(repo, "restore", "t/1")
+    ckpt(repo, "task", "start", "other")
+    assert ckpt(repo, "undo").out == "saved current state as other/1 (pre-restore)\nundo: restored t/2\n"
+    assert (repo / "f").read_text() == "2\n"
+    ckpt(repo, "task", "start", "t")  # and back: the newest jump is now other's undo
+    assert ckpt(repo, "undo").out == "current state matches t/2; not saved again\nundo: restored other/1\n"
+    assert (repo / "f").read_text() == "1\n"
+    # a worktree whose last-jump record is no task name falls back on the current task's ledger
+    gitdir = git(repo, "rev-parse", "--absolute-git-dir").decode().strip()
+    for junk in (b"../../etc\n", b"\xff\n", b""):
+        with open(f"{gitdir}/ckpt/last-jump", "wb") as fh:
+            fh.write(junk)
+        assert ckpt(repo, "undo", "--dry-run").out.splitlines()[0] == "would restore t/2:"
