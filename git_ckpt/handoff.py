@@ -233,13 +233,17 @@ def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool
     if store.is_fetched_task(task) or elsewhere:
         # a teammate's task: continue it under a name of your own (pushing under theirs is refused)
         resume.append(f"git ckpt task start {own_name(repo, store.split_task(task)[1])}")
-        resume.append(f"git ckpt restore {cur.id if cur is not None and not elsewhere else (elsewhere or [task])[0] + '/@'}")
+        if cur is not None and not elsewhere:
+            resume.append(f"git ckpt restore {cur.id}")
+        elif elsewhere and store.numbered(repo, elsewhere[0]):
+            resume.append(f"git ckpt restore {elsewhere[0]}/@")
     else:
         if store.current_task(repo) != task:
             resume.append(f"git ckpt task start {task}")
         if cur is not None:
             resume.append(f"git ckpt restore {cur.id}")
-    resume.append("git ckpt verify")
+    if any(c.startswith("git ckpt restore ") for c in resume):
+        resume.append("git ckpt verify")  # a task without checkpoints has nothing to restore or verify
     return {
         "schema": "ckpt-handoff/1",
         "task": task,

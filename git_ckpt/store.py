@@ -249,6 +249,28 @@ def fetched_tasks(repo: Repo) -> dict[str, list[str]]:
     return {t: sorted(out[t]) for t in sorted(out)}
 
 
+def fetched_elsewhere(repo: Repo, task: str) -> list[str]:
+    """The remotes (sorted) whose fetched ``task`` is not this repository's own pushed back: a
+    fetched checkpoint ``T/N`` that ``refs/ckpt/T/N`` here does not hold, or a fetched ledger
+    that the local one does not fast-forward (git ckpt push of ``task`` would then be refused:
+    checkpoints are never overwritten).  Promotions are left out (push moves them)."""
+    local = repo.refs_under(f"{PREFIX}{task}/")
+    out = []
+    for remote in fetched_tasks(repo).get(task, []):
+        rprefix = f"{REMOTE_PREFIX}{remote}/{task}/"
+        for ref, oid in repo.refs_under(rprefix).items():
+            name = ref[len(rprefix):]
+            mine = local.get(f"{PREFIX}{task}/{name}")
+            if name == "log":
+                ours = mine is not None and repo.fast_forwards(mine, oid)
+            else:
+                ours = name == "promoted" or mine == oid
+            if not ours:
+                out.append(remote)
+                break
+    return out
+
+
 def _fetched_under(repo: Repo, task: str) -> list[str]:
     """The remotes whose fetched refs hold a task named ``task``, sorted."""
     return fetched_tasks(repo).get(task, [])
@@ -626,7 +648,9 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
                 raise NotFoundError(f"no task {shown_prefix}{t}", task_hint(repo, t, prefix, shown_prefix))
             if not nums:
                 raise NotFoundError(f"task {shown_prefix}{t} has no checkpoints",
-                                    f"git ckpt fetch {shown_prefix[:-1]} brings them" if shown_prefix else "git ckpt save makes one")
+                                    f"its ledger was fetched without any: git ckpt task show {shown_prefix}{t} shows its card "
+                                    f"(git ckpt fetch {shown_prefix[:-1]} brings checkpoints pushed since)"
+                                    if shown_prefix else "git ckpt save makes one")
             top = len(nums) - 1
             if at is not None:  # after a whole restore, @ is the checkpoint this worktree matches
                 if (cur := repo.read_ref(f"{prefix}{t}/{at}")) is not None and (at, cur) in nums:

@@ -179,3 +179,47 @@ def test_undo_after_switching_task(repo):
         with open(f"{gitdir}/ckpt/last-jump", "wb") as fh:
             fh.write(junk)
         assert ckpt(repo, "undo", "--dry-run").out.splitlines()[0] == "would restore t/2:"
+
+
+def test_a_task_without_checkpoints_shared_and_resumed(tmp_path):
+    """Fifth walkthrough: a task with a card but no checkpoint.  Its owner pushing it and
+    fetching it back is not a teammate's task (task start warned that a push would be refused,
+    then the push worked); handoff's Resume names no restore or verify there is nothing for;
+    restore of its @ says the ledger came without checkpoints instead of "fetch brings them"."""
+    from test_remote import _team
+
+    _bare, alice, bob = _team(tmp_path)
+    ckpt(bob, "task", "start", "other", "--goal", "try it")
+    ckpt(bob, "push")
+    ckpt(bob, "fetch")
+    assert git(bob, "for-each-ref", "--format=%(refname)", "refs/ckpt-remotes/").decode().split() == [
+        "refs/ckpt-remotes/origin/other/log"]
+    ckpt(bob, "task", "start", "default")
+    res = ckpt(bob, "task", "start", "other")
+    assert (res.out, res.err) == ("task other is now current: try it\n", "")
+    assert ckpt(bob, "handoff").out.endswith("## Resume\n(none)\n")
+    (bob / "b.py").write_text("b\n")
+    ckpt(bob, "save", "-m", "bob's")
+    ckpt(bob, "push")
+
+    ckpt(alice, "fetch")
+    ckpt(alice, "task", "start", "lonely", "--goal", "nothing saved")
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    res = ckpt(bob, "handoff", "origin:lonely")
+    resume = res.out.split("## Resume\n", 1)[1]
+    assert "git ckpt task start lonely-2" in resume and "restore" not in resume and "verify" not in resume
+    res = ckpt(bob, "restore", "origin:lonely/@", rc=4)
+    assert res.err == ("error: task origin:lonely has no checkpoints\n"
+                       "hint: its ledger was fetched without any: git ckpt task show origin:lonely shows its card "
+                       "(git ckpt fetch origin brings checkpoints pushed since)\n")
+    # Alice's task of Bob's name is a teammate's: warned, with no restore of an @ that is not there
+    res = ckpt(bob, "task", "start", "lonely")
+    assert res.err == ("warning: origin:lonely already exists (fetched); pushing a task of the same name would be refused "
+                       "(checkpoints are never overwritten): to continue that work, start a task of your own (e.g. lonely-2) "
+                       "(origin:lonely has no checkpoints; git ckpt task show origin:lonely shows its card)\n")
+    # Bob's own task with a checkpoint, pushed and fetched back, is still his
+    res = ckpt(alice, "task", "start", "other")
+    assert "warning: origin:other already exists" in res.err and "git ckpt restore origin:other/@" in res.err
+    ckpt(bob, "task", "start", "default")
+    assert ckpt(bob, "task", "start", "other").err == ""
