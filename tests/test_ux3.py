@@ -223,3 +223,20 @@ def test_a_task_without_checkpoints_shared_and_resumed(tmp_path):
     assert "warning: origin:other already exists" in res.err and "git ckpt restore origin:other/@" in res.err
     ckpt(bob, "task", "start", "default")
     assert ckpt(bob, "task", "start", "other").err == ""
+
+
+@pytest.mark.parametrize("command", ["stats", "handoff"])
+def test_task_views_take_task_as_an_option_too(repo, command):
+    """Fifth walkthrough: `stats --task T` was "No such option" while list, log, check and
+    report take --task.  Both spellings give the same document; two different tasks are a
+    usage error; an unknown one is exit 4 either way."""
+    _two(repo)
+    ckpt(repo, "task", "start", "u")
+    by_arg = ckpt(repo, command, "t", "--json").json()["result"]
+    by_opt = ckpt(repo, command, "--task", "t", "--json").json()["result"]
+    by_arg.pop("generated", None), by_opt.pop("generated", None)
+    assert by_arg == by_opt and by_opt["task"] == "t"
+    assert ckpt(repo, command, "t", "--task", "t", "--json").json()["result"]["task"] == "t"
+    res = ckpt(repo, command, "t", "--task", "u", rc=2)
+    assert res.err == "error: two tasks given: t and --task u\nhint: give the task once, as TASK or --task TASK\n"
+    assert ckpt(repo, command, "--task", "nosuch", rc=4).err.startswith("error: no task nosuch\n")

@@ -138,7 +138,7 @@ def _add_completers(cmd: click.Command) -> None:
             continue
         if isinstance(p, click.Argument) and p.name in ("ckpt", "ckpts", "ckpt2"):
             p._custom_shell_complete = _complete_checkpoint
-        elif p.name == "task" or (isinstance(p, click.Argument) and p.name == "name" and cmd.name in ("show", "done", "note")):
+        elif p.name in ("task", "task_option") or (isinstance(p, click.Argument) and p.name == "name" and cmd.name in ("show", "done", "note")):
             p._custom_shell_complete = _complete_any_task if cmd.name in VIEWS_OF_FETCHED else _complete_task
 
 
@@ -250,6 +250,27 @@ def cli() -> None:
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """Add ``--json`` (machine output: a versioned envelope on stdout)."""
     return click.option("--json", "as_json", is_flag=True, help="Print a JSON envelope instead of text.")(f)
+
+
+def task_argument(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Add an optional TASK argument that may also be given as ``--task T`` (the other views
+    of a task take ``--task``), handed to the command as ``task``; both, naming two different
+    tasks, is a usage error (exit 2)."""
+    import functools
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(f)
+        def both(*args: Any, task: str | None = None, task_option: str | None = None, **kwargs: Any) -> Any:
+            if task is not None and task_option is not None and task != task_option:
+                from ..errors import UsageError
+
+                raise UsageError(f"two tasks given: {task} and --task {task_option}", "give the task once, as TASK or --task TASK")
+            return f(*args, task=task if task is not None else task_option, **kwargs)
+
+        both = click.option("--task", "task_option", default=None, metavar="TASK", help=help)(both)
+        return click.argument("task", required=False)(both)
+
+    return decorate
 
 
 def open_repo(lazy: bool = False) -> Repo:

@@ -6,11 +6,11 @@ import sys
 
 import click
 
-from . import emit, open_repo, say, warn
+from . import emit, open_repo, say, task_argument, warn
 
 
 @click.command("handoff")
-@click.argument("task", required=False)
+@task_argument("The task (default: the current one; a fetched REMOTE:T too).")
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", help="Markdown (default) or a JSON envelope.")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--check", "check_", is_flag=True,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import emit, json_option, open_repo, say
+from . import emit, json_option, open_repo, say, task_argument
 
 
 def _pct(x: float | None) -> str:
@@ -12,7 +12,7 @@ def _pct(x: float | None) -> str:
 
 
 @click.command("stats")
-@click.argument("task", required=False)
+@task_argument("The task (default: the current one; a fetched REMOTE:T too).")
 @json_option
 def command(task: str | None, as_json: bool) -> int:
     """Checkpoints, restores and undos (rollback rate), verifier runs and pass rate, forced
