@@ -136,6 +136,7 @@ class RestoreResult:
     type: str = "restore"
     warnings: list[str] = field(default_factory=list)
     continued: bool = False  # finished an interrupted restore (``previous`` is its way back)
+    paths: list[bytes] | None = None  # a restore of these paths only
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` result (and the MCP tool's data)."""
@@ -148,13 +149,19 @@ class RestoreResult:
         out = [f"note: {note}" for note in self.plan.provenance]
         if self.plan.base_note:
             out.append(f"note: {self.plan.base_note}")
+        what = self.target
+        if self.paths:  # "restored a.py, b.py from T/N": never as if the whole checkpoint came back
+            shown = ", ".join(path_display(p) for p in self.paths[:5]) + (f" and {len(self.paths) - 5} more" if len(self.paths) > 5 else "")
+            what = f"{shown} from {self.target}"
+        held = (f"{shown} already match{'es' if len(self.paths) == 1 else ''} {self.target}" if self.paths
+                else f"the worktree already matches {self.target}")
         if self.dry_run:
-            return [*out, f"would restore {self.target}:"]
-        done = f"restored {self.target}" if self.type == "restore" else f"undo: restored {self.target}"
+            return [*out, f"would restore {what}:" + (f" nothing to change ({held})" if self.plan.empty else "")]
+        done = f"restored {what}" if self.type == "restore" else f"undo: restored {what}"
         if self.continued:
             out.append(f"finishing the interrupted restore (the state before it is {self.previous})")
         elif self.plan.empty and not self.saved:  # nothing written, nothing saved: say it once
-            return [*out, f"the worktree already matches {self.target}; nothing to {self.type}", *self.plan.keep_lines()]
+            return [*out, f"{held}; nothing to {self.type}", *self.plan.keep_lines()]
         elif self.saved:
             out.append(f"saved current state as {self.saved} (pre-restore)")
         elif self.previous:
@@ -1152,9 +1159,11 @@ def restore(
         if dry_run:
             listed = repo.ls_tree(target.tree, *paths) if paths else repo.ls_tree(target.tree)
             plan.leave = max(0, len(listed) - len(set(plan.write)))
-            return RestoreResult(target.id, None, None, plan, dry_run=True, type=type)
+            return RestoreResult(target.id, None, None, plan, dry_run=True, type=type, paths=paths)
+        if paths and plan.empty:  # nothing to write, so nothing to save, log or undo
+            return RestoreResult(target.id, None, None, plan, type=type, paths=paths)
         prints = Fingerprints(repo, now, plan)  # before the save: what it holds is what is on disk
-        same = None if paths else checkpoint_with_state(repo, task, now.state(), first=target)
+        same = checkpoint_with_state(repo, task, now.state(), first=None if paths else target)
         if same is not None:
             if store.is_local(repo, same):
                 log_if_missing(repo, same)  # a pre-restore save killed before its event: log it now
@@ -1171,7 +1180,7 @@ def restore(
         warns = _finish(repo, j, target, now)
         if not paths:
             warns += set_merge_state(repo, target)
-        return RestoreResult(target.id, prev_id, saved, plan, type=type, warnings=warns)
+        return RestoreResult(target.id, prev_id, saved, plan, type=type, warnings=warns, paths=paths)
 
 
 def _new_work(repo: Repo, now: Snapshot, target: Checkpoint, before: Checkpoint) -> bool:
@@ -1210,7 +1219,7 @@ def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
         warns = _finish(repo, j, target, now)
         if not paths:
             warns += set_merge_state(repo, target)
-        return RestoreResult(target.id, j.from_id, None, plan, type=j.type, warnings=warns, continued=True)
+        return RestoreResult(target.id, j.from_id, None, plan, type=j.type, warnings=warns, continued=True, paths=paths)
 
 
 def _changed_nothing(ev: Event) -> bool:

@@ -126,7 +126,7 @@ def test_check_reruns_required_verifiers_and_reports_a_changed_result(task):
 
 def test_receipt_of_an_empty_task_and_unknown_task(repo):
     r = ckpt(repo, "handoff", "--json").json()["result"]
-    assert r["task"] == "default" and r["current"] is None and r["touched"] == [] and r["resume"] == ["git ckpt verify"]
+    assert r["task"] == "default" and r["current"] is None and r["touched"] == [] and r["resume"] == []  # nothing to restore or verify yet
     assert ckpt(repo, "handoff", "--check", rc=1).out.splitlines()[1] == "DRIFT worktree: the task has no checkpoint"
     ckpt(repo, "handoff", "bad..name", rc=2)
 
@@ -184,9 +184,10 @@ def test_stats(task):
 def test_rollback_rate_is_a_share_of_checkpoints_never_above_one(task):
     """Fourth walkthrough: restores 1 and undos 2 printed a rollback rate of 300%.  Going back to
     the same checkpoint again, undoing and redoing, and restoring one path count no further."""
-    for args in (["restore", "fix-auth/1"], ["undo"], ["undo"], ["undo"], ["restore", "fix-auth/1"],
-                 ["restore", "fix-auth/2", "--", "app.py"]):
+    for args in (["restore", "fix-auth/1"], ["undo"], ["undo"], ["undo"], ["restore", "fix-auth/1"]):
         ckpt(task, *args)
+    (task / "app.py").write_text("edited\n")
+    ckpt(task, "restore", "fix-auth/2", "--", "app.py")
     s = ckpt(task, "stats", "--json").json()["result"]
     assert (s["restores"], s["undos"], s["rolled_back_to"], s["rollback_rate"]) == (3, 3, 1, 0.5)
     ckpt(task, "restore", "fix-auth/2")

@@ -146,12 +146,12 @@ class RestoreWorld(RuleBasedStateMachine):
         cid = res.json()["result"]["id"]
         self.saved[cid] = (files_only(worktree_state(self.root)), index_with_flags(self.root), self.sparse)
 
-    def _command(self, args, sub):
+    def _command(self, args, sub, allowed=(0, 1, 4)):
         before_files = files_only(worktree_state(self.root))
         before_index = index_with_flags(self.root)
         ignored = ignored_files(self.root)
         res = ckpt(self._cwd(sub), *args, rc=None)
-        assert res.rc in (0, 1, 4), res
+        assert res.rc in allowed, res
         for line in res.out.splitlines():  # the pre-restore checkpoint can be a target later
             if line.startswith("saved current state as ") and line.endswith(" (pre-restore)"):
                 self.saved[line.split()[4]] = (before_files, before_index, self.sparse)
@@ -202,7 +202,9 @@ class RestoreWorld(RuleBasedStateMachine):
     @rule(sub=st.sampled_from(CWDS))
     def undo(self, sub):
         expect = self.last_restore
-        res, _f, _i = self._command(["undo"], sub)
+        # exit 2: nothing to undo (no restore here yet, or only ones that changed nothing)
+        res, _f, _i = self._command(["undo"], sub, allowed=(0, 1, 2, 4))
+        assert res.rc != 2 or res.err.startswith("error: nothing to undo"), res
         if res.rc == 0 and expect is not None:
             assert files_only(worktree_state(self.root)) == {p: v for p, v in expect[0].items()}, res
             assert index_with_flags(self.root) == expect[1], res

@@ -240,3 +240,32 @@ def test_task_views_take_task_as_an_option_too(repo, command):
     res = ckpt(repo, command, "t", "--task", "u", rc=2)
     assert res.err == "error: two tasks given: t and --task u\nhint: give the task once, as TASK or --task TASK\n"
     assert ckpt(repo, command, "--task", "nosuch", rc=4).err.startswith("error: no task nosuch\n")
+
+
+def test_restore_by_path_says_which_paths(repo):
+    """Fifth walkthrough: `restore T/N PATHS` printed `restored T/N` as if the whole checkpoint
+    came back, and a dry run of a restore with nothing to change listed only `leave`.  A path
+    restore names its paths; one with nothing to write saves, logs and changes nothing; the dry
+    run says what the real run would."""
+    _two(repo)
+    (repo / "g").write_text("g\n")
+    (repo / "f").write_text("edited\n")
+    assert ckpt(repo, "restore", "t/1", "f", "--dry-run").out == "would restore f from t/1:\nwrite   f\nleave   0 other file(s)\n"
+    assert ckpt(repo, "restore", "t/1", "f").out == "saved current state as t/3 (pre-restore)\nrestored f from t/1\n"
+    events = len(ckpt(repo, "log").out.splitlines())
+    refs = _checkpoint_refs(repo)
+    assert ckpt(repo, "restore", "t/1", "f").out == "f already matches t/1; nothing to restore\n"
+    assert ckpt(repo, "restore", "t/1", "f", "README").out == "f, README already match t/1; nothing to restore\n"
+    assert ckpt(repo, "restore", "t/1", "f", "-n").out == (
+        "would restore f from t/1: nothing to change (f already matches t/1)\nleave   1 other file(s)\n")
+    assert len(ckpt(repo, "log").out.splitlines()) == events and _checkpoint_refs(repo) == refs
+    ckpt(repo, "restore", "t/3")
+    assert ckpt(repo, "restore", "t/3", "-n").out == (
+        "would restore t/3: nothing to change (the worktree already matches t/3)\nleave   3 other file(s)\n")
+    names = [f"d{i}" for i in range(7)]
+    for n in names:
+        (repo / n).write_text(n)
+    ckpt(repo, "save", "-m", "seven")
+    for n in names:
+        (repo / n).write_text("x")
+    assert ckpt(repo, "restore", "t/4", *names).out.splitlines()[-1] == "restored d0, d1, d2, d3, d4 and 2 more from t/4"
