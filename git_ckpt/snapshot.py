@@ -560,6 +560,16 @@ def change_summary(repo: Repo, snap: Snapshot, since: store.Checkpoint | None) -
 
     old = since.tree if since is not None else (snap.base or EMPTY_TREE)  # diff-tree peels a commit
     changes = [(c.status, path_display(c.path)) for c in repo.diff_trees(old, snap.tree)]
+    if changes or since is None:
+        return summary(changes)
+    # the files are the same: say what else differs rather than "no changes"
+    staged = [(c.status, path_display(c.path)) for c in repo.diff_trees(since.index_tree, snap.index_tree)]
+    if staged:
+        return "index: " + summary(staged)
+    if snap.base != since.manifest.base:
+        return f"HEAD moved to {(snap.base or 'an unborn branch')[:12]}"
+    if (snap.overlay_info.digest or "") != (since.manifest.overlay.digest or ""):
+        return "overlay changed"
     return summary(changes)
 
 

@@ -269,3 +269,18 @@ def test_restore_by_path_says_which_paths(repo):
     for n in names:
         (repo / n).write_text("x")
     assert ckpt(repo, "restore", "t/4", *names).out.splitlines()[-1] == "restored d0, d1, d2, d3, d4 and 2 more from t/4"
+
+
+def test_default_message_says_what_changed_besides_files(repo):
+    """Fifth walkthrough: a save whose files equal the latest checkpoint's but whose index
+    stages something else got the message `no changes`.  The default message names what differs:
+    the staged paths, or HEAD's move."""
+    (repo / "f").write_text("f\n")
+    ckpt(repo, "save", "-m", "f untracked")
+    git(repo, "add", "f")
+    ckpt(repo, "save")
+    assert ckpt(repo, "show", "@", "--json").json()["result"]["manifest"]["message"] == "index: A f"
+    git(repo, "commit", "-q", "-m", "f")
+    head = git(repo, "rev-parse", "HEAD").decode().strip()
+    ckpt(repo, "save")
+    assert ckpt(repo, "show", "@", "--json").json()["result"]["manifest"]["message"] == f"HEAD moved to {head[:12]}"
