@@ -49,7 +49,7 @@ def check_task_name(name: str) -> str:
     fetched task (``REMOTE:T``) is refused with its own message: it is read-only here.
     """
     remote, _, bare = name.rpartition(":")
-    if remote and _REMOTE_NAME_RE.fullmatch(remote) and not task_name_problem(bare):
+    if remote and remote_name_ok(remote) and not task_name_problem(bare):
         raise UsageError(
             f"{name} is a task fetched from {remote}: it is read-only here",
             f"continue it under a task name of your own: git ckpt task start NAME, then git ckpt restore {name}/N",
@@ -67,7 +67,7 @@ def check_task_spec(name: str) -> str:
     :func:`check_task_name`) or a task fetched from a remote (``REMOTE:T``, read from
     ``refs/ckpt-remotes/REMOTE/T/…``).  Returns ``name``; raises :class:`UsageError`."""
     remote, _, bare = name.rpartition(":")
-    if remote and _REMOTE_NAME_RE.fullmatch(remote) and ".." not in remote and not task_name_problem(bare):
+    if remote and remote_name_ok(remote) and not task_name_problem(bare):
         return name
     return check_task_name(name)
 
@@ -106,7 +106,7 @@ def remote_problem(repo: Repo, remote: str) -> UsageError | None:
     """Why ``remote`` is not a configured remote (the one error push, fetch, ``list --remote``
     and ``REMOTE:T/N`` names give, exit 2), or None when ``git remote get-url`` knows it.
     Like ``git fetch``, a remote is a name from ``remote.NAME.url``; a URL or path is not one."""
-    if not _REMOTE_NAME_RE.fullmatch(remote) or ".." in remote or remote.endswith((".lock", ".")):
+    if not remote_name_ok(remote) or remote.endswith((".lock", ".")):
         return UsageError(f"{remote!r} is not a configured remote",
                           "git ckpt pushes and fetches through a named remote: git remote add NAME URL adds one (git remote -v lists them)")
     if repo.git("remote", "get-url", remote, check=False).returncode != 0:
@@ -237,6 +237,12 @@ def existing_task(repo: Repo, name: str, prefix: str = PREFIX, shown: str = "", 
     return task
 
 
+def remote_name_ok(name: str) -> bool:
+    """Whether ``name`` is a remote name git ckpt names fetched checkpoints under (``R`` of
+    ``R:T/N``: letters, digits, ``.``, ``_``, ``-``, no ``..``)."""
+    return bool(_REMOTE_NAME_RE.fullmatch(name)) and ".." not in name
+
+
 def fetched_tasks(repo: Repo) -> dict[str, list[str]]:
     """Task name → the remotes (sorted) whose fetched refs, ``refs/ckpt-remotes/R/T/...`` (a
     checkpoint, a ledger, a promotion), hold a task of that name; names that are no valid task
@@ -244,7 +250,7 @@ def fetched_tasks(repo: Repo) -> dict[str, list[str]]:
     out: dict[str, set[str]] = {}
     for ref in repo.refs_under(REMOTE_PREFIX):
         parts = ref[len(REMOTE_PREFIX):].split("/")
-        if len(parts) >= 3 and not task_name_problem(parts[1]):
+        if len(parts) >= 3 and not task_name_problem(parts[1]) and remote_name_ok(parts[0]):
             out.setdefault(parts[1], set()).add(parts[0])
     return {t: sorted(out[t]) for t in sorted(out)}
 
@@ -561,8 +567,10 @@ def restored_target(repo: Repo, task: str) -> tuple[str, str, str] | None:
     if n is None:
         return None
     if owner != task:  # another task's checkpoint, T2/N here or a fetched REMOTE:T2/N
+        if is_fetched_task(task):  # a teammate's ledger names no checkpoint of this repository
+            return None
         remote, colon, bare = owner.rpartition(":")
-        if ((colon and (not _REMOTE_NAME_RE.fullmatch(remote) or ".." in remote))
+        if ((colon and not remote_name_ok(remote))
                 or not _TASK_RE.fullmatch(bare) or ".." in bare or task_name_problem(bare)):
             return None
     ref = ckpt_ref(owner, n)

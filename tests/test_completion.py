@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ckpt
+from conftest import ckpt, git
 
 VENDOR = Path("/work/shared/vendor/git-2.55.0.tar.gz")
 
@@ -230,3 +230,20 @@ def test_fetched_tasks_are_completed_where_they_are_read(tmp_path):
         assert proc.returncode == 0, proc
         assert [[ln.split("\t")[0] for ln in part.splitlines() if ln] for part in proc.stdout.split("---\n")] == [
             everyone, ["origin:fix-echo"]]
+
+
+def test_refs_named_like_shell_code_are_never_offered(repo, tmp_path):
+    """A fetched ref is named by the remote, and `$(...)` is a valid ref name: completion offers
+    only names that are valid task and remote names (bash's compgen -W expands its word list),
+    for checkpoints and tasks alike, and nothing runs."""
+    (repo / "f").write_text("f\n")
+    ckpt(repo, "save", "-m", "one")
+    commit = git(repo, "rev-parse", "refs/ckpt/default/1").decode().strip()
+    for ref in ("refs/ckpt-remotes/origin/$(touch${IFS}pwned)/1", "refs/ckpt-remotes/$(touch${IFS}pwned)/t/1",
+                "refs/ckpt/$(touch${IFS}pwned)/1", "refs/ckpt-remotes/origin/ok/1"):
+        git(repo, "update-ref", ref, commit)
+    got = complete_bash(repo, tmp_path, ["git ckpt restore ", "git ckpt list --task ", "git-ckpt show "])
+    assert got[0] == ["@", "@~1", "promoted", "default/1", "origin:ok/1"]
+    assert got[1] == ["default", "origin:ok"]
+    assert got[2] == got[0]
+    assert not (repo / "pwned").exists() and not (tmp_path / "pwned").exists()

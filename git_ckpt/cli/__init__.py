@@ -84,18 +84,24 @@ def summary(help_text: str | None) -> str:
 
 def _complete_checkpoint(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
     """Checkpoint names for shell completion: ``@``, ``promoted``, every ``T/N`` and fetched
-    ``R:T/N`` (names only: nothing is loaded)."""
+    ``R:T/N`` (names only: nothing is loaded).  A ref whose task is no valid task name (a
+    fetched ref is named by the remote: ``$(...)`` is a valid ref name) is never offered: the
+    shell would insert, and bash's ``compgen -W`` may expand, what it holds."""
     from .. import store
+    from ..model import task_name_problem
 
     try:
         from ..gitcore import ref_number
 
         repo = open_repo()
         names = ["@", "@~1", "promoted"]
-        names += sorted({r[len(store.PREFIX):] for r in repo.refs_under(store.PREFIX) if ref_number(r.rpartition("/")[2]) is not None},
+        names += sorted({n for r in repo.refs_under(store.PREFIX)
+                         if len((n := r[len(store.PREFIX):]).split("/")) == 2 and ref_number(n.rpartition("/")[2]) is not None
+                         and not task_name_problem(n.rpartition("/")[0])},
                         key=lambda n: (n.rpartition("/")[0], int(n.rpartition("/")[2])))
         fetched = [p for ref in repo.refs_under(store.REMOTE_PREFIX)
-                   if len(p := ref[len(store.REMOTE_PREFIX):].split("/")) == 3 and ref_number(p[2]) is not None]
+                   if len(p := ref[len(store.REMOTE_PREFIX):].split("/")) == 3 and ref_number(p[2]) is not None
+                   and not task_name_problem(p[1]) and store.remote_name_ok(p[0])]
         names += [f"{r}:{t}/{n}" for r, t, n in sorted(fetched, key=lambda p: (p[0], p[1], int(p[2])))]
     except Exception:  # noqa: BLE001 - completion never fails the shell
         return []
