@@ -281,13 +281,15 @@ def uninstall(repo: Repo) -> dict[str, Any]:
 class HookState:
     """One hook's state: ``ours``, ``foreign`` (someone else's), or ``absent``; ``legacy`` when a
     kept foreign hook is chained; ``python`` the interpreter ours records (and whether it
-    ``python_ok``)."""
+    ``python_ok``); ``current``: ours is byte for byte what this version's ``hooks install``
+    writes (False: an older git-ckpt wrote it, and ``hooks install`` updates it)."""
 
     name: str
     state: str
     legacy: bool
     python: str | None = None
     python_ok: bool = False
+    current: bool = False
 
 
 def _hook_states(d: Path) -> list[HookState]:
@@ -297,14 +299,15 @@ def _hook_states(d: Path) -> list[HookState]:
         legacy = (d / f"{name}.legacy").exists()
         if is_ours(hook):
             py = None
-            for line in hook.read_bytes().splitlines():
+            data = hook.read_bytes()
+            for line in data.splitlines():
                 if line.startswith(b"INSTALL_PYTHON="):
                     try:
                         py = shlex.split(line[len(b"INSTALL_PYTHON="):].decode())[0]
                     except (ValueError, IndexError):
                         py = None
             # a hook that records no interpreter (plain sh, e.g. applypatch-msg) needs none
-            out.append(HookState(name, "ours", legacy, py, py is None or os.access(py, os.X_OK)))
+            out.append(HookState(name, "ours", legacy, py, py is None or os.access(py, os.X_OK), data == render(name, py)))
         elif hook.exists() or hook.is_symlink():
             out.append(HookState(name, "foreign", legacy))
         else:

@@ -167,3 +167,20 @@ def test_hooks_status_names_no_missing_interpreter_for_sh_only_hooks(repo):
     ours = [ln.split()[0] for ln in out.splitlines() if ln.startswith("  ") and " ours" in ln]
     assert sorted(ours) == ["applypatch-msg", "pre-applypatch", "pre-commit", "pre-merge-commit", "pre-push", "prepare-commit-msg"]
     assert "None" not in out and "is gone" not in out
+
+
+def test_hooks_status_names_hooks_an_older_version_wrote(repo):
+    """A hook written by another git-ckpt version (the python -P change of session 3 left the
+    old line until `hooks install` was run again) is named in `hooks status`, and `hooks
+    install` makes it current again."""
+    ckpt(repo, "hooks", "install")
+    hooks = Path(git(repo, "rev-parse", "--absolute-git-dir").decode().strip()) / "hooks"
+    assert all(h["current"] for h in ckpt(repo, "hooks", "status", "--json").json()["result"]["hooks"])
+    old = (hooks / "pre-commit").read_bytes().replace(b" -P ", b" ", 1)
+    assert old != (hooks / "pre-commit").read_bytes()
+    (hooks / "pre-commit").write_bytes(old)
+    lines = ckpt(repo, "hooks", "status").out.splitlines()
+    assert "  pre-commit           ours (written by another git-ckpt version: git ckpt hooks install updates it)" in lines
+    assert sum("another git-ckpt version" in ln for ln in lines) == 1
+    ckpt(repo, "hooks", "install")
+    assert "another git-ckpt version" not in ckpt(repo, "hooks", "status").out

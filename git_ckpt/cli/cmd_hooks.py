@@ -102,6 +102,8 @@ def status_cmd(as_json: bool) -> int:
                 line += f" (chains {h['name']}.legacy)"
             if h["state"] == "ours" and not h["python_ok"]:
                 line += f" (interpreter {h['python']} is gone; falls back to git-ckpt on PATH)"
+            if h["state"] == "ours" and not h["current"]:
+                line += " (written by another git-ckpt version: git ckpt hooks install updates it)"
             say(line)
         for w in res["worktrees"]:
             if w["dir"] != res["dir"]:
