@@ -12,8 +12,10 @@ Evidence (``--evidence E``) is parsed by :func:`parse_evidence`:
 * ``file:PATH`` or an existing worktree path — that file (inside the worktree);
 * ``text:…`` or anything else — free text, except for ``--failed`` (a checkpoint or result only).
 
-A spec spelled like a checkpoint or a result names one that exists, for every kind of note:
-else exit 4 (unknown checkpoint) with a "did you mean" hint.
+A spec spelled like a checkpoint or a result names one that exists, and ``file:PATH`` a file of
+the worktree, for every kind of note: else exit 4 with a hint ("did you mean" for a checkpoint).
+Evidence goes on the one item the note records (a fact, decision, failed path, assumption,
+confirmed or refuted assumption, or question); a note recording several items takes none.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ ASSUMPTION_STATES = ("unverified", "confirmed", "refuted")
 # and ``N``, ``@``, ``@~K``, ``promoted`` of the current task): evidence spelled so must exist.
 _TASK = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
 CHECKPOINT_SHAPE = re.compile(rf"(?:[A-Za-z0-9][A-Za-z0-9._-]*:)?(?:{_TASK}/)?(?:[0-9]+|@(?:~[0-9]+)?|promoted)")
+#: The options of ``task note`` whose item ``--evidence`` can back (its ``-h`` and errors say so).
+EVIDENCE_TAKERS = "--fact, --decided, --failed, --assume, --confirm, --refute or --question"
 HINT = "cite a checkpoint (T/N) or a result (T/N#VERIFIER), e.g. --evidence fix-auth/3#tests"
 
 
@@ -65,7 +69,8 @@ def parse_evidence(repo: Repo, spec: str, *, task: str, cwd: str | None = None, 
     One rule for every kind of note: a spec spelled like a checkpoint (``T/N``, ``REMOTE:T/N``,
     ``T/@…``) or a result (``T/N#VERIFIER``) must name one that exists, else
     :class:`NotFoundError` (exit 4) with a "did you mean" hint; ``file:PATH`` must be inside
-    the worktree (:class:`UsageError`).  ``strict`` (what a failed path must cite) accepts only
+    the worktree (:class:`UsageError`) and name a file or directory there (:class:`NotFoundError`:
+    ``no file PATH in the worktree``).  ``strict`` (what a failed path must cite) accepts only
     a checkpoint or a result and raises :class:`UsageError` for anything else; otherwise an
     existing worktree path is a file and anything else free text.
     """
@@ -113,6 +118,9 @@ def parse_evidence(repo: Repo, spec: str, *, task: str, cwd: str | None = None, 
         if rel is None:
             raise UsageError(f"path {path!r} is outside the worktree {repo.workdir}",
                              "cite a file of the worktree (file:PATH, relative to it or to the current directory)")
+        if not os.path.lexists(os.path.join(repo.workdir, rel)):
+            raise NotFoundError(f"evidence {spec!r}: no file {rel} in the worktree",
+                                "file:PATH cites a file that exists (relative to the current directory); text:... records words")
         return Evidence(file=rel)
     return Evidence(text=spec)
 
@@ -130,8 +138,10 @@ def _worktree_path(repo: Repo, path: str, cwd: str | None) -> str | None:
 class Edit:
     """One ``task note`` invocation.  Every field is optional; what is given is applied in one event.
 
-    ``fact``/``failed``/``confirm``/``refute`` take the ``evidence`` list (and ``failed`` the
-    ``reason``); at most one of them per edit, so the evidence is never ambiguous.
+    The ``evidence`` list goes on the one item the edit records (:meth:`items`: a ``fact``,
+    ``failed`` path, ``confirm``/``refute``, ``decided``, ``assume`` or ``question``); with
+    evidence, an edit recording two items is refused, so the evidence is never ambiguous.
+    ``failed`` takes the ``reason``.
     """
 
     read: list[str] = field(default_factory=list)
@@ -146,6 +156,14 @@ class Edit:
     question: list[str] = field(default_factory=list)
     next: str | None = None
 
+    def items(self) -> list[str]:
+        """The option of each card item this edit records (``--decided`` once per decision, …),
+        in the order of the options; ``--read`` and ``--next`` record no item."""
+        return ((["--fact"] if self.fact is not None else []) + ["--decided"] * len(self.decided)
+                + (["--failed"] if self.failed is not None else []) + ["--assume"] * len(self.assume)
+                + (["--confirm"] if self.confirm is not None else []) + (["--refute"] if self.refute is not None else [])
+                + ["--question"] * len(self.question))
+
     def empty(self) -> bool:
         """True when nothing would change."""
         return not (self.read or self.fact or self.decided or self.failed or self.assume or self.question
@@ -155,16 +173,21 @@ class Edit:
 def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger.Record:
     """Apply ``edit`` to the card of ``task`` as one ``card`` ledger event; return the new record.
 
-    Raises :class:`UsageError` for an empty or ambiguous edit (evidence with no item to attach it
-    to, two evidence-taking items at once, ``--failed`` without ``--reason`` or evidence, a fact
-    without evidence) and :class:`NotFoundError` for an unknown assumption number.
+    Raises :class:`UsageError` for an empty or ambiguous edit (evidence with no item or more
+    than one item to attach it to, two of ``--fact``/``--failed``/``--confirm``/``--refute`` at
+    once, ``--failed`` without ``--reason`` or evidence, a fact without evidence) and
+    :class:`NotFoundError` for an unknown assumption number or evidence naming nothing that exists.
     """
     store.check_task_name(task)
     takers = [name for name, val in (("--fact", edit.fact), ("--failed", edit.failed), ("--confirm", edit.confirm), ("--refute", edit.refute)) if val is not None]
     if len(takers) > 1:
         raise UsageError(f"{' and '.join(takers)} in one note: the evidence would be ambiguous", "run git ckpt task note once for each")
-    if edit.evidence and not takers:
-        raise UsageError("--evidence needs --fact, --failed, --confirm or --refute to attach to")
+    items = edit.items()
+    if edit.evidence and not items:
+        raise UsageError(f"--evidence needs an item to attach to: {EVIDENCE_TAKERS}")
+    if edit.evidence and len(items) > 1:
+        raise UsageError(f"--evidence with {len(items)} items in one note ({', '.join(items)}): which one it backs would be ambiguous",
+                         "run git ckpt task note once for each item")
     if edit.empty():
         raise UsageError("nothing to note", "give --read, --fact, --decided, --failed, --assume, --confirm, --refute, --question or --next")
     if edit.reason and edit.failed is None:
@@ -197,11 +220,11 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
         if edit.fact is not None:
             card.facts = card.facts + [CardItem(text=edit.fact.strip(), evidence=evidence, at=at)]
         for d in edit.decided:
-            card.decisions = card.decisions + [CardItem(text=d.strip(), at=at)]
+            card.decisions = card.decisions + [CardItem(text=d.strip(), evidence=evidence, at=at)]
         if edit.failed is not None:
             card.failed = card.failed + [CardItem(text=edit.failed.strip(), reason=(edit.reason or "").strip(), evidence=evidence, at=at)]
         for a in edit.assume:
-            card.assumptions = card.assumptions + [CardItem(text=a.strip(), status="unverified", at=at)]
+            card.assumptions = card.assumptions + [CardItem(text=a.strip(), status="unverified", evidence=evidence, at=at)]
         for n, status in ((edit.confirm, "confirmed"), (edit.refute, "refuted")):
             if n is None:
                 continue
@@ -212,7 +235,7 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
             items[n - 1] = CardItem(text=old.text, status=status, reason=old.reason, evidence=list(old.evidence) + evidence, at=at)
             card.assumptions = items
         for q in edit.question:
-            card.questions = card.questions + [CardItem(text=q.strip(), at=at)]
+            card.questions = card.questions + [CardItem(text=q.strip(), evidence=evidence, at=at)]
         if edit.next is not None:
             card.next = edit.next.strip() or None
         return card
@@ -227,6 +250,19 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
 
 def _evidence_text(ev: Evidence) -> str:
     return evidence_display(ev)
+
+
+def evidence_suffix(texts: list[str]) -> str:
+    """`` (evidence: A, B)`` after a card entry backed by evidence ``texts`` (already escaped
+    for display), or nothing: the words ``handoff`` and ``task show`` both print."""
+    return f" (evidence: {', '.join(texts)})" if texts else ""
+
+
+def evidence_texts(task: str, item: CardItem) -> list[str]:
+    """The evidence of ``item`` (a card entry of ``task``) as ``task show`` and the handoff
+    receipt print it (:func:`evidence_display`), a fetched task's checkpoints named as this
+    repository does (:func:`git_ckpt.store.shown_ids`)."""
+    return [store.shown_ids(task, evidence_display(e)) for e in item.evidence]
 
 
 def evidence_display(ev: Evidence) -> str:

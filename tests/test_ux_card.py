@@ -1,0 +1,181 @@
+"""A new user's walk through the README: task card evidence shown and checked, a reused verifier
+result named as reused in every view of the ledger, a fetched promoted checkpoint shown as
+promoted, and counts in the right number.
+
+Real repositories (and clones of a real bare repository), the real ``git ckpt`` entry point.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import ckpt, git
+from test_fetched_tasks import _alice_task
+from test_remote import _team
+from test_verify import verifier, write_config
+
+# ------------------------------------------------------------------------------ 1. evidence
+
+
+def _events(repo: Path, task: str) -> list[str]:
+    return git(repo, "rev-list", f"refs/ckpt/{task}/log").decode().split()
+
+
+def _fix_div(repo: Path) -> None:
+    """Task fix-div with a checkpoint fix-div/1 on which verifier ``tests`` failed."""
+    write_config(repo, verifier("tests", ["sh", "-c", "exit 1"]))
+    ckpt(repo, "task", "start", "fix-div", "--goal", "divide must not crash")
+    (repo / "calc.py").write_text("def div(a, b):\n    return a / b\n")
+    ckpt(repo, "save", "-m", "one")
+    ckpt(repo, "verify", rc=1)
+
+
+def test_task_show_prints_the_evidence_of_every_kind_of_item_as_handoff_does(repo):
+    _fix_div(repo)
+    for args in (["--fact", "calc.py is small", "--evidence", "file:calc.py"],
+                 ["--decided", "return None", "--evidence", "fix-div/1"],
+                 ["--failed", "raise ZeroDivisionError", "--reason", "callers crash", "--evidence", "fix-div/1#tests"],
+                 ["--question", "warn?", "--evidence", "calc.py"],  # an existing path: file:
+                 ["--assume", "callers check None", "--evidence", "text:grep shows it"],
+                 ["--assume", "b"],
+                 ["--confirm", "2", "--evidence", "fix-div/1"]):
+        ckpt(repo, "task", "note", *args)
+    assert ckpt(repo, "task", "show").out == (
+        "task: fix-div\n"
+        "goal: divide must not crash\n"
+        "fact 1: calc.py is small (evidence: file calc.py)\n"
+        "decided 1: return None (evidence: fix-div/1)\n"
+        "failed 1: raise ZeroDivisionError (callers crash) (evidence: fix-div/1#tests: failed)\n"
+        "question 1: warn? (evidence: file calc.py)\n"
+        "assumption 1: callers check None [unverified] (evidence: grep shows it)\n"
+        "assumption 2: b [confirmed] (evidence: fix-div/1)\n")
+    commit = git(repo, "rev-parse", "refs/ckpt/fix-div/1").decode().strip()
+    card = ckpt(repo, "task", "show", "--json").json()["result"]
+    assert card["decisions"][0]["evidence"] == [{"checkpoint": "fix-div/1", "commit": commit}]
+    assert card["questions"][0]["evidence"] == [{"file": "calc.py"}]
+    assert card["assumptions"][0]["evidence"] == [{"text": "grep shows it"}]
+    out = ckpt(repo, "handoff").out
+    for line in ("- return None (evidence: fix-div/1)",
+                 "- raise ZeroDivisionError: callers crash (evidence: fix-div/1#tests: failed)",
+                 "- warn? (evidence: file calc.py)",
+                 "- 1. callers check None (evidence: grep shows it)",
+                 "- calc.py is small (evidence: file calc.py)"):
+        assert line in out.splitlines(), (line, out)
+
+
+def test_task_show_of_a_fetched_task_names_its_evidence_as_this_repository_does(tmp_path):
+    _bare, alice, bob = _team(tmp_path)
+    _alice_task(alice, bob)
+    ckpt(alice, "task", "note", "--decided", "print b", "--evidence", "fix-echo/2")
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    out = ckpt(bob, "task", "show", "origin:fix-echo").out.splitlines()
+    assert "decided 2: print b (evidence: origin:fix-echo/2)" in out
+    assert "- print b (evidence: origin:fix-echo/2)" in ckpt(bob, "handoff", "origin:fix-echo").out.splitlines()
+
+
+def test_evidence_of_an_evidence_stored_text_cannot_forge_a_line(repo):
+    ckpt(repo, "task", "start", "t")
+    ckpt(repo, "task", "note", "--decided", "d", "--evidence", "text:a\nb \x1b[31m")
+    assert ckpt(repo, "task", "show").out.splitlines()[-1] == "decided 1: d (evidence: a\\nb \\x1b[31m)"
+
+
+def test_evidence_file_must_exist_in_the_worktree(repo):
+    ckpt(repo, "task", "start", "t")
+    (repo / "sub").mkdir()
+    (repo / "sub" / "there.py").write_text("x\n")
+    before = _events(repo, "t")
+    res = ckpt(repo, "task", "note", "--fact", "z", "--evidence", "file:nonexist.py", rc=4)
+    assert res.err == ("error: evidence 'file:nonexist.py': no file nonexist.py in the worktree\n"
+                       "hint: file:PATH cites a file that exists (relative to the current directory); text:... records words\n")
+    # relative to the current directory, named from the worktree root
+    res = ckpt(repo / "sub", "task", "note", "--decided", "d", "--evidence", "file:gone.py", rc=4)
+    assert res.err.startswith("error: evidence 'file:gone.py': no file sub/gone.py in the worktree\n")
+    assert _events(repo, "t") == before
+    ckpt(repo / "sub", "task", "note", "--fact", "z", "--evidence", "file:there.py")
+    assert ckpt(repo, "task", "show", "--json").json()["result"]["facts"][0]["evidence"] == [{"file": "sub/there.py"}]
+    # a bare word naming no file stays text, as the README says
+    ckpt(repo, "task", "note", "--fact", "y", "--evidence", "nonexist.py")
+    assert ckpt(repo, "task", "show", "--json").json()["result"]["facts"][1]["evidence"] == [{"text": "nonexist.py"}]
+
+
+def test_handoff_check_finds_a_cited_file_gone(repo):
+    (repo / ".gitignore").write_text("*.log\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-q", "-m", "ignore logs")
+    ckpt(repo, "task", "start", "t")
+    (repo / "f.txt").write_text("1\n")
+    (repo / "run.log").write_text("ZeroDivisionError\n")
+    ckpt(repo, "save", "-m", "one")
+    ckpt(repo, "task", "note", "--fact", "it crashes", "--evidence", "file:run.log")
+    ckpt(repo, "task", "note", "--failed", "retry", "--reason", "same crash", "--evidence", "t/1")
+    assert ckpt(repo, "handoff", "--check").out.splitlines()[0] == "ok    files: all present"
+    (repo / "run.log").unlink()  # ignored: the worktree still matches t/1
+    res = ckpt(repo, "handoff", "--check", rc=1)
+    assert res.out == ("DRIFT files: cited as evidence but missing: run.log\n"
+                       "ok    worktree: matches t/1\n"
+                       "handoff of t: 1 drift(s) found\n")
+    data = ckpt(repo, "handoff", "--check", "--json", rc=1).json()["result"]
+    assert data["drift"] == ["files named by the receipt: cited as evidence but missing: run.log"]
+
+
+def test_handoff_check_looks_up_no_evidence_file_outside_the_worktree(tmp_path):
+    """A teammate's ledger names evidence files outside any worktree: named as such, never probed."""
+    _bare, alice, bob = _team(tmp_path)
+    secret = tmp_path / "SECRET_EXISTS"
+    secret.write_text("x")
+    ckpt(alice, "task", "start", "evil")
+    (alice / "f.txt").write_text("w\n")
+    ckpt(alice, "save", "-m", "e")
+    ckpt(alice, "task", "note", "--fact", "f", "--evidence", "file:f.txt")
+    ledger = "refs/ckpt/evil/log"
+    tip = git(alice, "rev-parse", ledger).decode().strip()
+    card = json.loads(git(alice, "cat-file", "blob", f"{tip}:card.json"))
+    bad = [str(secret), "../SECRET_EXISTS", "a/../../x", ".git/config", "gone.txt"]
+    card["facts"][0]["evidence"] = [{"file": p} for p in bad] + [{"file": "f.txt"}]
+    cblob = git(alice, "hash-object", "-w", "--stdin", input=json.dumps(card).encode()).decode().strip()
+    evblob = git(alice, "rev-parse", f"{tip}:event.json").decode().strip()
+    tree = git(alice, "mktree", input=f"100644 blob {cblob}\tcard.json\n100644 blob {evblob}\tevent.json\n".encode()).decode().strip()
+    new = git(alice, "commit-tree", tree, "-p", f"{tip}^", "-m", "card").decode().strip()
+    git(alice, "update-ref", ledger, new)
+    git(alice, "push", "-q", "-f", "origin", f"{ledger}:{ledger}", "refs/ckpt/evil/1:refs/ckpt/evil/1")
+    ckpt(bob, "fetch")
+    res = ckpt(bob, "handoff", "--check", "origin:evil", "--json", rc=1).json()["result"]
+    [files] = [c for c in res["checks"] if c["check"] == "files"]
+    # f.txt is not in bob's worktree (another task); the rest are not paths of a worktree at all
+    assert files["detail"] == ("missing: f.txt; cited as evidence but missing: gone.txt; not a path of this worktree "
+                               f"(not looked up): {secret}, ../SECRET_EXISTS, a/../../x, .git/config")
+
+
+def test_every_kind_of_item_takes_evidence_and_only_one_item_per_note(repo):
+    _fix_div(repo)
+    ckpt(repo, "task", "note", "--decided", "x", "--evidence", "fix-div/1")
+    ckpt(repo, "task", "note", "--assume", "y", "--evidence", "fix-div/1#tests")
+    ckpt(repo, "task", "note", "--question", "z", "--evidence", "text:why")
+    card = ckpt(repo, "task", "show", "--json").json()["result"]
+    assert [d["evidence"][0].get("checkpoint") for d in card["decisions"]] == ["fix-div/1"]
+    assert card["assumptions"][0]["evidence"][0]["result"] == "failed"
+    before = _events(repo, "fix-div")
+    # validated as for a fact: a checkpoint that is not there is exit 4
+    res = ckpt(repo, "task", "note", "--decided", "x", "--evidence", "fix-div/9", rc=4)
+    assert res.err.startswith("error: evidence 'fix-div/9': no checkpoint fix-div/9\nhint: did you mean fix-div/1")
+    res = ckpt(repo, "task", "note", "--decided", "a", "--decided", "b", "--evidence", "fix-div/1", rc=2)
+    assert res.err == ("error: --evidence with 2 items in one note (--decided, --decided): which one it backs would be ambiguous\n"
+                       "hint: run git ckpt task note once for each item\n")
+    res = ckpt(repo, "task", "note", "--fact", "f", "--question", "q", "--evidence", "fix-div/1", rc=2)
+    assert res.err.startswith("error: --evidence with 2 items in one note (--fact, --question)")
+    res = ckpt(repo, "task", "note", "--next", "n", "--read", "calc.py", "--evidence", "fix-div/1", rc=2)
+    assert res.err == ("error: --evidence needs an item to attach to: "
+                       "--fact, --decided, --failed, --assume, --confirm, --refute or --question\n")
+    assert _events(repo, "fix-div") == before
+    # several items without evidence are one note, as before
+    ckpt(repo, "task", "note", "--decided", "a", "--decided", "b", "--question", "q")
+
+
+def test_readme_and_help_name_the_notes_that_take_evidence(repo):
+    kinds = "--fact, --decided, --failed, --assume, --confirm, --refute or --question"
+    help_text = " ".join(ckpt(repo, "task", "note", "-h").out.split())
+    assert f"What backs the one item this note records ({kinds})" in help_text
+    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
+    assert "Every kind of note that records an item takes `--evidence`" in readme
