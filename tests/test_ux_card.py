@@ -8,6 +8,7 @@ Real repositories (and clones of a real bare repository), the real ``git ckpt`` 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from conftest import ckpt, git
@@ -179,3 +180,27 @@ def test_readme_and_help_name_the_notes_that_take_evidence(repo):
     assert f"What backs the one item this note records ({kinds})" in help_text
     readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
     assert "Every kind of note that records an item takes `--evidence`" in readme
+
+
+# ------------------------------------------------------------------------------ 2. reused results
+
+
+def test_a_reused_result_is_named_reused_in_log_graph_and_report(repo, tmp_path):
+    write_config(repo, verifier("tests", ["true"]))
+    ckpt(repo, "task", "start", "fix-div")
+    (repo / "calc.py").write_text("1\n")
+    ckpt(repo, "save", "-m", "one")
+    ckpt(repo, "verify")
+    ckpt(repo, "save", "--allow-empty", "-m", "same")
+    assert "verifier: tests ...... passed (reused from fix-div/1, exit 0, " in ckpt(repo, "verify").out
+    lines = [re.sub(r"^#\d+\s+\S+\s+", "", ln) for ln in ckpt(repo, "log").out.splitlines()]
+    assert [ln for ln in lines if ln.startswith("verifier:")] == [
+        "verifier: tests ...... passed on fix-div/1",
+        "verifier: tests ...... passed on fix-div/2 (reused from fix-div/1)"]
+    graph = [ln.rsplit("  ", 1)[0] for ln in ckpt(repo, "log", "--graph").out.splitlines() if ln.startswith("|   pass")]
+    assert graph == ["|   pass  tests passed on fix-div/1", "|   pass  tests passed on fix-div/2 (reused from fix-div/1)"]
+    ckpt(repo, "report", "--html", str(tmp_path / "r.html"))
+    page = (tmp_path / "r.html").read_text()
+    assert "tests passed on fix-div/2 (reused from fix-div/1)</li>" in page
+    assert "<title>tests: passed (reused)</title>" in page
+    assert "; 1 reused)" in ckpt(repo, "stats").out
