@@ -204,3 +204,20 @@ def test_a_reused_result_is_named_reused_in_log_graph_and_report(repo, tmp_path)
     assert "tests passed on fix-div/2 (reused from fix-div/1)</li>" in page
     assert "<title>tests: passed (reused)</title>" in page
     assert "; 1 reused)" in ckpt(repo, "stats").out
+
+
+# ------------------------------------------------------------------------------ 3. fetched promoted
+
+
+def test_show_marks_a_fetched_promoted_checkpoint_as_list_does(tmp_path):
+    _bare, alice, bob = _team(tmp_path)
+    _alice_task(alice, bob)  # alice promoted fix-echo/2
+    listed = ckpt(bob, "list", "--remote", "origin").out.splitlines()
+    assert [ln.split()[:2] for ln in listed if "fix-echo/2" in ln] == [["*", "origin:fix-echo/2"]]
+    assert ckpt(bob, "show", "origin:fix-echo/2").out.splitlines()[0] == "checkpoint origin:fix-echo/2  (promoted)"
+    assert ckpt(bob, "show", "origin:fix-echo/promoted").out.splitlines()[0] == "checkpoint origin:fix-echo/2  (promoted)"
+    assert ckpt(bob, "show", "origin:fix-echo/1").out.splitlines()[0] == "checkpoint origin:fix-echo/1"
+    assert ckpt(bob, "show", "origin:fix-echo/2", "--json").json()["result"]["promoted"] is True
+    assert ckpt(bob, "show", "origin:fix-echo/1", "--json").json()["result"]["promoted"] is False
+    # in alice's own clone, her local promoted ref decides, as before
+    assert ckpt(alice, "show", "fix-echo/2").out.splitlines()[0] == "checkpoint fix-echo/2  (promoted)"
