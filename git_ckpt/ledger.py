@@ -418,5 +418,8 @@ def describe(ev: Event, card: Card | None = None) -> str:
     if t == "drop":
         return f"dropped {d.get('id')}" + (" (forced)" if d.get("forced") else "")
     if t == "prune":
-        return f"pruned {len(d.get('pruned', []))} checkpoints"
+        from .words import counted
+
+        pruned = d.get("pruned")
+        return f"pruned {counted(len(pruned) if isinstance(pruned, list) else 0, 'checkpoint')}"
     return t

@@ -221,3 +221,29 @@ def test_show_marks_a_fetched_promoted_checkpoint_as_list_does(tmp_path):
     assert ckpt(bob, "show", "origin:fix-echo/1", "--json").json()["result"]["promoted"] is False
     # in alice's own clone, her local promoted ref decides, as before
     assert ckpt(alice, "show", "fix-echo/2").out.splitlines()[0] == "checkpoint fix-echo/2  (promoted)"
+
+
+# ------------------------------------------------------------------------------ 4. plurals
+
+
+def test_counts_take_the_right_number(repo):
+    (repo / ".gitignore").write_text("state/\n")
+    (repo / ".ckpt.toml").write_text('[overlay]\ninclude = ["state/"]\n')
+    git(repo, "add", ".gitignore", ".ckpt.toml")
+    git(repo, "commit", "-q", "-m", "config")
+    (repo / "state").mkdir()
+    (repo / "state" / "one").write_text("x")
+    ckpt(repo, "save", "-m", "one")
+    out = ckpt(repo, "show").out
+    assert "overlay (1 entry):\n  state/one (file, 1 byte)\n" in out
+    assert ckpt(repo, "show", "--json").json()["result"]["overlay"] == [{"path": "state/one", "kind": "file", "size": 1}]
+    assert ckpt(repo, "check").out.splitlines()[0] == "ok       default/1  (3 files, 1 overlay file)"
+    (repo / "state" / "two").write_text("yy")
+    ckpt(repo, "save", "-m", "two")
+    assert "overlay (2 entries):\n  state/one (file, 1 byte)\n  state/two (file, 2 bytes)\n" in ckpt(repo, "show").out
+    assert ckpt(repo, "check").out.splitlines()[1] == "ok       default/2  (3 files, 2 overlay files)"
+    assert ckpt(repo, "log", "--verify").out == "ledger of default: intact (2 events)\n"
+    assert ckpt(repo, "stats").out.startswith("task: default (2 events)\n")
+    ckpt(repo, "gc", "--keep", "1")
+    log = ckpt(repo, "log").out.splitlines()
+    assert log[-1].endswith("  pruned 1 checkpoint"), log
