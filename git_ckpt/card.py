@@ -14,8 +14,8 @@ Evidence (``--evidence E``) is parsed by :func:`parse_evidence`:
 
 A spec spelled like a checkpoint or a result names one that exists, and ``file:PATH`` a file of
 the worktree, for every kind of note: else exit 4 with a hint ("did you mean" for a checkpoint).
-Evidence goes on the one item the note records (a fact, decision, failed path, assumption,
-confirmed or refuted assumption, or question); a note recording several items takes none.
+Evidence backs one item of the note (:meth:`Edit.evidence_target`): its fact, failed path or
+confirmed/refuted assumption, or else its one decision, assumption or question.
 """
 
 from __future__ import annotations
@@ -138,9 +138,7 @@ def _worktree_path(repo: Repo, path: str, cwd: str | None) -> str | None:
 class Edit:
     """One ``task note`` invocation.  Every field is optional; what is given is applied in one event.
 
-    The ``evidence`` list goes on the one item the edit records (:meth:`items`: a ``fact``,
-    ``failed`` path, ``confirm``/``refute``, ``decided``, ``assume`` or ``question``); with
-    evidence, an edit recording two items is refused, so the evidence is never ambiguous.
+    The ``evidence`` list backs one item (:meth:`evidence_target`), so it is never ambiguous;
     ``failed`` takes the ``reason``.
     """
 
@@ -156,13 +154,22 @@ class Edit:
     question: list[str] = field(default_factory=list)
     next: str | None = None
 
-    def items(self) -> list[str]:
-        """The option of each card item this edit records (``--decided`` once per decision, …),
-        in the order of the options; ``--read`` and ``--next`` record no item."""
-        return ((["--fact"] if self.fact is not None else []) + ["--decided"] * len(self.decided)
-                + (["--failed"] if self.failed is not None else []) + ["--assume"] * len(self.assume)
-                + (["--confirm"] if self.confirm is not None else []) + (["--refute"] if self.refute is not None else [])
-                + ["--question"] * len(self.question))
+    def evidence_target(self) -> str | None:
+        """The option whose item the ``evidence`` backs: the edit's ``--fact``, ``--failed``,
+        ``--confirm`` or ``--refute`` (at most one of them), or else its one ``--decided``,
+        ``--assume`` or ``--question``; None when the edit records no item.  Raises
+        :class:`UsageError` when it could back two of them (two of the first kind, or several
+        of the second kind and none of the first)."""
+        takers = [name for name, val in (("--fact", self.fact), ("--failed", self.failed), ("--confirm", self.confirm), ("--refute", self.refute)) if val is not None]
+        if len(takers) > 1:
+            raise UsageError(f"{' and '.join(takers)} in one note: the evidence would be ambiguous", "run git ckpt task note once for each")
+        if takers:
+            return takers[0]
+        items = ["--decided"] * len(self.decided) + ["--assume"] * len(self.assume) + ["--question"] * len(self.question)
+        if self.evidence and len(items) > 1:
+            raise UsageError(f"--evidence with {len(items)} items in one note ({', '.join(items)}): which one it backs would be ambiguous",
+                             "run git ckpt task note once for each item")
+        return items[0] if items else None
 
     def empty(self) -> bool:
         """True when nothing would change."""
@@ -173,21 +180,15 @@ class Edit:
 def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger.Record:
     """Apply ``edit`` to the card of ``task`` as one ``card`` ledger event; return the new record.
 
-    Raises :class:`UsageError` for an empty or ambiguous edit (evidence with no item or more
-    than one item to attach it to, two of ``--fact``/``--failed``/``--confirm``/``--refute`` at
-    once, ``--failed`` without ``--reason`` or evidence, a fact without evidence) and
-    :class:`NotFoundError` for an unknown assumption number or evidence naming nothing that exists.
+    Raises :class:`UsageError` for an empty or ambiguous edit (evidence with no item to back or
+    that could back two, :meth:`Edit.evidence_target`; ``--failed`` without ``--reason`` or
+    evidence, a fact without evidence) and :class:`NotFoundError` for an unknown assumption
+    number or evidence naming nothing that exists.
     """
     store.check_task_name(task)
-    takers = [name for name, val in (("--fact", edit.fact), ("--failed", edit.failed), ("--confirm", edit.confirm), ("--refute", edit.refute)) if val is not None]
-    if len(takers) > 1:
-        raise UsageError(f"{' and '.join(takers)} in one note: the evidence would be ambiguous", "run git ckpt task note once for each")
-    items = edit.items()
-    if edit.evidence and not items:
+    target = edit.evidence_target()
+    if edit.evidence and target is None:
         raise UsageError(f"--evidence needs an item to attach to: {EVIDENCE_TAKERS}")
-    if edit.evidence and len(items) > 1:
-        raise UsageError(f"--evidence with {len(items)} items in one note ({', '.join(items)}): which one it backs would be ambiguous",
-                         "run git ckpt task note once for each item")
     if edit.empty():
         raise UsageError("nothing to note", "give --read, --fact, --decided, --failed, --assume, --confirm, --refute, --question or --next")
     if edit.reason and edit.failed is None:
@@ -195,7 +196,7 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
     if edit.failed is not None and not (edit.reason and edit.reason.strip()):
         raise UsageError("--failed needs --reason: say why this path was ruled out")
     if (edit.fact is not None or edit.failed is not None) and not edit.evidence:
-        raise UsageError(f"{takers[0]} needs --evidence (a checkpoint T/N, a result T/N#VERIFIER, a file or text)")
+        raise UsageError(f"{target} needs --evidence (a checkpoint T/N, a result T/N#VERIFIER, a file or text)")
     for label, value in (("--fact", edit.fact), ("--failed", edit.failed), ("--next", edit.next)):
         if value is not None and not value.strip() and label != "--next":
             raise UsageError(f"{label} is empty")
@@ -213,6 +214,9 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
         if n is not None and not 1 <= n <= len(current.assumptions):
             raise NotFoundError(f"{label} {n}: task {task} has {len(current.assumptions)} assumption(s)", f"git ckpt task show {task} numbers them")
 
+    def backs(option: str) -> list[Evidence]:
+        return evidence if target == option else []
+
     def update(card: Card) -> Card:
         for r in reads:
             if r not in card.reads:
@@ -220,11 +224,11 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
         if edit.fact is not None:
             card.facts = card.facts + [CardItem(text=edit.fact.strip(), evidence=evidence, at=at)]
         for d in edit.decided:
-            card.decisions = card.decisions + [CardItem(text=d.strip(), evidence=evidence, at=at)]
+            card.decisions = card.decisions + [CardItem(text=d.strip(), evidence=backs("--decided"), at=at)]
         if edit.failed is not None:
             card.failed = card.failed + [CardItem(text=edit.failed.strip(), reason=(edit.reason or "").strip(), evidence=evidence, at=at)]
         for a in edit.assume:
-            card.assumptions = card.assumptions + [CardItem(text=a.strip(), status="unverified", evidence=evidence, at=at)]
+            card.assumptions = card.assumptions + [CardItem(text=a.strip(), status="unverified", evidence=backs("--assume"), at=at)]
         for n, status in ((edit.confirm, "confirmed"), (edit.refute, "refuted")):
             if n is None:
                 continue
@@ -235,7 +239,7 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
             items[n - 1] = CardItem(text=old.text, status=status, reason=old.reason, evidence=list(old.evidence) + evidence, at=at)
             card.assumptions = items
         for q in edit.question:
-            card.questions = card.questions + [CardItem(text=q.strip(), evidence=evidence, at=at)]
+            card.questions = card.questions + [CardItem(text=q.strip(), evidence=backs("--question"), at=at)]
         if edit.next is not None:
             card.next = edit.next.strip() or None
         return card

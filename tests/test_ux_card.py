@@ -164,22 +164,28 @@ def test_every_kind_of_item_takes_evidence_and_only_one_item_per_note(repo):
     res = ckpt(repo, "task", "note", "--decided", "a", "--decided", "b", "--evidence", "fix-div/1", rc=2)
     assert res.err == ("error: --evidence with 2 items in one note (--decided, --decided): which one it backs would be ambiguous\n"
                        "hint: run git ckpt task note once for each item\n")
-    res = ckpt(repo, "task", "note", "--fact", "f", "--question", "q", "--evidence", "fix-div/1", rc=2)
-    assert res.err.startswith("error: --evidence with 2 items in one note (--fact, --question)")
+    res = ckpt(repo, "task", "note", "--decided", "a", "--question", "q", "--evidence", "fix-div/1", rc=2)
+    assert res.err.startswith("error: --evidence with 2 items in one note (--decided, --question): ")
     res = ckpt(repo, "task", "note", "--next", "n", "--read", "calc.py", "--evidence", "fix-div/1", rc=2)
     assert res.err == ("error: --evidence needs an item to attach to: "
                        "--fact, --decided, --failed, --assume, --confirm, --refute or --question\n")
     assert _events(repo, "fix-div") == before
-    # several items without evidence are one note, as before
+    # several items without evidence are one note, as before; with a fact, failed path or judged
+    # assumption, the evidence backs that one (as before), not the other items of the note
     ckpt(repo, "task", "note", "--decided", "a", "--decided", "b", "--question", "q")
+    ckpt(repo, "task", "note", "--fact", "f", "--decided", "c", "--question", "r", "--evidence", "fix-div/1")
+    card = ckpt(repo, "task", "show", "--json").json()["result"]
+    assert card["facts"][-1]["evidence"][0]["checkpoint"] == "fix-div/1"
+    assert "evidence" not in card["decisions"][-1] and "evidence" not in card["questions"][-1]
 
 
 def test_readme_and_help_name_the_notes_that_take_evidence(repo):
-    kinds = "--fact, --decided, --failed, --assume, --confirm, --refute or --question"
+    rule = "--fact, --failed, --confirm or --refute, or else its one --decided, --assume or --question"
     help_text = " ".join(ckpt(repo, "task", "note", "-h").out.split())
-    assert f"What backs the one item this note records ({kinds})" in help_text
+    assert f"What backs the note's {rule}" in help_text
     readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
-    assert "Every kind of note that records an item takes `--evidence`" in readme
+    assert ("Every kind of note that records an item takes `--evidence`, stored on that item: it backs the note's "
+            "`--fact`, `--failed`, `--confirm` or `--refute`") in readme
 
 
 # ------------------------------------------------------------------------------ 2. reused results

@@ -109,8 +109,8 @@ def done_cmd(name: str | None, as_json: bool) -> int:
 @click.option("--read", "read", multiple=True, metavar="FILE", help="A file you read (repeatable).")
 @click.option("--fact", default=None, metavar="TEXT", help="A fact you verified (needs --evidence).")
 @click.option("--evidence", "evidence", multiple=True, metavar="E",
-              help="What backs the one item this note records (--fact, --decided, --failed, --assume, --confirm, --refute "
-                   "or --question): T/N, T/N#VERIFIER, file:PATH or text (repeatable).")
+              help="What backs the note's --fact, --failed, --confirm or --refute, or else its one --decided, --assume "
+                   "or --question: T/N, T/N#VERIFIER, file:PATH or text (repeatable).")
 @click.option("--decided", "decided", multiple=True, metavar="TEXT", help="A decision (repeatable).")
 @click.option("--failed", default=None, metavar="OPTION", help="A path you tried and ruled out (needs --reason and --evidence CKPT).")
 @click.option("--reason", default=None, metavar="TEXT", help="Why the --failed path was ruled out.")
