@@ -12,8 +12,10 @@ Evidence (``--evidence E``) is parsed by :func:`parse_evidence`:
 * ``file:PATH`` or an existing worktree path — that file (inside the worktree);
 * ``text:…`` or anything else — free text, except for ``--failed`` (a checkpoint or result only).
 
-A spec spelled like a checkpoint or a result names one that exists, for every kind of note:
-else exit 4 (unknown checkpoint) with a "did you mean" hint.
+A spec spelled like a checkpoint or a result names one that exists, and ``file:PATH`` a file of
+the worktree, for every kind of note: else exit 4 with a hint ("did you mean" for a checkpoint).
+Evidence backs one item of the note (:meth:`Edit.evidence_target`): its fact, failed path or
+confirmed/refuted assumption, or else its one decision, assumption or question.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ ASSUMPTION_STATES = ("unverified", "confirmed", "refuted")
 # and ``N``, ``@``, ``@~K``, ``promoted`` of the current task): evidence spelled so must exist.
 _TASK = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
 CHECKPOINT_SHAPE = re.compile(rf"(?:[A-Za-z0-9][A-Za-z0-9._-]*:)?(?:{_TASK}/)?(?:[0-9]+|@(?:~[0-9]+)?|promoted)")
+#: The options of ``task note`` whose item ``--evidence`` can back (its ``-h`` and errors say so).
+EVIDENCE_TAKERS = "--fact, --decided, --failed, --assume, --confirm, --refute or --question"
 HINT = "cite a checkpoint (T/N) or a result (T/N#VERIFIER), e.g. --evidence fix-auth/3#tests"
 
 
@@ -65,7 +69,8 @@ def parse_evidence(repo: Repo, spec: str, *, task: str, cwd: str | None = None, 
     One rule for every kind of note: a spec spelled like a checkpoint (``T/N``, ``REMOTE:T/N``,
     ``T/@…``) or a result (``T/N#VERIFIER``) must name one that exists, else
     :class:`NotFoundError` (exit 4) with a "did you mean" hint; ``file:PATH`` must be inside
-    the worktree (:class:`UsageError`).  ``strict`` (what a failed path must cite) accepts only
+    the worktree (:class:`UsageError`) and name a file or directory there (:class:`NotFoundError`:
+    ``no file PATH in the worktree``).  ``strict`` (what a failed path must cite) accepts only
     a checkpoint or a result and raises :class:`UsageError` for anything else; otherwise an
     existing worktree path is a file and anything else free text.
     """
@@ -113,6 +118,9 @@ def parse_evidence(repo: Repo, spec: str, *, task: str, cwd: str | None = None, 
         if rel is None:
             raise UsageError(f"path {path!r} is outside the worktree {repo.workdir}",
                              "cite a file of the worktree (file:PATH, relative to it or to the current directory)")
+        if not os.path.lexists(os.path.join(repo.workdir, rel)):
+            raise NotFoundError(f"evidence {spec!r}: no file {rel} in the worktree",
+                                "file:PATH cites a file that exists (relative to the current directory); text:... records words")
         return Evidence(file=rel)
     return Evidence(text=spec)
 
@@ -130,8 +138,8 @@ def _worktree_path(repo: Repo, path: str, cwd: str | None) -> str | None:
 class Edit:
     """One ``task note`` invocation.  Every field is optional; what is given is applied in one event.
 
-    ``fact``/``failed``/``confirm``/``refute`` take the ``evidence`` list (and ``failed`` the
-    ``reason``); at most one of them per edit, so the evidence is never ambiguous.
+    The ``evidence`` list backs one item (:meth:`evidence_target`), so it is never ambiguous;
+    ``failed`` takes the ``reason``.
     """
 
     read: list[str] = field(default_factory=list)
@@ -146,6 +154,23 @@ class Edit:
     question: list[str] = field(default_factory=list)
     next: str | None = None
 
+    def evidence_target(self) -> str | None:
+        """The option whose item the ``evidence`` backs: the edit's ``--fact``, ``--failed``,
+        ``--confirm`` or ``--refute`` (at most one of them), or else its one ``--decided``,
+        ``--assume`` or ``--question``; None when the edit records no item.  Raises
+        :class:`UsageError` when it could back two of them (two of the first kind, or several
+        of the second kind and none of the first)."""
+        takers = [name for name, val in (("--fact", self.fact), ("--failed", self.failed), ("--confirm", self.confirm), ("--refute", self.refute)) if val is not None]
+        if len(takers) > 1:
+            raise UsageError(f"{' and '.join(takers)} in one note: the evidence would be ambiguous", "run git ckpt task note once for each")
+        if takers:
+            return takers[0]
+        items = ["--decided"] * len(self.decided) + ["--assume"] * len(self.assume) + ["--question"] * len(self.question)
+        if self.evidence and len(items) > 1:
+            raise UsageError(f"--evidence with {len(items)} items in one note ({', '.join(items)}): which one it backs would be ambiguous",
+                             "run git ckpt task note once for each item")
+        return items[0] if items else None
+
     def empty(self) -> bool:
         """True when nothing would change."""
         return not (self.read or self.fact or self.decided or self.failed or self.assume or self.question
@@ -155,16 +180,15 @@ class Edit:
 def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger.Record:
     """Apply ``edit`` to the card of ``task`` as one ``card`` ledger event; return the new record.
 
-    Raises :class:`UsageError` for an empty or ambiguous edit (evidence with no item to attach it
-    to, two evidence-taking items at once, ``--failed`` without ``--reason`` or evidence, a fact
-    without evidence) and :class:`NotFoundError` for an unknown assumption number.
+    Raises :class:`UsageError` for an empty or ambiguous edit (evidence with no item to back or
+    that could back two, :meth:`Edit.evidence_target`; ``--failed`` without ``--reason`` or
+    evidence, a fact without evidence) and :class:`NotFoundError` for an unknown assumption
+    number or evidence naming nothing that exists.
     """
     store.check_task_name(task)
-    takers = [name for name, val in (("--fact", edit.fact), ("--failed", edit.failed), ("--confirm", edit.confirm), ("--refute", edit.refute)) if val is not None]
-    if len(takers) > 1:
-        raise UsageError(f"{' and '.join(takers)} in one note: the evidence would be ambiguous", "run git ckpt task note once for each")
-    if edit.evidence and not takers:
-        raise UsageError("--evidence needs --fact, --failed, --confirm or --refute to attach to")
+    target = edit.evidence_target()
+    if edit.evidence and target is None:
+        raise UsageError(f"--evidence needs an item to attach to: {EVIDENCE_TAKERS}")
     if edit.empty():
         raise UsageError("nothing to note", "give --read, --fact, --decided, --failed, --assume, --confirm, --refute, --question or --next")
     if edit.reason and edit.failed is None:
@@ -172,7 +196,7 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
     if edit.failed is not None and not (edit.reason and edit.reason.strip()):
         raise UsageError("--failed needs --reason: say why this path was ruled out")
     if (edit.fact is not None or edit.failed is not None) and not edit.evidence:
-        raise UsageError(f"{takers[0]} needs --evidence (a checkpoint T/N, a result T/N#VERIFIER, a file or text)")
+        raise UsageError(f"{target} needs --evidence (a checkpoint T/N, a result T/N#VERIFIER, a file or text)")
     for label, value in (("--fact", edit.fact), ("--failed", edit.failed), ("--next", edit.next)):
         if value is not None and not value.strip() and label != "--next":
             raise UsageError(f"{label} is empty")
@@ -190,6 +214,9 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
         if n is not None and not 1 <= n <= len(current.assumptions):
             raise NotFoundError(f"{label} {n}: task {task} has {len(current.assumptions)} assumption(s)", f"git ckpt task show {task} numbers them")
 
+    def backs(option: str) -> list[Evidence]:
+        return evidence if target == option else []
+
     def update(card: Card) -> Card:
         for r in reads:
             if r not in card.reads:
@@ -197,11 +224,11 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
         if edit.fact is not None:
             card.facts = card.facts + [CardItem(text=edit.fact.strip(), evidence=evidence, at=at)]
         for d in edit.decided:
-            card.decisions = card.decisions + [CardItem(text=d.strip(), at=at)]
+            card.decisions = card.decisions + [CardItem(text=d.strip(), evidence=backs("--decided"), at=at)]
         if edit.failed is not None:
             card.failed = card.failed + [CardItem(text=edit.failed.strip(), reason=(edit.reason or "").strip(), evidence=evidence, at=at)]
         for a in edit.assume:
-            card.assumptions = card.assumptions + [CardItem(text=a.strip(), status="unverified", at=at)]
+            card.assumptions = card.assumptions + [CardItem(text=a.strip(), status="unverified", evidence=backs("--assume"), at=at)]
         for n, status in ((edit.confirm, "confirmed"), (edit.refute, "refuted")):
             if n is None:
                 continue
@@ -212,7 +239,7 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
             items[n - 1] = CardItem(text=old.text, status=status, reason=old.reason, evidence=list(old.evidence) + evidence, at=at)
             card.assumptions = items
         for q in edit.question:
-            card.questions = card.questions + [CardItem(text=q.strip(), at=at)]
+            card.questions = card.questions + [CardItem(text=q.strip(), evidence=backs("--question"), at=at)]
         if edit.next is not None:
             card.next = edit.next.strip() or None
         return card
@@ -227,6 +254,19 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
 
 def _evidence_text(ev: Evidence) -> str:
     return evidence_display(ev)
+
+
+def evidence_suffix(texts: list[str]) -> str:
+    """`` (evidence: A, B)`` after a card entry backed by evidence ``texts`` (already escaped
+    for display), or nothing: the words ``handoff`` and ``task show`` both print."""
+    return f" (evidence: {', '.join(texts)})" if texts else ""
+
+
+def evidence_texts(task: str, item: CardItem) -> list[str]:
+    """The evidence of ``item`` (a card entry of ``task``) as ``task show`` and the handoff
+    receipt print it (:func:`evidence_display`), a fetched task's checkpoints named as this
+    repository does (:func:`git_ckpt.store.shown_ids`)."""
+    return [store.shown_ids(task, evidence_display(e)) for e in item.evidence]
 
 
 def evidence_display(ev: Evidence) -> str:

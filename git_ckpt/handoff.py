@@ -20,12 +20,12 @@ from typing import Any, Callable
 from . import ledger, notes, store
 from . import trust
 from . import verify as vmod
-from .card import evidence_display
+from .card import evidence_suffix, evidence_texts
 from .config import Config
 from .evidence import evidence, mark_local
 from .errors import CkptError
 from .gitcore import Repo, ref_number
-from .model import CardItem, Event, escape, path_to_str, raw_path_problem, to_builtins
+from .model import Card, CardItem, Event, escape, path_to_str, raw_path_problem, to_builtins
 from .snapshot import capture
 from .store import Checkpoint
 
@@ -180,7 +180,7 @@ def _items(items: list[CardItem], task: str) -> list[dict[str, Any]]:
     checkpoints as this repository does (:func:`git_ckpt.store.shown_ids`)."""
     return [{"n": i, "text": it.text, "status": it.status, "reason": it.reason, "at": it.at,
              "evidence": [to_builtins(e) for e in it.evidence],
-             "evidence_text": [store.shown_ids(task, evidence_display(e)) for e in it.evidence]}
+             "evidence_text": evidence_texts(task, it)}
             for i, it in enumerate(items, start=1)]
 
 
@@ -328,7 +328,7 @@ def markdown(r: dict[str, Any]) -> str:
         out.extend(["", f"## {title}"])
         out.extend(lines or ["(none)"])
 
-    section("Decided", [f"- {d['text']}" + (f" (evidence: {', '.join(d['evidence_text'])})" if d["evidence_text"] else "") for d in r["decided"]])
+    section("Decided", [f"- {d['text']}" + evidence_suffix(d["evidence_text"]) for d in r["decided"]])
     base = (r["base"] or "")[:12] or "empty tree"
     width = max((len(t["path"]) for t in r["touched"]), default=0)
     section(f"Touched (from {base} to {cur})" if cur else "Touched",
@@ -341,11 +341,11 @@ def markdown(r: dict[str, Any]) -> str:
         + ("" if v["on_current"] else " [not the current content]")
         + ("" if v.get("local", True) else " [fetched: not evidence here]")
         for v in r["results"]])
-    section("Failed paths", [f"- {f['option']}: {f['reason'] or ''}" + (f" (evidence: {', '.join(f['evidence_text'])})" if f["evidence_text"] else "") for f in r["failed"]])
-    section("Open questions", [f"- {q['text']}" for q in r["questions"]])
-    section("Unverified assumptions", [f"- {a['n']}. {a['text']}" for a in r["assumptions"]])
+    section("Failed paths", [f"- {f['option']}: {f['reason'] or ''}" + evidence_suffix(f["evidence_text"]) for f in r["failed"]])
+    section("Open questions", [f"- {q['text']}" + evidence_suffix(q["evidence_text"]) for q in r["questions"]])
+    section("Unverified assumptions", [f"- {a['n']}. {a['text']}" + evidence_suffix(a["evidence_text"]) for a in r["assumptions"]])
     if r["facts"]:
-        section("Facts", [f"- {f['text']}" + (f" (evidence: {', '.join(f['evidence_text'])})" if f["evidence_text"] else "") for f in r["facts"]])
+        section("Facts", [f"- {f['text']}" + evidence_suffix(f["evidence_text"]) for f in r["facts"]])
     if r["reads"]:
         section("Read", [f"- {p}" for p in r["reads"]])
     section("Resume", [f"    {c}" for c in r["resume"]])
@@ -379,9 +379,20 @@ def _worktree_rel(text: str) -> bytes | None:
     return None if raw_path_problem(raw) else raw
 
 
+def evidence_files(card: Card) -> list[str]:
+    """The paths the ``file:`` evidence of every entry of ``card`` names, in card order, each once."""
+    out: list[str] = []
+    for items in (card.facts, card.decisions, card.failed, card.questions, card.assumptions):
+        for it in items:
+            for ev in it.evidence:
+                if ev.file is not None and ev.file not in out:
+                    out.append(ev.file)
+    return out
+
+
 def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str, Any]:
-    """What a careful resumer checks: the files the receipt names exist (or are gone, for
-    deletions), the worktree is exactly the current checkpoint, and the required verifiers give
+    """What a careful resumer checks: the files the receipt names and the card cites as
+    evidence exist (or are gone, for deletions), the worktree is exactly the current checkpoint, and the required verifiers give
     what was recorded (re-run only through a trusted verifier runner; otherwise the recorded
     results are reported, and a required verifier without a passing result of this repository's
     own is drift).  An untrusted ``.ckpt.toml`` is drift too (its requirement may have been
@@ -392,7 +403,7 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str
     drift: list[str] = []
     root = os.fsencode(repo.workdir)
     missing, unexpected, foreign = [], [], []
-    # A card's reads and a task's touched paths may come from a teammate's ledger: only a path
+    # A card's reads and evidence files and a task's touched paths may come from a teammate's ledger: only a path
     # that can name a file of this worktree (relative, normal, not into
     # .git: _worktree_rel) is looked up; anything else is drift, and no path outside the worktree is probed.
     for t in r["touched"]:
@@ -411,9 +422,18 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str
             foreign.append(str(p))
         elif not os.path.lexists(os.path.join(root, rel)):
             missing.append(p)
-    files_ok = not missing and not unexpected and not foreign
+    cited: list[str] = []  # files the card cites as evidence (file:PATH), each once
+    for p in evidence_files(ledger.card(repo, task)):
+        rel = _worktree_rel(p)
+        if rel is None:
+            foreign += [] if p in foreign else [p]
+        elif not os.path.lexists(os.path.join(root, rel)) and p not in missing and p not in cited:
+            cited.append(p)
+    files_ok = not missing and not unexpected and not foreign and not cited
     detail = "all present" if files_ok else "; ".join(filter(None, [
-        ("missing: " + ", ".join(missing)) if missing else "", ("deleted but present: " + ", ".join(unexpected)) if unexpected else "",
+        ("missing: " + ", ".join(map(escape, missing))) if missing else "",
+        ("deleted but present: " + ", ".join(map(escape, unexpected))) if unexpected else "",
+        ("cited as evidence but missing: " + ", ".join(map(escape, cited))) if cited else "",
         ("not a path of this worktree (not looked up): " + ", ".join(escape(f) for f in foreign)) if foreign else ""]))
     checks.append({"check": "files", "ok": files_ok, "detail": detail})
     if not files_ok:

@@ -353,6 +353,16 @@ def _first_divergence(repo: Repo, old_head: str, chain: list[str]) -> int | None
     return len(old)
 
 
+def reused_text(data: dict[str, Any], shown: Callable[[Any], Any] = lambda cid: cid) -> str:
+    """`` (reused from T/N)`` (`` (reused)`` when the source is not named) for the data of a
+    ``verify`` event that reused a recorded result, as ``verify`` says it; else nothing.
+    ``shown`` names the source as the view does (``REMOTE:T/N`` in a fetched task)."""
+    if not data.get("reused"):
+        return ""
+    src = data.get("reused_from")
+    return f" (reused from {shown(src)})" if isinstance(src, str) and src else " (reused)"
+
+
 def describe(ev: Event, card: Card | None = None) -> str:
     """A one-line, terminal-friendly description of an event; ``card`` (the card after it, as a
     :class:`Record` holds it) names the assumption a ``--confirm N``/``--refute N`` judged."""
@@ -368,7 +378,7 @@ def describe(ev: Event, card: Card | None = None) -> str:
     if t == "verify":
         from .words import result_word
 
-        return f"verifier: {d.get('verifier')} ...... {result_word(d.get('status'), d.get('exit_code'))} on {d.get('id')}"
+        return f"verifier: {d.get('verifier')} ...... {result_word(d.get('status'), d.get('exit_code'))} on {d.get('id')}" + reused_text(d)
     if t == "promote":
         return f"promoted {d.get('id')}" + (" (forced)" if d.get("forced") else "")
     if t == "gate-refused":
@@ -408,5 +418,8 @@ def describe(ev: Event, card: Card | None = None) -> str:
     if t == "drop":
         return f"dropped {d.get('id')}" + (" (forced)" if d.get("forced") else "")
     if t == "prune":
-        return f"pruned {len(d.get('pruned', []))} checkpoints"
+        from .words import counted
+
+        pruned = d.get("pruned")
+        return f"pruned {counted(len(pruned) if isinstance(pruned, list) else 0, 'checkpoint')}"
     return t

@@ -355,7 +355,8 @@ def build_server(root: str) -> Any:
         raise NotImplementedError
 
     @reg("ckpt_task_note", "Add to the task card in one ledger event: read (files), fact+evidence, decided, failed+reason+evidence "
-         "(a checkpoint T/N or result T/N#VERIFIER), assume, confirm/refute (assumption number), question, next.")
+         "(a checkpoint T/N or result T/N#VERIFIER), assume, confirm/refute (assumption number), question, next. "
+         "evidence backs the note's fact, failed, confirm or refute, or else its one decided, assume or question.")
     def ckpt_task_note(task: str | None = None, read: list[str] | None = None, fact: str | None = None,
                        evidence: list[str] | None = None, decided: list[str] | None = None, failed: str | None = None,
                        reason: str | None = None, assume: list[str] | None = None, confirm: int | None = None,

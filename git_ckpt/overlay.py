@@ -26,6 +26,7 @@ from typing import IO, Callable, Iterable, Literal, Union
 from .config import SECRET_PATTERNS, Config
 from .errors import ConfigError, CorruptError, IOFailure
 from .model import OverlayFile, OverlayInfo, digest, path_display, path_to_str
+from .words import counted
 
 MAX_ENTRIES = 200_000
 MAX_TOTAL = 8 * 1024**3
@@ -320,7 +321,7 @@ def read_archive(source: Source, max_file_size: int, max_total: int | None = Non
                     raise CorruptError(f"overlay archive entry {shown!r} has an impossible mtime; refusing the archive")
                 if member.isreg():
                     if member.size > max_file_size:
-                        raise CorruptError(f"overlay archive entry {shown!r} is {member.size} bytes, over the {max_file_size}-byte limit "
+                        raise CorruptError(f"overlay archive entry {shown!r} is {counted(member.size, 'byte')}, over the {max_file_size}-byte limit "
                                            "(overlay.max_file_size); refusing the archive")
                     total += member.size
                     if total > max_total:

@@ -89,7 +89,7 @@ def svg(tl: Timeline) -> str:
             fill = "#6e7781"
         if n.gone:
             fill = "#d0d7de"
-        tip = f"{cid} ({n.kind}{', pruned' if n.gone else ''}) {n.message} — {n.at}" + "".join(f"\n{r.verifier}: {r.word}" for r in n.results)
+        tip = f"{cid} ({n.kind}{', pruned' if n.gone else ''}) {n.message} — {n.at}" + "".join(f"\n{r.verifier}: {r.word}{' (reused)' if r.reused else ''}" for r in n.results)
         parts.append(f'<g class="node {_e(n.kind)} {state}{" promoted" if n.promoted else ""}{" gone" if n.gone else ""}" id="{_slug(cid)}-dot" data-id="{_e(cid)}">'
                      f'<a href="#{_slug(cid)}"><title>{_e(tip)}</title>')
         if n.promoted:
@@ -99,7 +99,7 @@ def svg(tl: Timeline) -> str:
         for i, r in enumerate(n.results[-6:]):
             rx = x - 15 + i * 6
             parts.append(f'<rect class="result {"pass" if r.ok else "fail"}" x="{rx}" y="{y + R + 5}" width="5" height="9" '
-                         f'fill="{"#1a7f37" if r.ok else "#cf222e"}"><title>{_e(r.verifier)}: {_e(r.word)}</title></rect>')
+                         f'fill="{"#1a7f37" if r.ok else "#cf222e"}"><title>{_e(r.verifier)}: {_e(r.word)}{" (reused)" if r.reused else ""}</title></rect>')
         if n.handoff:
             parts.append(f'<path class="handoff" d="M{x + R - 2},{y - R - 12} l0,12 M{x + R - 2},{y - R - 12} l9,4 l-9,4" '
                          'stroke="#0969da" stroke-width="2" fill="#0969da"><title>handoff receipt given here</title></path>')

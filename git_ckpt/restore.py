@@ -40,6 +40,7 @@ from .gitcore import Repo, TreeEntry, fault, git_failure, path_line
 from .model import Event, OverlayFile, encode, path_display, path_from_str, path_to_str
 from .snapshot import Snapshot, already_saved, capture, kept_ignored, log_if_missing, save, set_kept_ignored
 from .store import Checkpoint
+from .words import counted
 
 GITLINK = 0o160000
 
@@ -851,7 +852,7 @@ def _overlay_entries(target: Checkpoint, cfg: Config, plan: Plan) -> list[overla
         wanted = set(plan.overlay_write)
         missing = wanted - {e.path for e in entries}
         if missing:
-            raise CorruptError(f"overlay of {target.id} lacks {len(missing)} files its manifest lists (e.g. {path_display(sorted(missing)[0])!r})")
+            raise CorruptError(f"overlay of {target.id} lacks {counted(len(missing), 'file')} its manifest lists (e.g. {path_display(sorted(missing)[0])!r})")
         overlay.check_writable(target.repo.workdir, [e for e in entries if e.path in wanted], set(plan.overlay_delete) | set(plan.delete))
     except CorruptError as exc:
         if exc.hint is None:
@@ -961,7 +962,7 @@ def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprint
         overlay.write_entries(repo.workdir, source, [e for e in entries if e.path in wanted], before=check)
         missing = wanted - {e.path for e in entries}
         if missing:
-            raise CorruptError(f"overlay of {target.id} lacks {len(missing)} files its manifest lists (e.g. {path_display(sorted(missing)[0])!r})")
+            raise CorruptError(f"overlay of {target.id} lacks {counted(len(missing), 'file')} its manifest lists (e.g. {path_display(sorted(missing)[0])!r})")
 
 
 def _replace(root: bytes, rel: bytes, src: bytes, prints: Fingerprints | None, aside: bytes) -> None:

@@ -481,6 +481,18 @@ def is_local(repo: Repo, cp: Checkpoint) -> bool:
     return repo.read_ref(ckpt_ref(m.task, m.number)) == cp.commit
 
 
+def checkpoint_task(cp: Checkpoint) -> str:
+    """The task whose refs hold ``cp``: ``REMOTE:T`` for one read from
+    ``refs/ckpt-remotes/REMOTE/T/…`` (a fetched checkpoint: its promoted ref is
+    ``refs/ckpt-remotes/REMOTE/T/promoted``, :func:`promoted_ref`), else the task its manifest names."""
+    if cp.ref and cp.ref.startswith(REMOTE_PREFIX):
+        remote, _, rest = cp.ref[len(REMOTE_PREFIX):].partition("/")
+        t = rest.rpartition("/")[0]
+        if remote and t:
+            return f"{remote}:{t}"
+    return cp.manifest.task
+
+
 def numbered(repo: Repo, task: str, prefix: str = PREFIX) -> list[tuple[int, str]]:
     """``(N, commit id)`` of every numbered checkpoint of ``task``, ascending by N."""
     out: list[tuple[int, str]] = []

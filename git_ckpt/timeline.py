@@ -132,7 +132,8 @@ def build(repo: Repo, task: str) -> Timeline:
             res = Result(plain(d.get("verifier")), word, d.get("exit_code"), bool(d.get("reused")))
             if cid in nodes:
                 nodes[cid].results.append(res)
-            steps.append(Step("verify", ev.at, cid, f"{res.verifier} {word} on {cid}", ok=res.ok))
+            reused = ledger.reused_text(d, lambda src: plain(shown(src)))
+            steps.append(Step("verify", ev.at, cid, f"{res.verifier} {word} on {cid}{reused}", ok=res.ok))
         elif t == "promote":
             promoted = plain(shown(d.get("id")))
             steps.append(Step("promote", ev.at, promoted, f"promoted {promoted}" + (" (forced)" if d.get("forced") else "")))

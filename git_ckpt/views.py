@@ -198,7 +198,8 @@ def show(repo: Repo, cp: Checkpoint) -> dict[str, Any]:
         results = notes.read_lines(repo, cp.commit)
     except CkptError as exc:
         results = [{"error": exc.message}]
-    promoted = repo.read_ref(store.promoted_ref(m.task)) == cp.commit
+    # a fetched checkpoint is promoted when its remote task's promoted ref names it, as list --remote shows
+    promoted = repo.read_ref(store.promoted_ref(store.checkpoint_task(cp))) == cp.commit
     return {
         "id": cp.id,
         "commit": cp.commit,

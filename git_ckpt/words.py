@@ -1,4 +1,4 @@
-"""One vocabulary for what the user reads: the word for a verifier result, a change summary.
+"""One vocabulary for what the user reads: the word for a verifier result, a change summary, a count.
 
 Every command that prints a verifier result (``verify``, ``list``, ``show``, ``log``,
 ``report``) goes through :func:`result_word`, so a verifier that could not start reads
@@ -33,3 +33,10 @@ def change_summary(changes: list[tuple[str, str]], *, limit: int = 3) -> str:
     shown = ", ".join(f"{letter} {path}" for letter, path in changes[:limit])
     more = len(changes) - limit
     return shown + (f" (+{more} more)" if more > 0 else "")
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun`` in the right number: ``1 file``, ``0 files``, ``2 files``;
+    ``plural`` for a noun that does not just take an ``s`` (``counted(2, "entry", "entries")``).
+    Human output only: ``--json`` keeps its numbers."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"

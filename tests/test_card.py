@@ -87,7 +87,7 @@ def test_confirm_and_refute(t):
 
 @pytest.mark.parametrize("args, message", [
     ([], "error: nothing to note"),
-    (["--evidence", "t/1"], "error: --evidence needs --fact, --failed, --confirm or --refute to attach to"),
+    (["--evidence", "t/1"], "error: --evidence needs an item to attach to: --fact, --decided, --failed, --assume, --confirm, --refute or --question"),
     (["--failed", "x", "--evidence", "t/1"], "error: --failed needs --reason: say why this path was ruled out"),
     (["--failed", "x", "--reason", "r"], "error: --failed needs --evidence"),
     (["--failed", "x", "--reason", "r", "--evidence", "just words"], "error: evidence 'just words' is not a checkpoint or a verifier result"),
@@ -116,6 +116,6 @@ def test_save_next_and_hypothesis_update_the_card_in_the_save_event(t):
 def test_show_and_log_lines(t):
     ckpt(t, "task", "note", "--failed", "rewrite", "--reason", "too big", "--evidence", "t/1", "--next", "small steps")
     out = ckpt(t, "task", "show").out.splitlines()
-    assert "failed 1: rewrite (too big)" in out and "next: small steps" in out
+    assert "failed 1: rewrite (too big) (evidence: t/1)" in out and "next: small steps" in out
     assert ckpt(t, "log").out.splitlines()[-1].endswith("ruled out: rewrite (too big); next action: small steps")
     ckpt(t, "task", "note", "--next", "x", "other..task", rc=2)

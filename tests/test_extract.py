@@ -175,7 +175,7 @@ def _restore_cases(parent: Path) -> dict[str, tuple[bytes, str]]:
         "hard link": (_tar(a, ("fixtures/h", "hardlink", "../../outside/target")), "is a hard link"),
         "device": (_tar(a, ("fixtures/dev", "chr", "")), "is a device"),
         "existing symlink in the worktree": (_tar(a), "'fixtures' is a symlink in the worktree"),
-        "manifest file missing from the tar": (_tar(), "lacks 1 files its manifest lists"),
+        "manifest file missing from the tar": (_tar(), "lacks 1 file its manifest lists"),
         "tar entry the manifest does not list": (_tar(a, ("fixtures/other.txt", "file", b"x")), "which its manifest does not list"),
     }
 

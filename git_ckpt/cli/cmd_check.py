@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..words import counted
 from . import emit, json_option, open_repo, say
 
 
@@ -36,7 +37,7 @@ def command(ckpt: str | None, all_: bool, task: str | None, as_json: bool) -> in
             say(f"no checkpoints to check in task {task}" if not all_ else "no checkpoints to check")
         for r in results:
             if r.ok:
-                say(f"ok       {r.id}  ({r.files} files, {r.overlay_files} overlay files)")
+                say(f"ok       {r.id}  ({counted(r.files, 'file')}, {counted(r.overlay_files, 'overlay file')})")
             else:
                 say(f"DAMAGED  {r.id}: " + "; ".join(r.problems))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..model import escape
+from ..words import counted
 from . import emit, json_option, open_repo, say
 
 
@@ -43,7 +44,7 @@ def command(task: str | None, verify_: bool, graph: bool, max_count: int | None,
         problems = ledger.verify(repo, task)
         n = len(ledger.records(repo, task)) if not problems else None
         emit("log", {"task": task, "ok": not problems, "problems": problems}, as_json,
-             lambda: say(f"ledger of {task}: intact ({n} events)") if not problems else None)
+             lambda: say(f"ledger of {task}: intact ({counted(n or 0, 'event')})") if not problems else None)
         if problems:
             first = problems[0]
             if store.NOT_MADE_BY_US in first:  # a hand-made ref, not the ledger's fault

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..words import counted
 from . import emit, json_option, open_repo, say
 
 
@@ -56,9 +57,9 @@ def command(ckpt: str, as_json: bool) -> int:
         for c in data["changed"]:
             say(f"  {c['status']} {e(c['path'])}")
         if data["overlay"]:
-            say(f"overlay ({len(data['overlay'])} entries):")
+            say(f"overlay ({counted(len(data['overlay']), 'entry', 'entries')}):")
             for o in data["overlay"]:
-                say(f"  {e(o['path'])} ({o['kind']}, {o['size']} bytes)")
+                say(f"  {e(o['path'])} ({o['kind']}, {counted(o['size'], 'byte')})")
         if data["results"]:
             from ..words import result_word
 

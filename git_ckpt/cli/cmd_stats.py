@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..words import counted
 from . import emit, json_option, open_repo, say, task_argument
 
 
@@ -25,7 +26,7 @@ def command(task: str | None, as_json: bool) -> int:
 
     def human() -> None:
         k = s["saved_by_kind"]
-        say(f"task: {s['task']} ({s['events']} events)")
+        say(f"task: {s['task']} ({counted(s['events'], 'event')})")
         say(f"checkpoints saved: {s['checkpoints_saved']} (manual {k.get('manual', 0)}, auto {k.get('auto', 0)}, pre-restore {k.get('pre-restore', 0)})")
         on_purpose = k.get("manual", 0) + k.get("auto", 0)
         say(f"restores: {s['restores']}, undos: {s['undos']} (rollback rate {_pct(s['rollback_rate'])}: "

@@ -46,6 +46,7 @@ def start_cmd(name: str, goal: str | None, constraints: tuple[str, ...], accepta
 def show_cmd(name: str | None, as_json: bool) -> int:
     """Show the card of NAME (default: the current task)."""
     from .. import ledger, store, task
+    from ..card import evidence_suffix, evidence_texts
 
     repo = open_repo()
     name = store.existing_task(repo, name, fetched=True) if name else store.current_task(repo)
@@ -62,6 +63,7 @@ def show_cmd(name: str | None, as_json: bool) -> int:
             for i, item in enumerate(entries, start=1):
                 extra = f" [{e(item.status)}]" if item.status else ""
                 extra += f" ({e(item.reason)})" if item.reason else ""
+                extra += evidence_suffix([e(t) for t in evidence_texts(name, item)])
                 say(f"{label} {i}: {e(item.text)}{extra}")
         if card.next:
             say(f"next: {e(card.next)}")
@@ -107,7 +109,8 @@ def done_cmd(name: str | None, as_json: bool) -> int:
 @click.option("--read", "read", multiple=True, metavar="FILE", help="A file you read (repeatable).")
 @click.option("--fact", default=None, metavar="TEXT", help="A fact you verified (needs --evidence).")
 @click.option("--evidence", "evidence", multiple=True, metavar="E",
-              help="What backs --fact/--failed/--confirm/--refute: T/N, T/N#VERIFIER, file:PATH or text (repeatable).")
+              help="What backs the note's --fact, --failed, --confirm or --refute, or else its one --decided, --assume "
+                   "or --question: T/N, T/N#VERIFIER, file:PATH or text (repeatable).")
 @click.option("--decided", "decided", multiple=True, metavar="TEXT", help="A decision (repeatable).")
 @click.option("--failed", default=None, metavar="OPTION", help="A path you tried and ruled out (needs --reason and --evidence CKPT).")
 @click.option("--reason", default=None, metavar="TEXT", help="Why the --failed path was ruled out.")
