@@ -24,7 +24,7 @@ from .card import evidence_suffix, evidence_texts
 from .config import Config
 from .evidence import evidence, mark_local
 from .errors import CkptError
-from .gitcore import Repo, ref_number
+from .gitcore import Repo
 from .model import Card, CardItem, Event, escape, path_to_str, raw_path_problem, to_builtins
 from .snapshot import capture
 from .store import Checkpoint
@@ -48,14 +48,11 @@ def current_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
         d = rec.event.data
         cid, commit = (d.get("id"), d.get("commit")) if rec.event.type == "save" else (d.get("target"), d.get("target_commit"))
         if isinstance(commit, str) and isinstance(cid, str):
-            if remote is not None:
-                # a fetched ledger names its own ids (T/N): trusted only when the fetched
-                # refs/ckpt-remotes/REMOTE/T/N still holds that commit
-                num = cid[len(bare) + 1:] if cid.startswith(bare + "/") else ""
-                n = ref_number(num)
-                if n is None or repo.read_ref(store.ckpt_ref(task, n)) != commit:
-                    return store.latest(repo, task)
-                cid = f"{remote}:{cid}"
+            if remote is not None:  # a fetched ledger names its own ids (T/N), as REMOTE:T/N here
+                cid = f"{remote}:{cid}" if cid.startswith(bare + "/") else ""
+            # trusted only while its ref still holds that commit (a fetched ref can be replaced)
+            if store.held_ref(repo, cid, commit) is None:
+                return store.latest(repo, task)
             try:
                 return store.load(repo, commit, id=cid)
             except CkptError:

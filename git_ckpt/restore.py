@@ -1077,7 +1077,8 @@ def _finish(repo: Repo, j: Journal, target: Checkpoint, now: Snapshot) -> list[s
         "from_commit": j.from_commit, "paths": j.paths, "worktree": str(repo.git_dir),
         "reset_head": j.reset_head,
     })
-    if problem is None:
+    if problem is None and not (j.from_id == j.target_id and j.from_commit == j.target_commit):
+        # (a restore that changed nothing is passed over by undo: it is no jump to remember)
         with contextlib.suppress(OSError):  # only a shortcut for undo: losing it loses nothing
             store.atomic_write(_last_jump_path(repo), j.task.encode() + b"\n")
     with contextlib.suppress(FileNotFoundError):

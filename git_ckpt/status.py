@@ -70,7 +70,8 @@ def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None =
         # the same index; or nothing staged now, and nothing staged then or HEAD commits the
         # checkpoint's files (restore's committed_on_head: the index is HEAD's tree)
         return snap.index_tree == cp.index_tree or (_nothing_staged(repo, snap.index_tree, snap.base)
-                                                    and (_nothing_staged(repo, cp.index_tree, m.base) or snap.index_tree == cp.tree))
+                                                    and (_nothing_staged(repo, cp.index_tree, m.base)
+                                                         or (snap.base != m.base and snap.index_tree == cp.tree)))
 
     cp = next((c for c in cands if files(c)), at)
     match, moved = files(cp), snap.base != cp.manifest.base

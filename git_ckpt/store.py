@@ -574,19 +574,25 @@ def restored_target(repo: Repo, task: str) -> tuple[str, str, str] | None:
     target, commit = ev.data.get("target"), ev.data.get("target_commit")
     if not isinstance(target, str) or not isinstance(commit, str):
         return None
-    owner, sep, num = target.rpartition("/")
+    if is_fetched_task(task) and not target.startswith(task + "/"):
+        return None  # a teammate's ledger names no checkpoint of this repository
+    ref = held_ref(repo, target, commit)
+    return (target, ref, commit) if ref is not None else None
+
+
+def held_ref(repo: Repo, cid: str, commit: str) -> str | None:
+    """The ref of checkpoint id ``cid`` (``T/N``, or ``REMOTE:T/N`` under
+    ``refs/ckpt-remotes/REMOTE/``) when it still holds ``commit``, else None (also for an id
+    that is no checkpoint name).  What an id read from a ledger event is trusted by: the event
+    is attacker-writable, and a fetched ref may have been replaced since it was written."""
+    owner, sep, num = cid.rpartition("/")
     n = ref_number(num) if sep else None
-    if n is None:
+    remote, colon, bare = owner.rpartition(":")
+    if (n is None or (colon and not remote_name_ok(remote))
+            or not _TASK_RE.fullmatch(bare) or ".." in bare or task_name_problem(bare)):
         return None
-    if owner != task:  # another task's checkpoint, T2/N here or a fetched REMOTE:T2/N
-        if is_fetched_task(task):  # a teammate's ledger names no checkpoint of this repository
-            return None
-        remote, colon, bare = owner.rpartition(":")
-        if ((colon and not remote_name_ok(remote))
-                or not _TASK_RE.fullmatch(bare) or ".." in bare or task_name_problem(bare)):
-            return None
     ref = ckpt_ref(owner, n)
-    return (f"{owner}/{n}", ref, commit) if repo.read_ref(ref) == commit else None
+    return ref if repo.read_ref(ref) == commit else None
 
 
 def at(repo: Repo, task: str) -> Checkpoint | None:

@@ -284,3 +284,65 @@ def test_default_message_says_what_changed_besides_files(repo):
     head = git(repo, "rev-parse", "HEAD").decode().strip()
     ckpt(repo, "save")
     assert ckpt(repo, "show", "@", "--json").json()["result"]["manifest"]["message"] == f"HEAD moved to {head[:12]}"
+
+
+def test_a_no_op_restore_does_not_redirect_undo(repo):
+    """Attack pass on the cross-task undo: a restore that changed nothing rewrote the record of
+    the worktree's last jump, so undo went to an older state (or said nothing to undo)."""
+    ckpt(repo, "task", "start", "A")
+    for text in ("a1", "a2"):
+        (repo / "f").write_text(text)
+        ckpt(repo, "save")
+    ckpt(repo, "restore", "A/1")
+    ckpt(repo, "task", "start", "B")
+    for text in ("b1", "b2"):
+        (repo / "f").write_text(text)
+        ckpt(repo, "save")
+    ckpt(repo, "restore", "B/1")
+    ckpt(repo, "task", "start", "A")
+    assert ckpt(repo, "restore", "B/1").out == "the worktree already matches B/1; nothing to restore\n"
+    ckpt(repo, "undo")
+    assert (repo / "f").read_text() == "b2"  # the state before the last restore that changed it
+    # and the other order: the no-op restore in the task switched to
+    ckpt(repo, "restore", "A/1")
+    ckpt(repo, "task", "start", "C")
+    ckpt(repo, "restore", "A/1")
+    ckpt(repo, "undo")
+    assert (repo / "f").read_text() == "b2"
+
+
+def test_status_does_not_match_a_checkpoint_whose_staged_changes_are_gone(repo):
+    """Attack pass: with HEAD where it was saved, an index reset to HEAD is no match for a
+    checkpoint that staged something, even when its files equal HEAD's."""
+    ckpt(repo, "task", "start", "S")
+    head_bytes = (repo / "README").read_bytes()
+    (repo / "README").write_text("staged\n")
+    git(repo, "add", "README")
+    (repo / "README").write_bytes(head_bytes)  # the file back as HEAD has it, the change staged
+    ckpt(repo, "save", "-m", "x")
+    git(repo, "reset", "-q")
+    assert "worktree:  changed since S/1 (@)" in ckpt(repo, "status").out.splitlines()
+
+
+def test_handoff_never_vouches_for_a_replaced_fetched_checkpoint(tmp_path):
+    """Attack pass: after a teammate replaced refs/ckpt/t1/1 on the remote, the handoff still
+    said the worktree matched origin:t1/1 and told the next session to restore it (now other
+    content).  An id a ledger event names is trusted only while its ref holds that commit."""
+    from test_remote import _team
+
+    _bare, alice, bob = _team(tmp_path)
+    ckpt(alice, "task", "start", "t1")
+    (alice / "a.txt").write_text("good\n")
+    ckpt(alice, "save", "-m", "good")
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    ckpt(bob, "task", "start", "bob1")
+    ckpt(bob, "restore", "origin:t1/1")
+    assert "Checkpoint: origin:t1/1" in ckpt(bob, "handoff").out
+    (alice / "a.txt").write_text("EVIL\n")
+    ckpt(alice, "save", "-m", "evil")
+    git(alice, "push", "-q", "-f", "origin", "refs/ckpt/t1/2:refs/ckpt/t1/1")
+    ckpt(bob, "fetch")
+    out = ckpt(bob, "handoff").out
+    assert "origin:t1/1" not in out and "Checkpoint: bob1/1 of 1" in out
+    assert "origin:t1/1" not in ckpt(bob, "handoff", "--check", rc=None).out
