@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import os
 import socket
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator
 
 import msgspec
 
-from .errors import CorruptError
+from .errors import CorruptError, UsageError
 from .gitcore import Repo
-from .model import MAX_MANIFEST, Card, Event, encode
+from .model import MAX_CARD, MAX_EVENT, Card, Event, encode
 from . import notes, store
 
 
@@ -43,32 +42,58 @@ def user_name() -> str:
 HOST = socket.gethostname()
 
 
-@dataclass
 class Record:
-    """One ledger entry as read back: ledger ``commit`` id, its ``event`` and the ``card`` then."""
+    """One ledger entry as read back: ledger ``commit`` id, its ``event`` and the ``card`` then
+    (read from the object store on first use, so a walk over a long ledger holds its events
+    only; :class:`CorruptError` then when it is unreadable)."""
 
-    commit: str
-    event: Event
-    card: Card
+    __slots__ = ("_card", "_load", "commit", "event")
+
+    def __init__(self, commit: str, event: Event, card: Card | None = None,
+                 load: Callable[[], Card] | None = None) -> None:
+        self.commit, self.event, self._card, self._load = commit, event, card, load
+
+    @property
+    def card(self) -> Card:
+        """The task card as of this entry."""
+        if self._card is None:
+            assert self._load is not None  # a Record is built with a card or a way to read it
+            self._card, self._load = self._load(), None
+        return self._card
+
+
+def _corrupt(task: str, commit: str, exc: Exception) -> CorruptError:
+    return CorruptError(f"ledger of task {task} is corrupt at {commit[:12]}: {exc}",
+                        f"git ckpt log --verify --task {task} names the first bad event")
 
 
 def _read(repo: Repo, commit: str, task: str) -> Record:
     try:
         tree = repo.read_commit(commit).tree
-        ev = msgspec.json.decode(_file(repo, tree, "event.json"), type=Event)
-        card = msgspec.json.decode(_file(repo, tree, "card.json"), type=Card)
+        ev = msgspec.json.decode(_file(repo, tree, "event.json", MAX_EVENT), type=Event)
+        card_entry = repo.tree_entry(tree, "card.json")
     except (CorruptError, msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise CorruptError(f"ledger of task {task} is corrupt at {commit[:12]}: {exc}", f"git ckpt log --verify --task {task} names the first bad event") from None
-    return Record(commit, ev, card)
+        raise _corrupt(task, commit, exc) from None
+
+    def load() -> Card:
+        try:
+            return msgspec.json.decode(_file(repo, tree, "card.json", MAX_CARD), type=Card)
+        except (CorruptError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise _corrupt(task, commit, exc) from None
+
+    if card_entry is None:
+        raise _corrupt(task, commit, CorruptError("no card.json"))
+    return Record(commit, ev, load=load)
 
 
-def _file(repo: Repo, tree: str, name: str) -> bytes:
-    """The blob ``name`` at the top of ledger tree ``tree``; :class:`CorruptError` when absent."""
+def _file(repo: Repo, tree: str, name: str, limit: int) -> bytes:
+    """The blob ``name`` at the top of ledger tree ``tree`` (at most ``limit`` bytes, checked
+    before it is read); :class:`CorruptError` when absent or larger."""
     entry = repo.tree_entry(tree, name)
     if entry is None:
         raise CorruptError(f"no {name}")
-    if repo.blob_size(entry.oid) > MAX_MANIFEST:  # a fetched ledger is someone else's: bounded before it is read
-        raise CorruptError(f"{name} is larger than {MAX_MANIFEST} bytes")
+    if repo.blob_size(entry.oid) > limit:  # a fetched ledger is someone else's: bounded before it is read
+        raise CorruptError(f"{name} is larger than {limit} bytes")
     return repo.read_blob(entry.oid)
 
 
@@ -116,8 +141,12 @@ def append(
             prev=prev.event.hash if prev else None,
         )
         ev.hash = ev.compute_hash()
-        tree = repo.mktree([(0o100644, repo.blob(encode(new_card)), b"card.json"),
-                            (0o100644, repo.blob(encode(ev)), b"event.json")])
+        card_bytes, ev_bytes = encode(new_card), encode(ev)
+        if len(card_bytes) > MAX_CARD or len(ev_bytes) > MAX_EVENT:  # no reader would read it back
+            raise UsageError(f"the {type} event would make the ledger of task {task} unreadable: its card or event "
+                             f"exceeds {MAX_CARD} or {MAX_EVENT} bytes", "shorten the note")
+        tree = repo.mktree([(0o100644, repo.blob(card_bytes), b"card.json"),
+                            (0o100644, repo.blob(ev_bytes), b"event.json")])
         commit = repo.commit(tree, [old] if old else [], f"ckpt ledger {task} #{ev.seq}: {describe(ev)}\n")
         return commit, Record(commit, ev, new_card)
 
@@ -165,7 +194,7 @@ def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int 
     oid = repo.read_ref(store.log_ref(task))
     while oid and limit > 0:
         try:  # the event alone is decoded while looking; the card only for the one found
-            ev = msgspec.json.decode(_file(repo, repo.read_commit(oid).tree, "event.json"), type=Event)
+            ev = msgspec.json.decode(_file(repo, repo.read_commit(oid).tree, "event.json", MAX_EVENT), type=Event)
         except (CorruptError, msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise CorruptError(f"ledger of task {task} is corrupt at {oid[:12]}: {exc}", f"git ckpt log --verify --task {task} names the first bad event") from None
         if match(ev):
@@ -192,7 +221,7 @@ def result_ids(repo: Repo, tasks: list[str], want: set[str] | None, *, isolated:
         while oid and (want is None or not want <= found):
             try:
                 c = repo.read_commit(oid)
-                ev = msgspec.json.decode(_file(repo, c.tree, "event.json"), type=Event)
+                ev = msgspec.json.decode(_file(repo, c.tree, "event.json", MAX_EVENT), type=Event)
             except (CorruptError, msgspec.DecodeError, msgspec.ValidationError):
                 break
             if ev.type == "verify" and (not isolated or ev.data.get("isolated") is True):
@@ -363,6 +392,15 @@ def reused_text(data: dict[str, Any], shown: Callable[[Any], Any] = lambda cid: 
     return f" (reused from {shown(src)})" if isinstance(src, str) and src else " (reused)"
 
 
+def _items(value: object) -> list[object]:
+    """An event field meant to hold a list, as one: a list as is, any other non-empty value as a
+    list of itself, nothing for an empty one.  Event data is JSON a teammate wrote (a fetched
+    ledger): its shapes are not trusted."""
+    if isinstance(value, list):
+        return value
+    return [value] if value not in (None, "", False, {}) else []
+
+
 def describe(ev: Event, card: Card | None = None) -> str:
     """A one-line, terminal-friendly description of an event; ``card`` (the card after it, as a
     :class:`Record` holds it) names the assumption a ``--confirm N``/``--refute N`` judged."""
@@ -371,7 +409,8 @@ def describe(ev: Event, card: Card | None = None) -> str:
     if t == "save":
         return f"checkpoint saved: {d.get('id')}" + (f" ({d.get('kind')})" if d.get("kind") not in (None, "manual") else "")
     if t in ("restore", "undo"):
-        only = f" (only {len(d['paths'])} path(s))" if d.get("paths") and t == "restore" else ""
+        paths = _items(d.get("paths"))
+        only = f" (only {len(paths)} path(s))" if paths and t == "restore" else ""
         was = ("the worktree held it already" if d.get("from") == d.get("target")
                else f"previous state {d.get('from')}")
         return f"{'restored' if t == 'restore' else 'undo: restored'} {d.get('target')}{only} ({was})"
@@ -387,23 +426,20 @@ def describe(ev: Event, card: Card | None = None) -> str:
         return f"task started: {d.get('goal') or ''}".rstrip(": ")
     if t == "card":  # every kind task note writes, in the order of its options
         parts = []
-        if d.get("read"):
-            parts.append("read: " + ", ".join(map(str, d["read"] if isinstance(d["read"], list) else [d["read"]])))
+        if read := _items(d.get("read")):
+            parts.append("read: " + ", ".join(map(str, read)))
         if d.get("fact"):
             parts.append(f"fact: {d['fact']}")
-        for text in d.get("decided") or []:
-            parts.append(f"decided: {text}")
+        parts += [f"decided: {text}" for text in _items(d.get("decided"))]
         if d.get("failed"):
             parts.append(f"ruled out: {d['failed']}" + (f" ({d['reason']})" if d.get("reason") else ""))
-        for text in d.get("assume") or []:
-            parts.append(f"assumed: {text}")
+        parts += [f"assumed: {text}" for text in _items(d.get("assume"))]
         for key, verb in (("confirm", "confirmed"), ("refute", "refuted")):
             n = d.get(key)
-            if isinstance(n, int):
+            if isinstance(n, int) and not isinstance(n, bool):
                 known = card is not None and 1 <= n <= len(card.assumptions)
                 parts.append(f"{verb} assumption {n}" + (f": {card.assumptions[n - 1].text}" if known and card else ""))
-        for text in d.get("question") or []:
-            parts.append(f"question: {text}")
+        parts += [f"question: {text}" for text in _items(d.get("question"))]
         if d.get("next"):
             parts.append(f"next action: {d['next']}")
         if d.get("done"):

@@ -339,6 +339,10 @@ class Event(msgspec.Struct, kw_only=True):
 
 
 MAX_MANIFEST = 64 * 1024 * 1024
+#: The largest ``event.json`` and ``card.json`` of a ledger entry (bytes): a fetched ledger is
+#: someone else's, and one blob can be shared by any number of its commits.
+MAX_EVENT = 1 << 20
+MAX_CARD = 8 << 20
 
 
 def decode_manifest(data: bytes) -> Manifest:

@@ -26,7 +26,7 @@ import msgspec
 
 from .errors import CkptError, CorruptError, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry, ref_number
-from .model import MAX_MANIFEST, Event, Manifest, decode_manifest, escape, path_display, task_name_problem
+from .model import MAX_EVENT, MAX_MANIFEST, Event, Manifest, decode_manifest, escape, path_display, task_name_problem
 
 if TYPE_CHECKING:
     from .overlay import Opener
@@ -542,6 +542,8 @@ def _newest_event(repo: Repo, task: str, match: Callable[[Event], bool], limit: 
         entry = repo.tree_entry(c.tree, "event.json")
         if entry is None:
             raise CorruptError(f"ledger of task {task} is corrupt at {oid[:12]}: no event.json")
+        if repo.blob_size(entry.oid) > MAX_EVENT:  # bounded before it is read (a fetched ledger)
+            raise CorruptError(f"ledger of task {task} is corrupt at {oid[:12]}: event.json is larger than {MAX_EVENT} bytes")
         ev = msgspec.json.decode(repo.read_blob(entry.oid), type=Event)
         if match(ev):
             return ev

@@ -1,0 +1,85 @@
+"""A teammate's ledger is JSON anyone who can push wrote: every view of a fetched task reads
+it without a traceback, whatever shapes its events' data has, and within bounded memory.
+
+Ledgers are written with ``git fast-import`` into a real bare remote, fetched with the real
+``git ckpt fetch``, and read through the real ``git-ckpt`` entry point.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import ckpt, git
+
+TYPES = ["save", "restore", "undo", "verify", "promote", "gate-refused", "task-start", "card", "push", "fetch",
+         "handoff", "drop", "prune", "note", "other"]
+# every key a view of the ledger reads from an event's data
+KEYS = ["assume", "commit", "decided", "done", "exit_code", "fact", "failed", "forced", "from", "from_commit", "goal",
+        "id", "isolated", "kind", "message", "next", "paths", "pruned", "question", "read", "reason", "remote",
+        "reset_head", "result", "reused", "reused_from", "status", "target", "target_commit", "verifier", "worktree",
+        "confirm", "refute", "agent", "session", "duration", "tasks", "notes_added"]
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False),
+                    st.text(max_size=12), st.sampled_from(["t1/1", "origin:t1/1", "../x", "passed", "error"]))
+VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                        st.dictionaries(st.text(max_size=5), inner, max_size=3)),
+                      max_leaves=6)
+# many keys per event (each view reads a few of them, by type), every type in each ledger
+EVENTS = st.lists(st.tuples(st.sampled_from(TYPES), st.dictionaries(st.sampled_from(KEYS), VALUES, min_size=10, max_size=25)),
+                  min_size=len(TYPES), max_size=len(TYPES) + 4).map(
+    lambda evs: [(TYPES[i], d) if i < len(TYPES) else (t, d) for i, (t, d) in enumerate(evs)])
+CARD = json.dumps({"schema": "ckpt-card/1", "task": "q"}).encode()
+
+
+def _fast_import(bare, ref: str, blobs_per_commit: list[list[tuple[str, bytes]]]) -> None:
+    """Write a first-parent chain of commits on ``ref``, each holding the named blobs."""
+    out = []
+    for i, files in enumerate(blobs_per_commit):
+        out.append(f"commit {ref}\ncommitter m <m@x> 0 +0000\ndata 2\ne\n".encode())
+        if i == 0:
+            out.append(b"deleteall\n")
+        for name, data in files:
+            out.append(f"M 100644 inline {name}\ndata {len(data)}\n".encode() + data + b"\n")
+    git(bare, "fast-import", "--quiet", "--force", input=b"".join(out))
+
+
+def _event(seq: int, type: str, data: dict) -> bytes:
+    return json.dumps({"schema": "ckpt/1", "seq": seq, "type": type, "task": "q", "at": "2026-12-01T04:00:00Z",
+                       "host": "h", "user": "u", "data": data, "prev": None, "hash": ""}).encode()
+
+
+@settings(max_examples=int(os.environ.get("CKPT_LEDGER_EXAMPLES", "6")), deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(events=EVENTS)
+def test_every_view_reads_any_event_data(tmp_path_factory, events):
+    from test_remote import _team
+
+    tmp = tmp_path_factory.mktemp("ledger")
+    bare, _alice, bob = _team(tmp)
+    _fast_import(bare, "refs/ckpt/q/log", [[("card.json", CARD), ("event.json", _event(i + 1, t, d))]
+                                           for i, (t, d) in enumerate(events)])
+    ckpt(bob, "fetch")
+    for args in (["log", "--task", "origin:q"], ["log", "--graph", "--task", "origin:q"], ["stats", "origin:q"],
+                 ["handoff", "origin:q"], ["task", "show", "origin:q"], ["report", "--html", "-", "--task", "origin:q"],
+                 ["log", "--task", "origin:q", "--json"], ["task", "list"]):
+        res = ckpt(bob, *args, rc=None)
+        assert res.rc in (0, 7), (args, res)  # shown, or refused as corrupt: never an internal error
+        assert "Traceback" not in res.err and "internal error" not in res.err, (args, res)
+
+
+def test_a_ledger_too_large_to_read_is_refused_not_loaded(tmp_path):
+    """Attack pass: 30 commits sharing one 60 MiB event blob (a few MB pushed) made stats take
+    7 GB.  An event larger than the ledger's bound is corrupt (exit 7), read by no view."""
+    from test_remote import _team
+
+    bare, _alice, bob = _team(tmp_path)
+    big = _event(1, "note", {"x": [0] * (1 << 20)})  # 2 MiB of JSON, over the bound
+    _fast_import(bare, "refs/ckpt/big/log", [[("card.json", CARD), ("event.json", big)]] * 3)
+    ckpt(bob, "fetch")
+    for args in (["stats", "origin:big"], ["log", "--task", "origin:big"], ["handoff", "origin:big"],
+                 ["log", "--graph", "--task", "origin:big"]):
+        res = ckpt(bob, *args, rc=7)
+        assert "event.json is larger than" in res.err, (args, res)
