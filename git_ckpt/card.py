@@ -212,7 +212,7 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
     current = ledger.card(repo, task)
     for n, label in ((edit.confirm, "--confirm"), (edit.refute, "--refute")):
         if n is not None and not 1 <= n <= len(current.assumptions):
-            raise NotFoundError(f"{label} {n}: task {task} has {len(current.assumptions)} assumption(s)", f"git ckpt task show {task} numbers them")
+            raise UsageError(f"{label} {n}: task {task} has {len(current.assumptions)} assumption(s)", f"git ckpt task show {task} numbers them")
 
     def backs(option: str) -> list[Evidence]:
         return evidence if target == option else []

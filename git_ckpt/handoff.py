@@ -205,7 +205,8 @@ def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool
     Keys: ``task``, ``goal``, ``constraints``, ``acceptance``, ``done``, ``current`` (checkpoint
     id or None), ``commit``, ``base``, ``latest``, ``promoted``, ``checkpoints`` (count),
     ``decided``, ``touched`` (``numstat`` rows), ``next``, ``hypothesis``, ``results``
-    (:func:`last_results`), ``failed``, ``questions``, ``assumptions`` (unverified only, with
+    (:func:`last_results`), ``failed``, ``questions``, ``judged`` (the assumptions confirmed or
+    refuted, with their numbers), ``assumptions`` (unverified only, with
     their numbers), ``facts``, ``reads``, ``workspace`` (``clean``, ``changed``, ``unknown`` or
     ``other-task``; only when ``workspace`` and ``cfg`` are given) and ``resume`` (commands).
     """
@@ -262,6 +263,7 @@ def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool
         "failed": [{"option": it["text"], **{k: v for k, v in it.items() if k != "text"}} for it in _items(card.failed, task)],
         "questions": _items(card.questions, task),
         "assumptions": [it for it in _items(card.assumptions, task) if it["status"] in (None, "unverified")],
+        "judged": [it for it in _items(card.assumptions, task) if it["status"] not in (None, "unverified")],
         "facts": _items(card.facts, task),
         "reads": list(card.reads),
         "workspace": ws,
@@ -341,6 +343,9 @@ def markdown(r: dict[str, Any]) -> str:
     section("Failed paths", [f"- {f['option']}: {f['reason'] or ''}" + evidence_suffix(f["evidence_text"]) for f in r["failed"]])
     section("Open questions", [f"- {q['text']}" + evidence_suffix(q["evidence_text"]) for q in r["questions"]])
     section("Unverified assumptions", [f"- {a['n']}. {a['text']}" + evidence_suffix(a["evidence_text"]) for a in r["assumptions"]])
+    if r["judged"]:  # what the next session must not assume again (refuted) or may rely on (confirmed)
+        section("Confirmed or refuted assumptions",
+                [f"- {a['n']}. {a['text']}: {escape(str(a['status']))}" + evidence_suffix(a["evidence_text"]) for a in r["judged"]])
     if r["facts"]:
         section("Facts", [f"- {f['text']}" + evidence_suffix(f["evidence_text"]) for f in r["facts"]])
     if r["reads"]:

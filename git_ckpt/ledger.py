@@ -442,6 +442,8 @@ def describe(ev: Event, card: Card | None = None) -> str:
         parts += [f"question: {text}" for text in _items(d.get("question"))]
         if d.get("next"):
             parts.append(f"next action: {d['next']}")
+        if d.get("hypothesis"):
+            parts.append(f"hypothesis: {d['hypothesis']}")
         if d.get("done"):
             parts.append("task done")
         return "; ".join(parts) if parts else "task card updated"

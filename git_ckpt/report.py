@@ -129,7 +129,7 @@ def page(repo: Repo, task: str) -> str:
            f"<title>git ckpt report: {_e(task)}</title><style>{CSS}</style></head><body>",
            f"<h1>Task {_e(task)}</h1>",
            f'<p class="meta">{tl.live} checkpoint(s){f" ({tl.gone} more pruned or dropped)" if tl.gone else ""}, {sum(len(n.results) for n in tl.nodes.values())} verifier run(s), '
-           f'{sum(1 for s in tl.steps if s.type in ("restore", "undo"))} jump(s); generated {now_iso()} by git ckpt report</p>']
+           f'{sum(1 for s in tl.steps if s.type in ("restore", "undo") and s.source != s.node)} jump(s); generated {now_iso()} by git ckpt report</p>']
     out.append("<h2>Timeline</h2>")
     if tl.nodes:
         out.append(f'<div class="scroll">{svg(tl)}</div>')
@@ -184,7 +184,7 @@ def data(repo: Repo, task: str) -> dict[str, Any]:
     """What ``report --json`` returns: the counts the page shows."""
     tl = build(repo, task)
     return {"task": task, "checkpoints": tl.live, "pruned": tl.gone, "lanes": tl.lanes,
-            "jumps": sum(1 for s in tl.steps if s.type in ("restore", "undo")),
+            "jumps": sum(1 for s in tl.steps if s.type in ("restore", "undo") and s.source != s.node),
             "promoted": next((c for c, n in tl.nodes.items() if n.promoted), None)}
 
 

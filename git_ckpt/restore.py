@@ -1265,9 +1265,9 @@ def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> Restor
                                reset_head=bool(ev.data.get("reset_head")))
     if passed_over:
         raise UsageError(f"nothing to undo: the worktree already matched {passed_over} when it was restored, "
-                         f"and no earlier restore in task {task} from this worktree changed the state",
+                         "and no earlier restore from this worktree changed the state",
                          "git ckpt log shows the history of the task")
-    raise UsageError(f"nothing to undo: no restore in task {task} from this worktree", "git ckpt log shows the history of the task")
+    raise UsageError("nothing to undo: no restore was made from this worktree", "git ckpt log shows the history of the task")
 
 
 def parse_paths(repo: Repo, paths: tuple[str, ...] | list[str], cwd: str) -> list[bytes]:

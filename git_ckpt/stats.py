@@ -1,7 +1,7 @@
 """``git ckpt stats``: how a task went, computed from its ledger (and the branch it committed to).
 
-* checkpoints saved (by kind), restores and undos, and the rollback rate: the share of the
-  checkpoints saved on purpose (manual + auto) that a later whole-tree ``restore`` went back to
+* checkpoints saved (by kind), restores and undos (those that changed the state), and the
+  rollback rate: the share of the checkpoints saved on purpose (manual + auto) that a later whole-tree ``restore`` went back to
   (each counted once however often; an ``undo`` returns to the state a restore left, so it is no
   rollback of its own), a number from 0 to 1;
 * verifier runs and their pass rate (every ``verify`` event counts as one run, reused results
@@ -78,6 +78,8 @@ def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict[s
             if kind in ("manual", "auto"):
                 on_purpose_ids.add(str(d.get("id")))
         elif ev.type in ("restore", "undo"):
+            if d.get("from") == d.get("target") and d.get("from_commit") == d.get("target_commit"):
+                continue  # the worktree held its target already: no rollback, nothing to recover from
             if ev.type == "restore":
                 restores += 1
                 if not d.get("paths") and str(d.get("target")) in on_purpose_ids:

@@ -81,7 +81,7 @@ def test_confirm_and_refute(t):
     a = card(t)["assumptions"]
     assert [(x["text"], x["status"]) for x in a] == [("a", "confirmed"), ("b", "refuted")]
     assert a[1]["evidence"] == [{"text": "saw otherwise"}]
-    res = ckpt(t, "task", "note", "--confirm", "3", rc=4)
+    res = ckpt(t, "task", "note", "--confirm", "3", rc=2)  # a number out of range is usage: no name of a thing was typed
     assert res.err.startswith("error: --confirm 3: task t has 2 assumption(s)\n")
 
 

@@ -83,7 +83,7 @@ def test_nothing_to_undo_or_continue_is_a_usage_error(repo):
     """Nothing to act on is an error of the request (exit 2, as `git stash pop` with no stash),
     not an unknown name (exit 4)."""
     res = ckpt(repo, "undo", rc=2)
-    assert res.err == ("error: nothing to undo: no restore in task default from this worktree\n"
+    assert res.err == ("error: nothing to undo: no restore was made from this worktree\n"
                        "hint: git ckpt log shows the history of the task\n")
     res = ckpt(repo, "restore", "--continue", rc=2)
     assert res.err == ("error: no interrupted restore to continue\n"

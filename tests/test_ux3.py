@@ -55,7 +55,7 @@ def test_restore_to_the_state_held_already(repo, how):
     if before is None:
         res = ckpt(repo, "undo", rc=2)
         assert res.err == (f"error: nothing to undo: the worktree already matched {target} when it was restored, "
-                           "and no earlier restore in task t from this worktree changed the state\n"
+                           "and no earlier restore from this worktree changed the state\n"
                            "hint: git ckpt log shows the history of the task\n")
         assert worktree_state(repo) == state
     else:  # back to the state before the restore that changed it
@@ -346,3 +346,47 @@ def test_handoff_never_vouches_for_a_replaced_fetched_checkpoint(tmp_path):
     out = ckpt(bob, "handoff").out
     assert "origin:t1/1" not in out and "Checkpoint: bob1/1 of 1" in out
     assert "origin:t1/1" not in ckpt(bob, "handoff", "--check", rc=None).out
+
+
+def test_every_error_has_a_hint_and_the_command_it_was(repo):
+    """Sixth walkthrough: some usage errors had no `hint:` line, a number out of range was exit
+    4 (unknown name), and `--json sav` named command "".  Every error raised without a hint gets
+    the one for its kind."""
+    res = ckpt(repo, "task", "note", "--fact", "bogus", rc=2)
+    assert res.err.splitlines()[1] == "hint: git ckpt task note -h shows the usage"
+    res = ckpt(repo, "gc", "--task", "x", "--all", rc=2)
+    assert res.err == "error: give --task or --all, not both\nhint: git ckpt gc -h shows the usage\n"
+    ckpt(repo, "task", "note", "--assume", "a")
+    assert ckpt(repo, "task", "note", "--confirm", "5", rc=2).err.splitlines() == [
+        "error: --confirm 5: task default has 1 assumption(s)", "hint: git ckpt task show default numbers them"]
+    env = ckpt(repo, "--json", "sav", rc=2).json()
+    assert (env["command"], env["error"]["hint"]) == ("sav", "git ckpt -h shows the usage")
+
+
+def test_judged_assumptions_and_the_hypothesis_reach_the_next_session(repo):
+    """Sixth walkthrough: a confirmed or refuted assumption vanished from the handoff, and
+    `task show` left out the hypothesis the handoff printed."""
+    (repo / "f").write_text("1\n")
+    ckpt(repo, "save", "-m", "one", "--hypothesis", "it is the cache")
+    ckpt(repo, "task", "note", "--assume", "callers pass ints")
+    ckpt(repo, "task", "note", "--assume", "None means logged out")
+    ckpt(repo, "task", "note", "--refute", "1", "--evidence", "default/1")
+    out = ckpt(repo, "handoff").out
+    assert "## Unverified assumptions\n- 2. None means logged out\n" in out
+    assert "## Confirmed or refuted assumptions\n- 1. callers pass ints: refuted (evidence: default/1)\n" in out
+    judged = ckpt(repo, "handoff", "--json").json()["result"]["judged"]
+    assert [(a["n"], a["status"]) for a in judged] == [(1, "refuted")]
+    assert "hypothesis: it is the cache" in ckpt(repo, "task", "show").out.splitlines()
+
+
+def test_a_restore_that_changed_nothing_is_no_jump_and_no_rollback(repo):
+    """Sixth walkthrough: `report` counted a restore that found its target in place as a jump,
+    and `stats` as a restore."""
+    _two(repo)
+    ckpt(repo, "restore", "t/2")  # held already
+    s = ckpt(repo, "stats", "--json").json()["result"]
+    assert (s["restores"], s["undos"], s["rolled_back_to"]) == (0, 0, 0)
+    report = ckpt(repo, "report", "--html", str(repo / "r.html"), "--json").json()["result"]
+    assert (report["jumps"], report["checkpoints"]) == (0, 2)
+    ckpt(repo, "restore", "t/1")
+    assert ckpt(repo, "report", "--html", str(repo / "r.html"), "--json").json()["result"]["jumps"] == 1

@@ -168,7 +168,8 @@ def test_every_kind_of_item_takes_evidence_and_only_one_item_per_note(repo):
     assert res.err.startswith("error: --evidence with 2 items in one note (--decided, --question): ")
     res = ckpt(repo, "task", "note", "--next", "n", "--read", "calc.py", "--evidence", "fix-div/1", rc=2)
     assert res.err == ("error: --evidence needs an item to attach to: "
-                       "--fact, --decided, --failed, --assume, --confirm, --refute or --question\n")
+                       "--fact, --decided, --failed, --assume, --confirm, --refute or --question\n"
+                       "hint: git ckpt task note -h shows the usage\n")
     assert _events(repo, "fix-div") == before
     # several items without evidence are one note, as before; with a fact, failed path or judged
     # assumption, the evidence backs that one (as before), not the other items of the note

@@ -400,6 +400,8 @@ def main(argv: list[str] | None = None) -> None:
         where = ctx.command_path if ctx is not None else command_path(args)
         code = _report(UsageError(click_message(exc), f"{where} -h shows the usage"), as_json, _name(args))
     except CkptError as exc:
+        if not exc.hint:  # every error has its hint line (README "Exit codes")
+            exc.hint = default_hint(exc, args)
         code = _report(exc, as_json, _name(args))
     except KeyboardInterrupt:
         click.echo("error: interrupted", err=True)
@@ -421,6 +423,18 @@ def main(argv: list[str] | None = None) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     sys.exit(code)
+
+
+def default_hint(exc: CkptError, args: list[str]) -> str:
+    """The hint of an error raised without one: what to run next for its kind (a usage error:
+    the command's usage; damage: ``check``; anything else: ``status``)."""
+    from ..errors import CorruptError
+
+    if isinstance(exc, UsageError):
+        return f"{command_path(args)} -h shows the usage"
+    if isinstance(exc, CorruptError):
+        return "git ckpt check --all names every damaged checkpoint; git fsck what is damaged in the object store"
+    return "git ckpt status shows where this worktree stands"
 
 
 def did_you_mean(possibilities: list[str]) -> str:
@@ -445,11 +459,15 @@ def click_message(exc: click.ClickException) -> str:
 
 def _name(args: list[str]) -> str:
     """The command an error envelope names: the same words its result envelope uses
-    (``task start``, ``hooks install``), or "" when no command was named."""
+    (``task start``, ``hooks install``); for a command that does not exist, the word typed
+    (``sav``); "" when no command was named."""
     try:
-        return command_path(args).removeprefix("git ckpt").strip()
+        known = command_path(args).removeprefix("git ckpt").strip()
     except Exception:  # noqa: BLE001 - naming never hides the error itself
-        return ""
+        known = ""
+    typed = args[: args.index("--")] if "--" in args else args
+    words = [a for a in typed if not a.startswith("-")]
+    return known or (words[0] if words else "")
 
 
 def command_path(args: list[str]) -> str:

@@ -37,10 +37,14 @@ def command(task: str | None, as_json: bool) -> int:
         if "error" in c:
             say(f"commits without a verified checkpoint: unknown ({c['error']})")
         else:
-            say(f"commits without a verified checkpoint: {len(c.get('unverified', []))} of {c.get('checked', 0)}"
+            bad = c.get("unverified", [])
+            ids = f": {', '.join(b[:12] for b in bad[:3])}{' …' if len(bad) > 3 else ''}" if bad else ""
+            say(f"commits on this branch since the task began (pulled ones too) without a verified checkpoint here "
+                f"(as git ckpt verify-commit decides): {len(bad)} of {c.get('checked', 0)}{ids}"
                 + (" (first 2000 checked)" if c.get("truncated") else ""))
         med = s["recovery_median_seconds"]
-        say("median recovery time (restore to next passing verify): " + ("n/a" if med is None else f"{med:.0f} s over {s['recoveries']}"))
+        say("median recovery time (restore or undo to the next passing verify): "
+            + ("n/a" if med is None else f"{med:.0f} s over {counted(s['recoveries'], 'recovery', 'recoveries')}"))
 
     emit("stats", s, as_json, human)
     return 0

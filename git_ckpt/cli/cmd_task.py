@@ -67,6 +67,8 @@ def show_cmd(name: str | None, as_json: bool) -> int:
                 say(f"{label} {i}: {e(item.text)}{extra}")
         if card.next:
             say(f"next: {e(card.next)}")
+        if card.hypothesis:
+            say(f"hypothesis: {e(card.hypothesis)}")
 
     emit("task show", task.card_json(card), as_json, human)
     return 0
