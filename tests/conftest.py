@@ -297,3 +297,21 @@ def forge_checkpoint(repo: Path, *, source: str = "refs/ckpt/default/1", dest: s
     commit = git(repo, "commit-tree", wtree, *args, "-p", meta, "-m", "forged").decode().strip()
     git(repo, "update-ref", dest, commit)
     return commit
+
+
+def forge_card(repo: Path, task: str, edit) -> str:
+    """Rewrite the card of ``task``'s ledger tip as an attacker would (``edit`` changes the card
+    dict in place), keeping its event; moves ``refs/ckpt/T/log`` to the forged commit, which it
+    returns (the caller pushes it)."""
+    import json
+
+    ledger = f"refs/ckpt/{task}/log"
+    tip = git(repo, "rev-parse", ledger).decode().strip()
+    card = json.loads(git(repo, "cat-file", "blob", f"{tip}:card.json"))
+    edit(card)
+    cblob = git(repo, "hash-object", "-w", "--stdin", input=json.dumps(card).encode()).decode().strip()
+    evblob = git(repo, "rev-parse", f"{tip}:event.json").decode().strip()
+    tree = git(repo, "mktree", input=f"100644 blob {cblob}\tcard.json\n100644 blob {evblob}\tevent.json\n".encode()).decode().strip()
+    new = git(repo, "commit-tree", tree, "-p", f"{tip}^", "-m", "card").decode().strip()
+    git(repo, "update-ref", ledger, new)
+    return new

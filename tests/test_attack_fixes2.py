@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIN, ckpt, git
+from conftest import BIN, ckpt, forge_card, git
 from test_remote import _team
 
 # Every N is ASCII digits without a leading zero: these are digits to str.isdigit() only, or not
@@ -113,14 +113,8 @@ def test_handoff_check_probes_no_path_outside_the_worktree(tmp_path):
     ckpt(alice, "save", "-m", "e")
     # rewrite the card of the ledger tip: reads name paths outside any worktree
     ledger = "refs/ckpt/evil/log"
-    tip = git(alice, "rev-parse", ledger).decode().strip()
-    card = json.loads(git(alice, "cat-file", "blob", f"{tip}:card.json"))
-    card["reads"] = [str(secret), str(tmp_path / "nope"), "../SECRET_EXISTS", "a/../../x", ".git/config", "f.txt"]
-    cblob = git(alice, "hash-object", "-w", "--stdin", input=json.dumps(card).encode()).decode().strip()
-    evblob = git(alice, "rev-parse", f"{tip}:event.json").decode().strip()
-    tree = git(alice, "mktree", input=f"100644 blob {cblob}\tcard.json\n100644 blob {evblob}\tevent.json\n".encode()).decode().strip()
-    new = git(alice, "commit-tree", tree, "-p", f"{tip}^", "-m", "card").decode().strip()
-    git(alice, "update-ref", ledger, new)
+    reads = [str(secret), str(tmp_path / "nope"), "../SECRET_EXISTS", "a/../../x", ".git/config", "f.txt"]
+    forge_card(alice, "evil", lambda card: card.update(reads=reads))
     git(alice, "push", "-q", "-f", "origin", f"{ledger}:{ledger}", "refs/ckpt/evil/1:refs/ckpt/evil/1")
     ckpt(bob, "fetch")
     res = ckpt(bob, "handoff", "--check", "origin:evil", "--json", rc=1).json()["result"]

@@ -7,11 +7,10 @@ Real repositories (and clones of a real bare repository), the real ``git ckpt`` 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
-from conftest import ckpt, git
+from conftest import ckpt, forge_card, git
 from test_fetched_tasks import _alice_task
 from test_remote import _team
 from test_verify import verifier, write_config
@@ -131,15 +130,8 @@ def test_handoff_check_looks_up_no_evidence_file_outside_the_worktree(tmp_path):
     ckpt(alice, "save", "-m", "e")
     ckpt(alice, "task", "note", "--fact", "f", "--evidence", "file:f.txt")
     ledger = "refs/ckpt/evil/log"
-    tip = git(alice, "rev-parse", ledger).decode().strip()
-    card = json.loads(git(alice, "cat-file", "blob", f"{tip}:card.json"))
     bad = [str(secret), "../SECRET_EXISTS", "a/../../x", ".git/config", "gone.txt"]
-    card["facts"][0]["evidence"] = [{"file": p} for p in bad] + [{"file": "f.txt"}]
-    cblob = git(alice, "hash-object", "-w", "--stdin", input=json.dumps(card).encode()).decode().strip()
-    evblob = git(alice, "rev-parse", f"{tip}:event.json").decode().strip()
-    tree = git(alice, "mktree", input=f"100644 blob {cblob}\tcard.json\n100644 blob {evblob}\tevent.json\n".encode()).decode().strip()
-    new = git(alice, "commit-tree", tree, "-p", f"{tip}^", "-m", "card").decode().strip()
-    git(alice, "update-ref", ledger, new)
+    forge_card(alice, "evil", lambda card: card["facts"][0].update(evidence=[{"file": p} for p in bad] + [{"file": "f.txt"}]))
     git(alice, "push", "-q", "-f", "origin", f"{ledger}:{ledger}", "refs/ckpt/evil/1:refs/ckpt/evil/1")
     ckpt(bob, "fetch")
     res = ckpt(bob, "handoff", "--check", "origin:evil", "--json", rc=1).json()["result"]
