@@ -169,6 +169,11 @@ class RestoreResult:
             out.append(f"current state matches {self.previous}; not saved again")
         if self.plan.empty:
             done += " (nothing to write: the files and the index matched it already)"
+        if self.plan.head_changes and self.plan.head_to:
+            lost = (f"; {self.plan.head_unreachable} commit(s) no longer reachable from it (undo moves it back)"
+                    if self.plan.head_unreachable else "")
+            moved = f"branch {_branch_name(self.plan.head_branch)}" if self.plan.head_branch else "HEAD (detached)"
+            out.append(f"{moved} moved from {(self.plan.head_from or 'unborn')[:12]} to {self.plan.head_to[:12]}{lost}")
         return [*out, done, *self.plan.keep_lines()]
 
 
@@ -1166,7 +1171,11 @@ def restore(
             return RestoreResult(target.id, None, None, plan, type=type, paths=paths)
         prints = Fingerprints(repo, now, plan)  # before the save: what it holds is what is on disk
         same = checkpoint_with_state(repo, task, now.state(), first=None if paths else target)
-        if same is not None:
+        if same is None and plan.empty:
+            # nothing will be written (files, index and HEAD stay): nothing can be lost, so
+            # nothing is saved; logged as a restore that changed nothing (undo passes over it)
+            prev_id, prev_commit, saved = target.id, target.commit, None
+        elif same is not None:
             if store.is_local(repo, same):
                 log_if_missing(repo, same)  # a pre-restore save killed before its event: log it now
             prev_id, prev_commit, saved = same.id, same.commit, None

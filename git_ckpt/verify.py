@@ -324,8 +324,9 @@ def ledger_task(repo: Repo, cp: Checkpoint) -> str:
 
 
 def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig, *, isolated: bool = False) -> tuple[dict[str, Any], str, bool] | None:
-    """A passing result of ``v`` (same definition) on the same content, on ``cp`` itself or on
-    another checkpoint of its task with the same tree, that this repository's own ``verify``
+    """A passing result of ``v`` (same definition) on the same content, on ``cp`` itself, on
+    another checkpoint of its task with the same tree, or on one its task's ledger records a
+    verify of (:func:`_reusable_from_ledger`), that this repository's own ``verify``
     recorded (:func:`local_lines`; a fetched line is never reused; with ``isolated``, only a
     result of a ``verify --isolated`` run, so an isolated run never passes off an in-place
     verdict as its own).  Returns ``(line, checkpoint id, on cp itself)`` or None."""
@@ -350,6 +351,36 @@ def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig, *, isolated: bo
             continue
         if ln is not None and ln.get("status") == "passed":
             return ln, f"{cp.manifest.task}/{n}", False
+    return _reusable_from_ledger(repo, cp, v.name, dh, ovl, isolated)
+
+
+def _reusable_from_ledger(repo: Repo, cp: Checkpoint, name: str, dh: str, ovl: str,
+                          isolated: bool) -> tuple[dict[str, Any], str, bool] | None:
+    """A passing result of verifier ``name`` (definition ``dh``) that a ``verify`` event of
+    ``cp``'s task records on another checkpoint with ``cp``'s tree (a fetched ``REMOTE:T/N`` or
+    another task's checkpoint verified after restoring it, then saved as this one), looking
+    back 500 events; the line itself is read from that checkpoint's notes and must be this
+    repository's own (:func:`local_lines`)."""
+    task = cp.manifest.task
+    try:
+        recent = list(ledger.iter_records(repo, task, newest=500))
+    except CkptError:
+        return None
+    seen: set[str] = set()
+    for rec in reversed(recent):
+        d = rec.event.data
+        commit = d.get("commit")
+        if (rec.event.type != "verify" or d.get("tree") != cp.tree or d.get("verifier") != name or d.get("status") != "passed"
+                or not isinstance(commit, str) or commit == cp.commit or commit in seen):
+            continue
+        seen.add(commit)
+        try:
+            ln = latest_results(local_lines(repo, notes.read_lines(repo, commit), [task], cp.tree, ovl, isolated=isolated),
+                                cp.tree, ovl).get((name, dh))
+        except (CkptError, KeyError, ValueError):
+            continue
+        if ln is not None and ln.get("status") == "passed":
+            return ln, str(d.get("id") or commit[:12]), False
     return None
 
 

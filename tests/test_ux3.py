@@ -76,18 +76,36 @@ def test_fresh_worktree_of_a_checkpoint_saved_without_changes(repo, tmp_path):
     assert "(left " not in ckpt(new, "log", "--graph").out
 
 
-def test_restore_writing_nothing_after_a_pre_restore_save(repo):
+def test_restore_writing_nothing_saves_nothing_though_the_state_differs(repo):
     """The files and index hold the target's but the state is no checkpoint of the task (HEAD
-    moved since): it is saved first, nothing is written, and the restore line says so."""
+    moved since): nothing will be written, so nothing is saved (the seventh walkthrough: the
+    dry run said "nothing to change" and the real run saved a pre-restore checkpoint), and the
+    dry run and the real run say the same."""
     _two(repo)
     ckpt(repo, "task", "start", "u")
     git(repo, "commit", "-q", "--allow-empty", "-m", "HEAD moves")
     state = worktree_state(repo)
-    res = ckpt(repo, "restore", "t/2")
-    assert res.out.splitlines()[-2:] == [
-        "saved current state as u/1 (pre-restore)",
-        "restored t/2 (nothing to write: the files and the index matched it already)"]
-    assert worktree_state(repo) == state
+    assert ckpt(repo, "restore", "t/2", "-n").out.splitlines()[0] == (
+        "would restore t/2: nothing to change (the worktree already matches t/2)")
+    assert ckpt(repo, "restore", "t/2").out == "the worktree already matches t/2; nothing to restore\n"
+    assert worktree_state(repo) == state and _checkpoint_refs(repo)[-1].endswith("refs/ckpt/t/2")
+    assert ckpt(repo, "show", "@", "--json").json()["result"]["id"] == "t/2"
+
+
+def test_reset_head_says_which_branch_moved(repo):
+    """Seventh walkthrough: the dry run of --reset-head named the branch it moves and the commits
+    it leaves, the real run (and its undo) said nothing of it."""
+    _two(repo)
+    old = git(repo, "rev-parse", "HEAD").decode().strip()
+    git(repo, "commit", "-q", "--allow-empty", "-m", "one more")
+    new = git(repo, "rev-parse", "HEAD").decode().strip()
+    branch = git(repo, "symbolic-ref", "--short", "HEAD").decode().strip()
+    moved = f"branch {branch} moved from {new[:12]} to {old[:12]}; 1 commit(s) no longer reachable from it (undo moves it back)"
+    res = ckpt(repo, "restore", "t/1", "--reset-head")
+    assert moved in res.out.splitlines() and res.out.splitlines()[-1] == "restored t/1"
+    assert git(repo, "rev-parse", "HEAD").decode().strip() == old
+    assert f"branch {branch} moved from {old[:12]} to {new[:12]}" in ckpt(repo, "undo").out.splitlines()
+    assert git(repo, "rev-parse", "HEAD").decode().strip() == new
 
 
 def test_at_after_restoring_another_tasks_checkpoint(repo):
@@ -390,3 +408,24 @@ def test_a_restore_that_changed_nothing_is_no_jump_and_no_rollback(repo):
     assert (report["jumps"], report["checkpoints"]) == (0, 2)
     ckpt(repo, "restore", "t/1")
     assert ckpt(repo, "report", "--html", str(repo / "r.html"), "--json").json()["result"]["jumps"] == 1
+
+
+def test_verify_reuses_the_result_of_the_fetched_checkpoint_saved_as_ones_own(tmp_path):
+    """Seventh walkthrough: Bob followed the handoff's Resume (task start, restore origin:T/N,
+    verify), then saved the state as his own checkpoint: verify ran the tests again.  A result
+    his own verify recorded on identical content (same tree, overlay and verifier definition)
+    is reused, and names where it came from; a teammate's result never is."""
+    from test_fetched_tasks import _fix_auth
+
+    _bare, _alice, bob = _fix_auth(tmp_path)
+    ckpt(bob, "task", "start", "fix-auth-bob")
+    ckpt(bob, "restore", "origin:fix-auth/3")
+    assert ckpt(bob, "verify").out.startswith("verifier: tests ...... passed (exit 0")
+    ckpt(bob, "save", "-m", "mine")
+    res = ckpt(bob, "verify")
+    assert res.out.splitlines()[0].startswith("verifier: tests ...... passed (reused from origin:fix-auth/3, exit 0")
+    assert res.out.splitlines()[-1] == "promoted fix-auth-bob/2"  # /1: the pre-restore save
+    # a checkpoint of other content gets no reuse
+    (bob / "app.py").write_text("v3 and more\n")
+    ckpt(bob, "save", "-m", "more")
+    assert "reused" not in ckpt(bob, "verify", rc=None).out
