@@ -448,15 +448,19 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str
         cur = None
     else:
         cur = store.load(repo, r["commit"], id=cur_id)
-        if store.current_task(repo) != task:
+        fetched = store.is_fetched_task(task)  # its Resume starts a task of one's own: expected
+        if store.current_task(repo) != task and not fetched:
             detail = f"this worktree is on task {store.current_task(repo)}"
             checks.append({"check": "worktree", "ok": False, "detail": detail})
             drift.append(detail)
         else:
             snap = capture(repo, cfg)
-            if snap.state() == cur.manifest.state:
+            same_files = (fetched and snap.tree == cur.tree and snap.index_tree == cur.index_tree
+                          and (snap.overlay_info.digest or "") == (cur.manifest.overlay.digest or ""))
+            if snap.state() == cur.manifest.state or same_files:  # a teammate's HEAD may differ from one's own
                 ws_ok = True
-                checks.append({"check": "worktree", "ok": True, "detail": f"matches {cur_id}"})
+                checks.append({"check": "worktree", "ok": True, "detail": f"matches {cur_id}"
+                               + (" (files, index and overlay)" if snap.state() != cur.manifest.state else "")})
             else:
                 changed = [path_to_str(c.path) for c in repo.diff_trees(cur.tree, snap.tree)]
                 what = ("changed: " + ", ".join(changed[:20]) + (" …" if len(changed) > 20 else "")) if changed else "index, HEAD or overlay differ"

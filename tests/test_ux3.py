@@ -421,6 +421,10 @@ def test_verify_reuses_the_result_of_the_fetched_checkpoint_saved_as_ones_own(tm
     ckpt(bob, "task", "start", "fix-auth-bob")
     ckpt(bob, "restore", "origin:fix-auth/3")
     assert ckpt(bob, "verify").out.startswith("verifier: tests ...... passed (exit 0")
+    # the receipt checked right after its own Resume finds no drift (the worktree is on Bob's task)
+    res = ckpt(bob, "handoff", "--check", "origin:fix-auth")
+    assert res.out.splitlines()[-1] == "handoff of origin:fix-auth: no drift"
+    assert "ok    worktree: matches origin:fix-auth/3" in res.out
     ckpt(bob, "save", "-m", "mine")
     res = ckpt(bob, "verify")
     assert res.out.splitlines()[0].startswith("verifier: tests ...... passed (reused from origin:fix-auth/3, exit 0")
@@ -429,3 +433,13 @@ def test_verify_reuses_the_result_of_the_fetched_checkpoint_saved_as_ones_own(tm
     (bob / "app.py").write_text("v3 and more\n")
     ckpt(bob, "save", "-m", "more")
     assert "reused" not in ckpt(bob, "verify", rc=None).out
+
+
+def test_read_names_a_file_that_exists(repo):
+    """Seventh walkthrough: `task note --read nonexist.py` was accepted, and surfaced later as
+    drift in every `handoff --check`.  Like file: evidence, what was read must exist."""
+    res = ckpt(repo, "task", "note", "--read", "nonexist.py", rc=4)
+    assert res.err.splitlines()[0] == "error: --read 'nonexist.py': no file nonexist.py in the worktree"
+    assert ckpt(repo, "task", "show", "--json").json()["result"]["reads"] == []
+    ckpt(repo, "task", "note", "--read", "README")
+    assert ckpt(repo, "task", "show", "--json").json()["result"]["reads"] == ["README"]

@@ -175,6 +175,8 @@ def test_every_card_note_kind_shows_its_text_in_the_graph_the_log_and_the_report
 
     ckpt(repo, "task", "start", "t", "--goal", "g")
     (repo / "f").write_text("f\n")
+    (repo / "src").mkdir()
+    (repo / "src" / "auth.py").write_text("a\n")
     ckpt(repo, "save", "-m", "one")
     notes = [
         (["--read", "src/auth.py", "--read", "f"], "read: src/auth.py, f"),
