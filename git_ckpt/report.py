@@ -13,7 +13,7 @@ from . import store
 from .errors import CkptError
 from .gitcore import EMPTY_TREE, Repo
 from .ledger import now_iso
-from .model import path_display
+from .model import CardItem, path_display
 from .timeline import Timeline, build
 
 STEP_X, LANE_Y, LEFT, TOP, R = 92, 74, 50, 46, 15
@@ -140,13 +140,18 @@ def page(repo: Repo, task: str) -> str:
         out.append("<p>No checkpoints yet.</p>")
     out.append("<h2>Task card</h2><table>")
     if card is not None:
+        from .card import evidence_suffix, evidence_texts
+
+        def ev(item: CardItem) -> str:  # the words task show and the handoff print
+            return evidence_suffix(evidence_texts(task, item))
+
         rows = [("goal", card.goal), *(("constraint", c) for c in card.constraints), *(("acceptance", a) for a in card.acceptance),
-                *(("read", r) for r in card.reads), *(("fact", f.text) for f in card.facts),
-                *(("decided", d.text) for d in card.decisions),
-                *(("ruled out", f.text + (f" ({f.reason})" if f.reason else "")) for f in card.failed),
-                *(("assumed", a.text + (f" ({a.status})" if a.status else "")) for a in card.assumptions),
-                *(("question", q.text) for q in card.questions),
-                ("next", card.next), ("done", "yes" if card.done else "")]
+                *(("read", r) for r in card.reads), *(("fact", f.text + ev(f)) for f in card.facts),
+                *(("decided", d.text + ev(d)) for d in card.decisions),
+                *(("ruled out", f.text + (f" ({f.reason})" if f.reason else "") + ev(f)) for f in card.failed),
+                *(("assumed", a.text + (f" ({a.status})" if a.status else "") + ev(a)) for a in card.assumptions),
+                *(("question", q.text + ev(q)) for q in card.questions),
+                ("hypothesis", card.hypothesis), ("next", card.next), ("done", "yes" if card.done else "")]
         out += [f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows if v]
     out.append("</table>")
     out.append("<h2>Checkpoints</h2>")

@@ -266,7 +266,7 @@ def test_a_hook_never_blocks_the_agent(repo, tmp_path, agent, breakage):
         if breakage == "garbage-input":  # every agent alike: said once, and the save still happens
             action = SPECS[agent].events[event]
             assert b"the input on stdin is not JSON" in proc.stderr, proc
-            assert action == "start" or b"saving without a session id" in proc.stderr, proc
+            assert action == "start" or b"a checkpoint saved now records no session id" in proc.stderr, proc
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -282,7 +282,7 @@ def test_malformed_input_is_one_warning_for_every_agent(repo, agent, data):
         proc = run_hook(repo, command, data)
         assert proc.returncode == 0, proc
         kind = "not a JSON object" if data.startswith((b"[", b'"')) else "not JSON"
-        suffix = "" if SPECS[agent].events[event] == "start" else "; saving without a session id"
+        suffix = "" if SPECS[agent].events[event] == "start" else "; a checkpoint saved now records no session id"
         assert proc.stderr.decode() == f"warning: git ckpt {agent} hook ({SPECS[agent].events[event]}): the input on stdin is {kind}{suffix}\n", proc
         if agent in ("gemini", "cursor"):
             json.loads(proc.stdout)

@@ -48,7 +48,7 @@ def test_save_card_options_recorded_without_changes(repo):
                        "task card of t updated (event #5)\n")
     card = ckpt(repo, "task", "show", "--json").json()["result"]
     assert (card["next"], card["hypothesis"]) == ("write the test", "it is the cache")
-    assert ckpt(repo, "log").out.splitlines()[-1].endswith("next action: write the test")
+    assert ckpt(repo, "log").out.splitlines()[-1].endswith("next action: write the test; hypothesis: it is the cache")
     env = ckpt(repo, "save", "--next", "then ship", "--json").json()["result"]
     assert (env["created"], env["id"], env["card_event"]) == (False, "t/3", 6)
     assert ckpt(repo, "save").out == "no changes since t/3; nothing saved (use --allow-empty to save anyway)\n"
@@ -73,7 +73,7 @@ def test_status_names_at_and_head_moved(repo):
     # a commit of something else, or on another parent, is a move
     git(repo, "commit", "-q", "--allow-empty", "-m", "on top")
     newer = git(repo, "rev-parse", "HEAD").decode().strip()
-    assert f"HEAD:      moved since t/3 (saved on {old[:12]}, HEAD is now {newer[:12]})\n" in ckpt(repo, "status").out
+    assert f"HEAD:      not where t/3 was saved (saved on {old[:12]}, HEAD is {newer[:12]})\n" in ckpt(repo, "status").out
     git(repo, "reset", "-q", "--soft", "HEAD~1")
     (repo / "f").write_text("3\n")  # unchanged bytes; now stage something beyond the commit
     (repo / "g").write_text("g\n")
@@ -84,7 +84,7 @@ def test_status_names_at_and_head_moved(repo):
     ckpt(repo, "restore", "t/1")
     out = ckpt(repo, "status").out
     assert "latest:    t/4\n" in out and "worktree:  matches t/1 (@)\n" in out  # t/4: the pre-restore save
-    assert f"HEAD:      moved since t/1 (saved on {old[:12]}, HEAD is now {new[:12]})\n" in out
+    assert f"HEAD:      not where t/1 was saved (saved on {old[:12]}, HEAD is {new[:12]})\n" in out
     (repo / "f").write_text("edited\n")
     out = ckpt(repo, "status").out
     assert "worktree:  changed since t/1 (@)\n" in out

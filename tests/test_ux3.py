@@ -172,7 +172,7 @@ def test_restore_onto_a_head_that_commits_the_checkpoint(repo, head):
     status = ckpt(repo, "status").out.splitlines()
     assert "worktree:  matches default/1 (@)" in status
     assert (f"HEAD:      {commit[:12]} commits default/1 on its base {base[:12]}" if head == "on-base"
-            else f"HEAD:      moved since default/1 (saved on {base[:12]}, HEAD is now {commit[:12]})") in status
+            else f"HEAD:      not where default/1 was saved (saved on {base[:12]}, HEAD is {commit[:12]})") in status
     # --reset-head: HEAD back on the base, the index exactly as staged there
     ckpt(repo, "restore", "1", "--reset-head")
     assert git(repo, "write-tree").decode().strip() == saved_index
@@ -443,3 +443,14 @@ def test_read_names_a_file_that_exists(repo):
     assert ckpt(repo, "task", "show", "--json").json()["result"]["reads"] == []
     ckpt(repo, "task", "note", "--read", "README")
     assert ckpt(repo, "task", "show", "--json").json()["result"]["reads"] == ["README"]
+
+
+def test_the_report_card_shows_evidence_and_the_hypothesis(repo):
+    """Seventh walkthrough: the HTML report's task card dropped the evidence task show and the
+    handoff print."""
+    (repo / "f").write_text("1\n")
+    ckpt(repo, "save", "-m", "one", "--hypothesis", "it is the cache")
+    ckpt(repo, "task", "note", "--fact", "callers never pass a string", "--evidence", "default/1")
+    page = ckpt(repo, "report", "--html", "-").out
+    assert "<tr><th>fact</th><td>callers never pass a string (evidence: default/1)</td></tr>" in page
+    assert "<tr><th>hypothesis</th><td>it is the cache</td></tr>" in page

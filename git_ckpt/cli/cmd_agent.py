@@ -134,7 +134,7 @@ def hook_cmd(agent: str, action: str, as_json: bool) -> int:
     out = agent_mod.quiet_output(agent)
     problem = agent_mod.input_problem(payload)
     if problem is not None:  # every agent alike: say so once, carry on without a session id
-        warn(f"git ckpt {agent} hook ({action}): {problem}; saving without a session id" if action != "start"
+        warn(f"git ckpt {agent} hook ({action}): {problem}; a checkpoint saved now records no session id" if action != "start"
              else f"git ckpt {agent} hook ({action}): {problem}")
     try:
         from .. import config, store

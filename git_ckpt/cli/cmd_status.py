@@ -30,7 +30,7 @@ def command(as_json: bool) -> int:
                 say(f"HEAD:      {wt['head'][:12]} commits {wt['checkpoint']} on its base {(wt['base'] or '')[:12]}".rstrip()
                     if wt["base"] else f"HEAD:      {wt['head'][:12]} commits {wt['checkpoint']} (the first commit)")
             elif wt["head_moved"]:
-                say(f"HEAD:      moved since {wt['checkpoint']} (saved on {(wt['base'] or 'an unborn branch')[:12]}, HEAD is now {(wt['head'] or 'unborn')[:12]})")
+                say(f"HEAD:      not where {wt['checkpoint']} was saved (saved on {(wt['base'] or 'an unborn branch')[:12]}, HEAD is {(wt['head'] or 'unborn')[:12]})")
         elif st["latest"]:
             say(f"worktree:  unknown (index locked or configuration unreadable); latest is {st['latest']}")
         if st["restore_interrupted"]:
