@@ -133,6 +133,8 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
             # commit leaves out: saving again cannot help while they stay in the worktree
             res.fix = ("git add the paths marked D (the verified checkpoint has them), or ignore them "
                        "(e.g. in .git/info/exclude) and run git ckpt save && git ckpt verify")
+            if any(not d.startswith("D ") for d in diff):  # the other paths need a verified save as they are
+                res.fix += "; the paths marked otherwise need git ckpt save && git ckpt verify either way"
         else:
             res.fix = "git ckpt save && git ckpt verify"
         return res

@@ -290,7 +290,14 @@ def test_an_untracked_file_the_commit_leaves_out_gets_a_hint_that_fixes_it(repo)
     ckpt(repo, "verify")
     refused = commit(repo, "-a", "-m", "all", ok=False)
     assert "  D local.json" in refused.stderr and "in 1 path(s)" in refused.stderr
-    assert "hint: git add the paths marked D" in refused.stderr
+    assert "hint: git add the paths marked D" in refused.stderr and "marked otherwise" not in refused.stderr
+    (repo / "b").write_text("b2\n")  # and a change the checkpoint lacks: the hint covers both kinds
+    mixed = commit(repo, "-a", "-m", "all", ok=False)
+    assert "  D local.json" in mixed.stderr and "  M b" in mixed.stderr
+    assert mixed.stderr.splitlines()[-1] == (
+        "hint: git add the paths marked D (the verified checkpoint has them), or ignore them (e.g. in .git/info/exclude) "
+        "and run git ckpt save && git ckpt verify; the paths marked otherwise need git ckpt save && git ckpt verify either way")
+    (repo / "b").write_text("b\n")
     assert ckpt(repo, "save").out.startswith("no changes since default/1; nothing saved")  # saving again cannot help
     # either way out works: ignore it, save and verify again, commit
     (repo / ".git" / "info" / "exclude").write_text("local.json\n")
