@@ -208,7 +208,7 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
             raise UsageError(f"path {r!r} is outside the worktree {repo.workdir}",
                              "name a file of the worktree (relative to it or to the current directory)")
         if not os.path.lexists(os.path.join(repo.workdir, rel)):  # as file: evidence: what was read exists
-            raise NotFoundError(f"--read {r!r}: no file {rel} in the worktree",
+            raise NotFoundError(f"--read {r!r}: no file or directory {r} in the worktree",
                                 "--read names a file or directory you read (relative to the current directory)")
         reads.append(rel)
     at = ledger.now_iso()

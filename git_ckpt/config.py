@@ -200,7 +200,11 @@ def decode(data: bytes, origin: str = CONFIG_FILE) -> Config:
     except UnicodeDecodeError:
         raise ConfigError(f"{origin} is not valid UTF-8", f"fix or remove {origin}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{origin}: {exc}", f"fix the TOML syntax in {origin}") from None
+        import re
+
+        # tomllib names a table as a Python tuple, ('overlay',): say [overlay], as the file does
+        text = re.sub(r"\(((?:'[^']*',? ?)+)\)", lambda m: "[" + ".".join(re.findall(r"'([^']*)'", m.group(1))) + "]", str(exc))
+        raise ConfigError(f"{origin}: {text}", f"fix the TOML syntax in {origin}") from None
     try:
         cfg = msgspec.convert(raw, type=Config)
     except msgspec.ValidationError as exc:

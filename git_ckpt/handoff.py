@@ -277,8 +277,11 @@ def workspace_state(repo: Repo, cfg: Config, task: str, cur: Checkpoint) -> str:
     captured (index locked, mid-restore)."""
     if store.current_task(repo) != task:
         return "other-task"
+    from .status import committed
+
     try:
-        return "clean" if capture(repo, cfg).state() == cur.manifest.state else "changed"
+        snap = capture(repo, cfg)
+        return "clean" if snap.state() == cur.manifest.state or committed(repo, snap, cur) else "changed"
     except CkptError:
         return "unknown"
 
@@ -455,12 +458,14 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str
             drift.append(detail)
         else:
             snap = capture(repo, cfg)
-            same_files = (fetched and snap.tree == cur.tree and snap.index_tree == cur.index_tree
-                          and (snap.overlay_info.digest or "") == (cur.manifest.overlay.digest or ""))
-            if snap.state() == cur.manifest.state or same_files:  # a teammate's HEAD may differ from one's own
+            from .status import committed, files_match
+
+            # a teammate's HEAD may differ from one's own; a gated commit moves HEAD onto the files
+            same_files = (fetched and files_match(repo, snap, cur)) or committed(repo, snap, cur)
+            if snap.state() == cur.manifest.state or same_files:
                 ws_ok = True
                 checks.append({"check": "worktree", "ok": True, "detail": f"matches {cur_id}"
-                               + (" (files, index and overlay)" if snap.state() != cur.manifest.state else "")})
+                               + (" (files, index and overlay; HEAD differs)" if snap.state() != cur.manifest.state else "")})
             else:
                 changed = [path_to_str(c.path) for c in repo.diff_trees(cur.tree, snap.tree)]
                 what = ("changed: " + ", ".join(changed[:20]) + (" …" if len(changed) > 20 else "")) if changed else "index, HEAD or overlay differ"

@@ -62,22 +62,30 @@ def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None =
     if at is None:
         return {}
     cands = [at] + ([last] if last is not None and last.commit != at.commit else [])
-
-    def files(cp: Checkpoint) -> bool:
-        m = cp.manifest
-        if snap.tree != cp.tree or (snap.overlay_info.digest or "") != (m.overlay.digest or ""):
-            return False
-        # the same index; or nothing staged now, and nothing staged then or HEAD commits the
-        # checkpoint's files (restore's committed_on_head: the index is HEAD's tree)
-        return snap.index_tree == cp.index_tree or (_nothing_staged(repo, snap.index_tree, snap.base)
-                                                    and (_nothing_staged(repo, cp.index_tree, m.base)
-                                                         or (snap.base != m.base and snap.index_tree == cp.tree)))
-
-    cp = next((c for c in cands if files(c)), at)
-    match, moved = files(cp), snap.base != cp.manifest.base
+    cp = next((c for c in cands if files_match(repo, snap, c)), at)
+    match, moved = files_match(repo, snap, cp), snap.base != cp.manifest.base
     return {"checkpoint": cp.id, "at": at.id, "files_match": match, "head_moved": moved,
             "head_commits": moved and match and _commits(repo, snap, cp.manifest.base),
             "base": cp.manifest.base, "head": snap.base, "exact": snap.state() == cp.manifest.state}
+
+
+def files_match(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
+    """Whether the captured worktree ``snap`` holds ``cp``'s files and overlay and its index
+    stages what ``cp`` staged: the same index; or nothing staged now, and nothing staged then
+    or HEAD (moved) commits ``cp``'s files (restore's committed_on_head: the index is HEAD's
+    tree).  What ``status``, ``diff`` and ``git status`` agree on; HEAD may differ."""
+    m = cp.manifest
+    if snap.tree != cp.tree or (snap.overlay_info.digest or "") != (m.overlay.digest or ""):
+        return False
+    return snap.index_tree == cp.index_tree or (_nothing_staged(repo, snap.index_tree, snap.base)
+                                                and (_nothing_staged(repo, cp.index_tree, m.base)
+                                                     or (snap.base != m.base and snap.index_tree == cp.tree)))
+
+
+def committed(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
+    """Whether HEAD moved only by committing ``cp``'s files on its base (a gated commit): then
+    the worktree is still ``cp`` for every purpose but HEAD."""
+    return snap.base != cp.manifest.base and files_match(repo, snap, cp) and _commits(repo, snap, cp.manifest.base)
 
 
 def _commits(repo: Repo, snap: Snapshot, base: str | None) -> bool:
@@ -137,6 +145,12 @@ def status(repo: Repo) -> dict[str, Any]:
                           " hooks are not installed; run git ckpt hooks install")
         else:
             gate_state = "a promoted checkpoint exists" if promoted else "no promoted checkpoint: commits will be refused"
+            if cfg is not None:
+                from . import trust
+
+                st = trust.state(repo, cfg)
+                if not st.ok:  # the gate refuses every commit until then (exit 9)
+                    gate_state = f"commits will be refused: {trust.untrusted_reason(st)} (git ckpt trust)"
     return {
         "task": task,
         "latest": last.id if last else None,

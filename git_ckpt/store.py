@@ -642,7 +642,11 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
                 if not task_exists(repo, t, prefix):
                     raise NotFoundError(f"no checkpoint {shown_prefix}{t}/{int(rest)}: there is no task {shown_prefix}{t}",
                                         task_hint(repo, t, prefix, shown_prefix))
-                raise NotFoundError(f"no checkpoint {shown_prefix}{t}/{int(rest)}", f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t} shows its checkpoints")
+                listing = f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t} shows its checkpoints"
+                newest = highest(repo, t, prefix)
+                raise NotFoundError(f"no checkpoint {shown_prefix}{t}/{int(rest)}",
+                                    f"did you mean {shown_prefix}{t}/{newest[0]} (the latest of {shown_prefix}{t})? {listing}"
+                                    if newest is not None else listing)
             return load(repo, oid, id=f"{shown_prefix}{t}/{int(rest)}", ref=ref)
         if rest == "promoted":
             ref = f"{prefix}{t}/promoted"

@@ -42,12 +42,14 @@ def start_notices(repo: Repo, task: str, *, goal: str | None) -> list[str]:
     remotes = store.fetched_elsewhere(repo, task)
     mine = store.numbered(repo, task)
     if remotes:
+        from .handoff import own_name  # the free name handoff's Resume suggests too
+
         theirs = f"{remotes[0]}:{task}"
         then = (f" and git ckpt restore {theirs}/@" if store.numbered(repo, task, f"{store.REMOTE_PREFIX}{remotes[0]}/")
                 else f" ({theirs} has no checkpoints; git ckpt task show {theirs} shows its card)")
         out.append(f"{', '.join(r + ':' + task for r in remotes)} already exists (fetched); pushing a task of "
                    f"the same name would be refused (checkpoints are never overwritten): to continue that work, "
-                   f"start a task of your own (e.g. {task}-2){then}")
+                   f"start a task of your own (e.g. {own_name(repo, task)}){then}")
     if mine or repo.read_ref(store.log_ref(task)):
         old = ledger.card(repo, task)
         if goal is not None and old.goal and old.goal != goal:

@@ -315,9 +315,10 @@ def test_unknown_task_gets_did_you_mean_everywhere(repo):
     res = ckpt(repo, "restore", "nosuch/1", rc=4)
     assert res.err == f"error: no checkpoint nosuch/1: there is no task nosuch\n{far}"
     assert not (repo / "r.html").exists()
-    # a known task without that number keeps the old, right hint
+    # a known task without that number: its latest, as evidence suggests (eighth walkthrough)
     res = ckpt(repo, "restore", "docs/9", rc=4)
-    assert res.err == "error: no checkpoint docs/9\nhint: git ckpt list --task docs shows its checkpoints\n"
+    assert res.err == ("error: no checkpoint docs/9\n"
+                       "hint: did you mean docs/1 (the latest of docs)? git ckpt list --task docs shows its checkpoints\n")
 
 
 # ------------------------------------------------------------------ 7 and 11: a ref git ckpt did not make

@@ -236,6 +236,10 @@ def test_a_task_without_checkpoints_shared_and_resumed(tmp_path):
     assert res.err == ("warning: origin:lonely already exists (fetched); pushing a task of the same name would be refused "
                        "(checkpoints are never overwritten): to continue that work, start a task of your own (e.g. lonely-2) "
                        "(origin:lonely has no checkpoints; git ckpt task show origin:lonely shows its card)\n")
+    # the name suggested is free, as handoff's Resume's is (eighth walkthrough: it named a taken one)
+    ckpt(bob, "task", "start", "lonely-2")
+    res = ckpt(bob, "task", "start", "lonely")
+    assert "(e.g. lonely-3)" in res.err and "git ckpt task start lonely-3" in ckpt(bob, "handoff", "origin:lonely").out
     # Bob's own task with a checkpoint, pushed and fetched back, is still his
     res = ckpt(alice, "task", "start", "other")
     assert "warning: origin:other already exists" in res.err and "git ckpt restore origin:other/@" in res.err
@@ -439,7 +443,7 @@ def test_read_names_a_file_that_exists(repo):
     """Seventh walkthrough: `task note --read nonexist.py` was accepted, and surfaced later as
     drift in every `handoff --check`.  Like file: evidence, what was read must exist."""
     res = ckpt(repo, "task", "note", "--read", "nonexist.py", rc=4)
-    assert res.err.splitlines()[0] == "error: --read 'nonexist.py': no file nonexist.py in the worktree"
+    assert res.err.splitlines()[0] == "error: --read 'nonexist.py': no file or directory nonexist.py in the worktree"
     assert ckpt(repo, "task", "show", "--json").json()["result"]["reads"] == []
     ckpt(repo, "task", "note", "--read", "README")
     assert ckpt(repo, "task", "show", "--json").json()["result"]["reads"] == ["README"]
@@ -454,3 +458,46 @@ def test_the_report_card_shows_evidence_and_the_hypothesis(repo):
     page = ckpt(repo, "report", "--html", "-").out
     assert "<tr><th>fact</th><td>callers never pass a string (evidence: default/1)</td></tr>" in page
     assert "<tr><th>hypothesis</th><td>it is the cache</td></tr>" in page
+
+
+def test_handoff_after_committing_the_checkpoint_is_clean(repo):
+    """Eighth walkthrough: after the README's gated-commit flow (save, verify, git add -A,
+    commit), handoff said `Workspace: changed` and --check found drift (exit 1) while status
+    said the worktree matched.  HEAD moved only by committing the checkpoint's files: clean."""
+    (repo / "README").write_text("changed\n")
+    (repo / "new.py").write_text("n\n")
+    ckpt(repo, "save", "-m", "work")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the checkpoint's files")
+    out = ckpt(repo, "handoff").out
+    assert "Workspace: clean (matches default/1)" in out.splitlines()
+    res = ckpt(repo, "handoff", "--check")
+    assert res.out.splitlines()[-1] == "handoff of default: no drift"
+    # a change after the commit is drift again
+    (repo / "new.py").write_text("m\n")
+    assert "Workspace: changed since default/1" in ckpt(repo, "handoff").out
+    assert ckpt(repo, "handoff", "--check", rc=1).out.splitlines()[-1] == "handoff of default: 1 drift(s) found"
+
+
+def test_status_says_the_gate_refuses_while_the_config_is_untrusted(repo):
+    """Eighth walkthrough: with .ckpt.toml changed since it was trusted, status said `gate: on (a
+    promoted checkpoint exists)` while every commit was refused (exit 9)."""
+    from test_verify import verifier, write_config
+
+    write_config(repo, verifier("ok", ["true"]))
+    ckpt(repo, "trust")
+    ckpt(repo, "hooks", "install")
+    ckpt(repo, "save")
+    ckpt(repo, "verify")
+    assert "gate:      on (a promoted checkpoint exists)" in ckpt(repo, "status").out.splitlines()
+    with open(repo / ".ckpt.toml", "a") as fh:
+        fh.write("\n# edited\n")
+    assert ("gate:      on (commits will be refused: .ckpt.toml is changed since you trusted it (git ckpt trust))"
+            in ckpt(repo, "status").out.splitlines())
+
+
+def test_a_toml_error_names_the_table_as_the_file_does(repo):
+    """Eighth walkthrough: a table declared twice leaked Python's tuple ('overlay',)."""
+    (repo / ".ckpt.toml").write_text("[overlay]\ninclude = []\n[overlay]\n")
+    res = ckpt(repo, "save", rc=6)
+    assert res.err.splitlines()[0] == "error: .ckpt.toml: Cannot declare [overlay] twice (at line 3, column 9)"

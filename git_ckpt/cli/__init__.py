@@ -289,7 +289,7 @@ def open_repo(lazy: bool = False) -> Repo:
         cwd = os.getcwd()
     except FileNotFoundError:  # the shell sits in a directory something removed
         raise RepoError("the current directory no longer exists (something removed it)",
-                        "cd to the worktree again (e.g. cd \"$PWD\" or its root) and run the command again; nothing was changed") from None
+                        "cd to a directory of the worktree that exists (its root, say) and run the command again; nothing was changed") from None
     repo = Repo.discover(cwd, os.environ.get("GIT_DIR"), os.environ.get("GIT_WORK_TREE"), lazy=lazy)
     repo.on_wait = lambda holder: warn(f"waiting: {holder}")
     return repo
