@@ -108,8 +108,8 @@ def test_handoff_check_probes_no_path_outside_the_worktree(tmp_path):
     secret = tmp_path / "SECRET_EXISTS"
     secret.write_text("x")
     ckpt(alice, "task", "start", "evil")
-    ckpt(alice, "task", "note", "--read", "f.txt")
     (alice / "f.txt").write_text("w\n")
+    ckpt(alice, "task", "note", "--read", "f.txt")
     ckpt(alice, "save", "-m", "e")
     # rewrite the card of the ledger tip: reads name paths outside any worktree
     ledger = "refs/ckpt/evil/log"

@@ -201,8 +201,8 @@ def test_every_card_note_kind_shows_its_text_in_the_graph_the_log_and_the_report
     text = html.unescape(page.read_text())
     for _args, shown in notes:
         assert f"</code> {shown}</li>" in text, shown
-    for row in ("<th>read</th><td>src/auth.py</td>", "<th>assumed</th><td>None means logged out (confirmed)</td>",
-                "<th>assumed</th><td>tokens expire (refuted)</td>", "<th>question</th><td>should a None user warn?</td>"):
+    for row in ("<th>read</th><td>src/auth.py</td>", "<th>assumed</th><td>None means logged out (confirmed) (evidence: t/1)</td>",
+                "<th>assumed</th><td>tokens expire (refuted) (evidence: t/1)</td>", "<th>question</th><td>should a None user warn?</td>"):
         assert row in text, row
 
 
