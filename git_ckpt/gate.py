@@ -128,9 +128,10 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
         last = store.latest(repo, task)
         if last is not None and last.tree == tree:
             res.fix = f"git ckpt verify {last.id}"
-        elif any(d.startswith("D ") for d in diff):
+        elif any(d.startswith("D ") and os.path.lexists(os.path.join(repo.workdir, d[2:])) for d in diff):
             # files the verified checkpoint holds (untracked ones are checkpointed too) but the
-            # commit leaves out: saving again cannot help while they stay in the worktree
+            # commit leaves out: saving again cannot help while they stay in the worktree (one
+            # gone from the worktree too is a deletion a verified save takes in, as the rest)
             res.fix = ("git add the paths marked D (the verified checkpoint has them), or ignore them "
                        "(e.g. in .git/info/exclude) and run git ckpt save && git ckpt verify")
             if any(not d.startswith("D ") for d in diff):  # the other paths need a verified save as they are

@@ -10,8 +10,8 @@ Policy: flags given on the command line replace ``[retention]`` as a whole.
   candidates until the objects only checkpoints reach fit in SIZE.
 
 Never pruned: the latest checkpoint of a task, the promoted one (``refs/ckpt/T/promoted``), one a
-``handoff`` ledger event names, the ``from``/``target`` of the most recent restore or undo of each
-worktree, and both sides of an unfinished restore (a ``$GIT_DIR/ckpt/RESTORE`` journal).  A
+``handoff`` ledger event names, one a task card cites as evidence, the ``from``/``target`` of the
+most recent restore or undo of each worktree, and both sides of an unfinished restore (a ``$GIT_DIR/ckpt/RESTORE`` journal).  A
 checkpoint whose manifest cannot be read is reported and left alone.
 
 Each task's ledger first gets a ``prune`` event listing the ids and commit ids to prune, then
@@ -134,6 +134,12 @@ def protections(repo: Repo, *, latest: bool = True) -> dict[str, str]:
         nums = store.numbered(repo, task)
         if nums and latest:
             out.setdefault(f"{task}/{nums[-1][0]}", "latest")
+        card = ledger.card(repo, task)  # evidence the task card cites: the next session reads it
+        for items in (card.facts, card.decisions, card.failed, card.questions, card.assumptions):
+            for item in items:
+                for e in item.evidence:
+                    if e.checkpoint:
+                        out.setdefault(e.checkpoint, "evidence on the task card")
         seen_worktrees: set[str] = set()
         for rec in reversed(ledger.records(repo, task)):
             ev = rec.event

@@ -65,7 +65,7 @@ def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None =
     cp = next((c for c in cands if files_match(repo, snap, c)), at)
     match, moved = files_match(repo, snap, cp), snap.base != cp.manifest.base
     return {"checkpoint": cp.id, "at": at.id, "files_match": match, "head_moved": moved,
-            "head_commits": moved and match and _commits(repo, snap, cp.manifest.base),
+            "head_commits": moved and match and _commits(repo, snap, cp),
             "base": cp.manifest.base, "head": snap.base, "exact": snap.state() == cp.manifest.state}
 
 
@@ -85,17 +85,19 @@ def files_match(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
 def committed(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
     """Whether HEAD moved only by committing ``cp``'s files on its base (a gated commit): then
     the worktree is still ``cp`` for every purpose but HEAD."""
-    return snap.base != cp.manifest.base and files_match(repo, snap, cp) and _commits(repo, snap, cp.manifest.base)
+    return snap.base != cp.manifest.base and files_match(repo, snap, cp) and _commits(repo, snap, cp)
 
 
-def _commits(repo: Repo, snap: Snapshot, base: str | None) -> bool:
-    """Whether HEAD is a commit of the captured index (nothing staged against it) whose first
-    parent is ``base``: the checkpoint's content committed on its base (a gated commit)."""
+def _commits(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
+    """Whether HEAD is a commit of exactly ``cp``'s files (its tree, untracked files included:
+    a commit that leaves one out is no commit of the checkpoint), nothing staged against it,
+    whose first parent is ``cp``'s base: the checkpoint committed on its base (a gated commit)."""
     if snap.base is None:
         return False
+    base = cp.manifest.base
     with contextlib.suppress(CkptError):
         head = repo.read_commit(snap.base)
-        return head.tree == snap.index_tree and head.parents[:1] == ((base,) if base else ())
+        return head.tree == cp.tree == snap.index_tree and head.parents[:1] == ((base,) if base else ())
     return False
 
 

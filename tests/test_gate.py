@@ -298,6 +298,11 @@ def test_an_untracked_file_the_commit_leaves_out_gets_a_hint_that_fixes_it(repo)
         "hint: git add the paths marked D (the verified checkpoint has them), or ignore them (e.g. in .git/info/exclude) "
         "and run git ckpt save && git ckpt verify; the paths marked otherwise need git ckpt save && git ckpt verify either way")
     (repo / "b").write_text("b\n")
+    # a path marked D that is gone from the worktree too needs no git add (ninth walkthrough)
+    (repo / "local.json").unlink()
+    gone = commit(repo, "-a", "-m", "all", ok=False)
+    assert "  D local.json" in gone.stderr and gone.stderr.splitlines()[-1] == "hint: git ckpt save && git ckpt verify"
+    (repo / "local.json").write_text("{}\n")
     assert ckpt(repo, "save").out.startswith("no changes since default/1; nothing saved")  # saving again cannot help
     # either way out works: ignore it, save and verify again, commit
     (repo / ".git" / "info" / "exclude").write_text("local.json\n")

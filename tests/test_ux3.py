@@ -501,3 +501,35 @@ def test_a_toml_error_names_the_table_as_the_file_does(repo):
     (repo / ".ckpt.toml").write_text("[overlay]\ninclude = []\n[overlay]\n")
     res = ckpt(repo, "save", rc=6)
     assert res.err.splitlines()[0] == "error: .ckpt.toml: Cannot declare [overlay] twice (at line 3, column 9)"
+
+
+def test_a_commit_that_leaves_out_a_file_of_the_checkpoint_does_not_commit_it(repo):
+    """Ninth walkthrough: status said `HEAD C commits T/N on its base` for a commit that left out
+    a file the checkpoint holds (untracked), which verify-commit and pre-push called unverified;
+    the handoff then called the worktree clean."""
+    (repo / "README").write_text("changed\n")
+    (repo / "local.json").write_text("{}\n")  # untracked: the checkpoint holds it
+    ckpt(repo, "save", "-m", "work")
+    git(repo, "add", "README")
+    git(repo, "commit", "-q", "-m", "README only")
+    st = ckpt(repo, "status", "--json").json()["result"]["worktree"]
+    assert (st["files_match"], st["head_moved"], st["head_commits"]) == (True, True, False)
+    assert not any(ln.startswith("HEAD:") and "commits" in ln for ln in ckpt(repo, "status").out.splitlines())
+    assert "Workspace: changed since default/1" in ckpt(repo, "handoff").out
+    git(repo, "add", "local.json")
+    git(repo, "commit", "-q", "--amend", "-m", "all of it")
+    assert ckpt(repo, "status", "--json").json()["result"]["worktree"]["head_commits"] is True
+
+
+def test_gc_keeps_a_checkpoint_the_task_card_cites(repo):
+    """Ninth walkthrough: gc pruned a checkpoint the card cited as evidence of a failed path;
+    the handoff went on citing it.  A checkpoint cited on the card is never pruned."""
+    ckpt(repo, "task", "start", "t")
+    for i in range(4):
+        (repo / "f").write_text(f"{i}\n")
+        ckpt(repo, "save", "-m", f"s{i}")
+    ckpt(repo, "task", "note", "--failed", "a decorator", "--reason", "hides it", "--evidence", "t/1")
+    res = ckpt(repo, "gc", "--keep", "1", "--json").json()["result"]
+    assert {"id": "t/1", "reason": "evidence on the task card"} in res["protected"]
+    assert git(repo, "for-each-ref", "--format=%(refname)", "refs/ckpt/t/").decode().split() == [
+        "refs/ckpt/t/1", "refs/ckpt/t/4", "refs/ckpt/t/log"]
