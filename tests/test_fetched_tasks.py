@@ -348,7 +348,7 @@ def test_fetched_views_name_the_teammates_checkpoints_as_they_are_named_here(tmp
     _bare, alice, bob = _team(tmp_path)
     _alice_task(alice, bob)
     ckpt(alice, "task", "note", "--fact", "it crashes on null", "--evidence", "fix-echo/1")
-    ckpt(alice, "drop", "fix-echo/1")
+    ckpt(alice, "drop", "--force", "fix-echo/1")  # cited as evidence: protected, dropped anyway
     ckpt(alice, "push")
     ckpt(bob, "fetch")
     out = ckpt(bob, "handoff", "origin:fix-echo").out
