@@ -272,14 +272,14 @@ def test_restore_by_path_says_which_paths(repo):
     _two(repo)
     (repo / "g").write_text("g\n")
     (repo / "f").write_text("edited\n")
-    assert ckpt(repo, "restore", "t/1", "f", "--dry-run").out == "would restore f from t/1:\nwrite   f\nleave   0 other file(s)\n"
+    assert ckpt(repo, "restore", "t/1", "f", "--dry-run").out == "would restore f from t/1:\nwrite   f\n"
     assert ckpt(repo, "restore", "t/1", "f").out == "saved current state as t/3 (pre-restore)\nrestored f from t/1\n"
     events = len(ckpt(repo, "log").out.splitlines())
     refs = _checkpoint_refs(repo)
     assert ckpt(repo, "restore", "t/1", "f").out == "f already matches t/1; nothing to restore\n"
     assert ckpt(repo, "restore", "t/1", "f", "README").out == "f, README already match t/1; nothing to restore\n"
     assert ckpt(repo, "restore", "t/1", "f", "-n").out == (
-        "would restore f from t/1: nothing to change (f already matches t/1)\nleave   1 other file(s)\n")
+        "would restore f from t/1: nothing to change (f already matches t/1)\nleave   1 file (already matches t/1)\n")
     assert len(ckpt(repo, "log").out.splitlines()) == events and _checkpoint_refs(repo) == refs
     ckpt(repo, "restore", "t/3")
     assert ckpt(repo, "restore", "t/3", "-n").out == (

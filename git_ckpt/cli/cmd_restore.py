@@ -14,9 +14,11 @@ if TYPE_CHECKING:
     from ..restore import Plan, RestoreResult
 
 
-def print_plan(plan: Plan) -> None:
-    """Human rendering of a restore plan (write / delete / leave)."""
+def print_plan(plan: Plan, paths: list[bytes] | None = None) -> None:
+    """Human rendering of a restore plan (write / delete / leave); ``paths``: the paths a path
+    restore was asked for (its ``leave`` line counts files under them that already match)."""
     from ..model import path_display
+    from ..words import counted
 
     for p in plan.write:
         say(f"write   {path_display(p)}")
@@ -41,7 +43,13 @@ def print_plan(plan: Plan) -> None:
             say(f"HEAD    branch {plan.head_branch.removeprefix('refs/heads/')} moves from {(plan.head_from or 'unborn')[:12]} to {plan.head_to[:12]}{lost}")
         else:
             say(f"HEAD    (detached) moves from {(plan.head_from or 'unborn')[:12]} to {plan.head_to[:12]}")
-    say("leave   everything else" if plan.leave is None else f"leave   {plan.leave} other file(s)")
+    if plan.leave is None:
+        say("leave   everything else")
+    elif paths:  # only files under the paths asked for are counted: none is "other"
+        if plan.leave:
+            say(f"leave   {counted(plan.leave, 'file')} (already {'matches' if plan.leave == 1 else 'match'} {plan.target})")
+    else:
+        say(f"leave   {plan.leave} other file(s)")
 
 
 def report(res: RestoreResult, as_json: bool, command: str) -> None:
@@ -55,7 +63,7 @@ def report(res: RestoreResult, as_json: bool, command: str) -> None:
         for line in res.lines():
             say(line)
         if res.dry_run:
-            print_plan(res.plan)
+            print_plan(res.plan, res.paths)
 
     emit(command, res.to_json(), as_json, human)
 
