@@ -31,6 +31,7 @@ from .gitcore import Repo
 from .model import Card, CardItem, Evidence
 
 ASSUMPTION_STATES = ("unverified", "confirmed", "refuted")
+JUDGED = ("confirmed", "refuted")
 
 
 # What a checkpoint name looks like (``T/N``, ``REMOTE:T/N``, ``T/@``, ``T/@~K``, ``T/promoted``,
@@ -239,7 +240,10 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
                 raise NotFoundError(f"assumption {n} of task {task} no longer exists")
             items = list(card.assumptions)
             old = items[n - 1]
-            items[n - 1] = CardItem(text=old.text, status=status, reason=old.reason, evidence=list(old.evidence) + evidence, at=at)
+            # a judgement reversed keeps none of the evidence of the one it replaces (that note
+            # stays in the ledger); the same judgement again adds to its evidence
+            kept = [] if old.status in JUDGED and old.status != status else list(old.evidence)
+            items[n - 1] = CardItem(text=old.text, status=status, reason=old.reason, evidence=kept + evidence, at=at)
             card.assumptions = items
         for q in edit.question:
             card.questions = card.questions + [CardItem(text=q.strip(), evidence=backs("--question"), at=at)]
@@ -253,6 +257,19 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
         "confirm": edit.confirm, "refute": edit.refute, "question": edit.question or None, "next": edit.next,
     }.items() if v is not None}
     return ledger.append(repo, task, "card", data, update)
+
+
+def reversals(card: Card, edit: Edit) -> list[str]:
+    """What ``edit`` would reverse on ``card`` (the card before it): ``assumption N: confirmed ->
+    refuted`` for each judged assumption it judges the other way, in option order; the earlier
+    judgement's evidence is then no longer shown on the card (the ledger keeps that note)."""
+    out = []
+    for n, status in ((edit.confirm, "confirmed"), (edit.refute, "refuted")):
+        if n is not None and 1 <= n <= len(card.assumptions):
+            old = card.assumptions[n - 1].status
+            if old in JUDGED and old != status:
+                out.append(f"assumption {n}: {old} -> {status}")
+    return out
 
 
 def _evidence_text(ev: Evidence) -> str:

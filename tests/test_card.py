@@ -85,6 +85,29 @@ def test_confirm_and_refute(t):
     assert res.err.startswith("error: --confirm 3: task t has 2 assumption(s)\n")
 
 
+def test_a_reversed_judgement_shows_only_its_own_evidence(t):
+    """Tenth-walkthrough leftover: confirming then refuting one assumption showed both notes'
+    evidence under "refuted".  A reversal keeps only its own evidence (the earlier note stays in
+    the ledger) and says so; the same judgement again adds to its evidence; the assumption-time
+    evidence of an unverified assumption stays when it is first judged."""
+    ckpt(t, "task", "note", "--assume", "ints only", "--evidence", "text:read the caller")
+    ckpt(t, "task", "note", "--confirm", "1", "--evidence", "text:test A passed")
+    assert card(t)["assumptions"][0]["evidence"] == [{"text": "read the caller"}, {"text": "test A passed"}]
+    ckpt(t, "task", "note", "--confirm", "1", "--evidence", "text:test B passed")
+    assert card(t)["assumptions"][0]["evidence"] == [{"text": "read the caller"}, {"text": "test A passed"}, {"text": "test B passed"}]
+    res = ckpt(t, "task", "note", "--refute", "1", "--evidence", "t/1")
+    seq = len(events(t))
+    assert res.out == (f"task card of t updated (event #{seq}) (assumption 1: confirmed -> refuted: "
+                       "the earlier judgement's evidence stays in git ckpt log)\n")
+    a = card(t)["assumptions"][0]
+    assert (a["status"], [e.get("checkpoint") for e in a["evidence"]]) == ("refuted", ["t/1"])
+    assert "assumption 1: ints only [refuted] (evidence: t/1)\n" in ckpt(t, "task", "show").out
+    res = ckpt(t, "task", "note", "--confirm", "1", "--evidence", "text:re-ran")
+    assert "(assumption 1: refuted -> confirmed: " in res.out
+    assert card(t)["assumptions"][0]["evidence"] == [{"text": "re-ran"}]
+    assert "(assumption" not in ckpt(t, "task", "note", "--confirm", "1").out  # the same judgement: no reversal
+
+
 @pytest.mark.parametrize("args, message", [
     ([], "error: nothing to note"),
     (["--evidence", "t/1"], "error: --evidence needs an item to attach to: --fact, --decided, --failed, --assume, --confirm, --refute or --question"),

@@ -136,6 +136,10 @@ def note_cmd(name: str | None, read: tuple[str, ...], fact: str | None, evidence
     edit = card_mod.Edit(read=list(read), fact=fact, decided=list(decided), failed=failed, reason=reason,
                          evidence=list(evidence), assume=list(assume), confirm=confirm, refute=refute,
                          question=list(question), next=next_)
+    from .. import ledger
+
+    reversed_ = card_mod.reversals(ledger.card(repo, name), edit)
     rec = card_mod.note(repo, name, edit, cwd=os.getcwd())
-    emit("task note", task.card_json(rec.card), as_json, lambda: say(f"task card of {name} updated (event #{rec.event.seq})"))
+    why = f" ({'; '.join(reversed_)}: the earlier judgement's evidence stays in git ckpt log)" if reversed_ else ""
+    emit("task note", task.card_json(rec.card), as_json, lambda: say(f"task card of {name} updated (event #{rec.event.seq}){why}"))
     return 0
