@@ -377,7 +377,7 @@ def test_errors_one_line_and_exit_code(tmp_path, repo):
     res = ckpt(repo, "save", "--json", rc=6)
     assert res.json()["error"]["code"] == "config"
     res = ckpt(repo, "frobnicate", rc=2)
-    assert "No such command" in res.err
+    assert res.err == "error: no such command 'frobnicate'\nhint: git ckpt -h shows the usage\n"
 
 
 def test_corrupt_manifest_and_tar(repo):

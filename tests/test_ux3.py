@@ -382,7 +382,7 @@ def test_every_error_has_a_hint_and_the_command_it_was(repo):
     assert ckpt(repo, "task", "note", "--confirm", "5", rc=2).err.splitlines() == [
         "error: --confirm 5: task default has 1 assumption(s)", "hint: git ckpt task show default numbers them"]
     env = ckpt(repo, "--json", "sav", rc=2).json()
-    assert (env["command"], env["error"]["hint"]) == ("sav", "git ckpt -h shows the usage")
+    assert (env["command"], env["error"]["hint"]) == ("sav", "did you mean 'save'? git ckpt -h shows the usage")
 
 
 def test_judged_assumptions_and_the_hypothesis_reach_the_next_session(repo):

@@ -4,6 +4,8 @@ uninstall, notes first.  Real repositories, the real ``git ckpt``."""
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 from conftest import ckpt, git
@@ -80,7 +82,6 @@ def test_help_says_at_is_the_restored_checkpoint_after_a_restore(repo):
 def test_uninstall_of_what_is_not_installed_is_idempotent(repo):
     """Uninstalling what is not installed succeeds (exit 0) with one line saying there was
     nothing to remove: every agent, before and after an install/uninstall round, and hooks."""
-    import json
 
     from git_ckpt.agent import SPECS
 
@@ -113,7 +114,7 @@ def test_click_messages_are_one_line_without_escaped_tabs(repo):
                           (["agent", "uninstall"], "claude-code, codex, gemini, cursor, copilot, generic")):
         res = ckpt(repo, *args, rc=2, fsck=False)
         metavar = "{" + choices.replace(", ", "|") + "}"
-        assert res.err == (f"error: Missing argument '{metavar}'. Choose from: {choices}\n"
+        assert res.err == (f"error: missing argument '{metavar}'; choose from: {choices}\n"
                            f"hint: git ckpt {' '.join(args)} -h shows the usage\n"), res
         assert "\\t" not in res.err and "\t" not in res.err
 
@@ -122,20 +123,40 @@ def test_did_you_mean_has_one_wording(repo):
     """Every unknown command (top level, task/agent/hooks, `help NAME`) and option gets the same
     sentence and the same hint, whether one or several names are close."""
     cases = [
-        (["sav"], "No such command 'sav'. Did you mean 'save'?", "git ckpt"),
-        (["restor"], "No such command 'restor'. Did you mean 'restore' or 'report'?", "git ckpt"),
-        (["help", "restor"], "No such command 'restor'. Did you mean 'restore' or 'report'?", "git ckpt"),
-        (["help", "nosuch"], "No such command 'nosuch'.", "git ckpt"),
-        (["task", "strt"], "No such command 'strt'. Did you mean 'start'?", "git ckpt task"),
-        (["help", "task", "strt"], "No such command 'strt'. Did you mean 'start'?", "git ckpt task"),
-        (["agent", "instal"], "No such command 'instal'. Did you mean 'install' or 'uninstall'?", "git ckpt agent"),
-        (["hooks", "statu"], "No such command 'statu'. Did you mean 'status'?", "git ckpt hooks"),
-        (["save", "--mesage"], "No such option '--mesage'. Did you mean '--message'?", "git ckpt save"),
-        (["task", "start", "--gaol"], "No such option '--gaol'. Did you mean '--goal'?", "git ckpt task start"),
+        (["sav"], "no such command 'sav'", "did you mean 'save'? ", "git ckpt"),
+        (["restor"], "no such command 'restor'", "did you mean 'restore' or 'report'? ", "git ckpt"),
+        (["help", "restor"], "no such command 'restor'", "did you mean 'restore' or 'report'? ", "git ckpt"),
+        (["help", "nosuch"], "no such command 'nosuch'", "", "git ckpt"),
+        (["task", "strt"], "no such command 'strt'", "did you mean 'start'? ", "git ckpt task"),
+        (["help", "task", "strt"], "no such command 'strt'", "did you mean 'start'? ", "git ckpt task"),
+        (["agent", "instal"], "no such command 'instal'", "did you mean 'install' or 'uninstall'? ", "git ckpt agent"),
+        (["hooks", "statu"], "no such command 'statu'", "did you mean 'status'? ", "git ckpt hooks"),
+        (["save", "--mesage"], "no such option '--mesage'", "did you mean '--message'? ", "git ckpt save"),
+        (["task", "start", "--gaol"], "no such option '--gaol'", "did you mean '--goal'? ", "git ckpt task start"),
+    ]
+    for args, message, suggestion, where in cases:
+        res = ckpt(repo, *args, rc=2, fsck=False)
+        assert res.err == f"error: {message}\nhint: {suggestion}{where} -h shows the usage\n", (args, res)
+
+
+def test_click_errors_read_as_every_other_error(repo):
+    """Tenth-walkthrough leftover: click's own messages kept click's style (`error: No such option
+    '--task'.`, capitalised, a full stop, the suggestion in the error line).  Every usage error
+    click raises reads as git ckpt's own: lower case, no full stop, one line, exit 2, the hint
+    naming the command's usage; --json carries the same words."""
+    cases = [
+        (["save", "-m"], "option '-m' requires an argument", "git ckpt save"),
+        (["restore", "--worktree"], "option '--worktree' requires an argument", "git ckpt restore"),
+        (["list", "--limit", "3"], "no such option '--limit'", "git ckpt list"),
+        (["save", "extra"], "got unexpected extra argument (extra)", "git ckpt save"),
+        (["log", "-n", "abc"], "invalid value for '-n' / '--max-count': 'abc' is not a valid integer range", "git ckpt log"),
+        (["completion", "tcsh"], "invalid value for '{bash|fish|zsh}': 'tcsh' is not one of 'bash', 'fish', 'zsh'", "git ckpt completion"),
     ]
     for args, message, where in cases:
         res = ckpt(repo, *args, rc=2, fsck=False)
         assert res.err == f"error: {message}\nhint: {where} -h shows the usage\n", (args, res)
+        err = json.loads(ckpt(repo, "--json", *args, rc=2, fsck=False).out)["error"]
+        assert (err["message"], err["code"], err["exit_code"]) == (message, "usage", 2), (args, err)
 
 
 def test_restore_into_a_new_worktree_prints_notes_first(repo, tmp_path):
@@ -255,3 +276,22 @@ def test_completion_lists_fetched_ids_in_numeric_order(repo, tmp_path):
         env = dict(os.environ, COMP_WORDS=f"git-ckpt show {prefix}", COMP_CWORD="2", _GIT_CKPT_COMPLETE="bash_complete")
         out = subprocess.run(["git-ckpt"], cwd=where, env=env, capture_output=True, text=True).stdout
         assert [ln.split(",", 1)[1] for ln in out.splitlines()] == want, out
+
+
+def test_json_first_is_the_commands_own_option(repo):
+    """`git ckpt --json CMD ...` hands --json to CMD right after its name: appended at the end,
+    `--json save -m` saved a checkpoint with the message "--json" and printed text.  `--json`
+    with no command (or only a group) is one JSON usage error, exit 2."""
+    refs = git(repo, "for-each-ref", "refs/ckpt")
+    env = json.loads(ckpt(repo, "--json", "save", "-m", rc=2, fsck=False).out)
+    assert env["error"]["message"] == "option '-m' requires an argument" and git(repo, "for-each-ref", "refs/ckpt") == refs
+    env = json.loads(ckpt(repo, "--json", "save", "-m", "x y").out)
+    assert env["command"] == "save" and env["result"]["id"] == "default/1"
+    assert ckpt(repo, "list", "--json").json()["result"][0]["message"] == "x y"
+    for args, where in (([], "git ckpt"), (["task"], "git ckpt task"), (["agent"], "git ckpt agent")):
+        for argv in (["--json", *args], [*args, "--json"]):
+            res = ckpt(repo, *argv, rc=2, fsck=False)
+            assert res.err == "" and json.loads(res.out)["error"] == {
+                "code": "usage", "exit_code": 2, "message": f"{where} needs a command", "hint": f"{where} -h lists them"}, argv
+    env = json.loads(ckpt(repo, "--json", "sav", "-m", "x", rc=2, fsck=False).out)
+    assert (env["command"], env["error"]["message"]) == ("sav", "no such command 'sav'")

@@ -57,7 +57,7 @@ class LazyGroup(click.Group):
         return cmd
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
-        """As click's, but an unknown command gets "Did you mean …?" from every command here
+        """As click's, but an unknown command gets "did you mean …?" from every command here
         (click only looks at commands it has already imported)."""
         name = click.utils.make_str(args[0])
         if self.get_command(ctx, name) is None and not name.startswith("-") and not ctx.resilient_parsing:
@@ -370,8 +370,17 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(shell_complete(cli, {}, "git-ckpt", "_GIT_CKPT_COMPLETE", os.environ["_GIT_CKPT_COMPLETE"]))
     args = list(sys.argv[1:] if argv is None else argv)
     own = args[: args.index("--")] if "--" in args else args  # not the options of `attempt -- CMD`
-    if own and own[0] == "--json" and len(own) > 1:  # `git ckpt --json CMD ...`: the command's own --json
-        args.insert(len(own), args.pop(0))
+    if "--json" in own:
+        words = [a for a in own if a != "--json"]
+        end, named = command_end(words)
+        if end == len(words) and isinstance(named, click.Group):  # `git ckpt --json`, `git ckpt task --json`
+            where = " ".join(["git ckpt", *words])
+            sys.exit(_report(UsageError(f"{where} needs a command", f"{where} -h lists them"), True, " ".join(words)))
+    if own and own[0] == "--json" and len(own) > 1:  # `git ckpt --json CMD ...`: the command's own --json,
+        rest = list(own[1:])  # --json goes right after the command's name (at the end, `save -m`
+        end, named = command_end(rest)  # would take it as its message); after an unknown command's words
+        args = args[1:]
+        args.insert(len(rest) if isinstance(named, click.Group) else end, "--json")
         own = args[: args.index("--")] if "--" in args else args
     as_json = "--json" in own
     _ARGS[:] = args
@@ -398,7 +407,8 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:  # usage errors: one line and a hint, like every error
         ctx = getattr(exc, "ctx", None)
         where = ctx.command_path if ctx is not None else command_path(args)
-        code = _report(UsageError(click_message(exc), f"{where} -h shows the usage"), as_json, _name(args))
+        message, suggestion = click_message(exc)
+        code = _report(UsageError(message, f"{suggestion + ' ' if suggestion else ''}{where} -h shows the usage"), as_json, _name(args))
     except CkptError as exc:
         if not exc.hint:  # every error has its hint line (README "Exit codes")
             exc.hint = default_hint(exc, args)
@@ -438,23 +448,31 @@ def default_hint(exc: CkptError, args: list[str]) -> str:
 
 
 def did_you_mean(possibilities: list[str]) -> str:
-    """``Did you mean 'save'?`` / ``Did you mean 'restore' or 'report'?``: the one wording of
-    every suggestion (commands of every group, options), closest first."""
+    """``did you mean 'save'?`` / ``did you mean 'restore' or 'report'?``: the one wording of
+    every suggestion for a mistyped command or option (commands of every group, options), closest
+    first; it opens the hint line, as the suggestions for a mistyped task or checkpoint do."""
     quoted = [repr(p) for p in possibilities]
-    return "Did you mean " + (quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]) + "?"
+    return "did you mean " + (quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]) + "?"
 
 
-def click_message(exc: click.ClickException) -> str:
-    """A click usage error as one line: an unknown command or option with :func:`did_you_mean`
-    (click words one suggestion and several differently), and click's layout (the newlines and
-    tabs of "Choose from:" lists) flattened to single spaces rather than shown escaped."""
+def click_message(exc: click.ClickException) -> tuple[str, str | None]:
+    """A click usage error in git ckpt's words: ``(message, suggestion)``, the message one line
+    that starts in lower case without a closing full stop, as every other error does (``no such
+    option '--mesage'``, ``option '-m' requires an argument``), click's layout (the newlines and
+    tabs of "Choose from:" lists) flattened to single spaces rather than shown escaped; the
+    suggestion (:func:`did_you_mean`, or None) for an unknown command or option."""
     import re
 
+    suggestion = None
     if isinstance(exc, (click.exceptions.NoSuchCommand, click.exceptions.NoSuchOption)):
-        text = exc.message + (f" {did_you_mean(exc.possibilities)}" if exc.possibilities else "")
+        text = exc.message
+        suggestion = did_you_mean(exc.possibilities) if exc.possibilities else None
     else:
         text = exc.format_message()
-    return re.sub(r"[ ]*[\n\t][\s]*", " ", text).strip()
+    text = re.sub(r"[ ]*[\n\t][\s]*", " ", text).strip().replace(". Choose from:", "; choose from:")
+    if text[:2].istitle():  # "No such ...", "Missing ...", "Got ...": not "'--x' ..." or "SHELL ..."
+        text = text[0].lower() + text[1:]
+    return text.removesuffix("."), suggestion
 
 
 def _name(args: list[str]) -> str:
@@ -468,6 +486,21 @@ def _name(args: list[str]) -> str:
     typed = args[: args.index("--")] if "--" in args else args
     words = [a for a in typed if not a.startswith("-")]
     return known or (words[0] if words else "")
+
+
+def command_end(args: list[str]) -> tuple[int, click.Command]:
+    """The index in ``args`` just after the words naming the (sub)command (``task note``), and
+    that command: where an option of the command can go without being taken as another
+    option's value."""
+    cmd: click.Command = cli
+    for i, a in enumerate(args):
+        if a.startswith("-") or not isinstance(cmd, click.Group):
+            return i, cmd
+        sub = cmd.get_command(click.Context(cmd), a)
+        if sub is None:
+            return i, cmd
+        cmd = sub
+    return len(args), cmd
 
 
 def command_path(args: list[str]) -> str:
