@@ -506,6 +506,19 @@ def _left_ignored(repo: Repo, target: Checkpoint, now: Snapshot, changes: list[A
     cand = sorted(p for p in found if _under(p.rstrip(b"/"), paths) and not handled(p))
     if not cand:
         return []
+    # What the target holds is the target's, not kept: a file it holds (that already matches,
+    # so nothing writes it) is restored as part of it, and a directory that holds some of the
+    # target's files is kept file by file, for the files the target does not hold.
+    dirs = [p for p in cand if p.endswith(b"/")]
+    held_dirs = {e.path for e in repo.ls_tree(target.tree, *(d.rstrip(b"/") for d in dirs))} if dirs else set()
+    if held_dirs:
+        opened = [d for d in dirs if any(h.startswith(d) for h in held_dirs)]
+        inside = repo.git("ls-files", "-z", "-o", "-i", "--exclude-standard", "--", *opened).stdout.split(b"\0") if opened else []
+        cand = sorted((set(cand) - set(opened)) | {p for p in inside if p and p not in held_dirs and _under(p, paths)})
+    held = repo.paths_in_tree(target.tree, [p for p in cand if not p.endswith(b"/")])
+    cand = [p for p in cand if p not in held]
+    if not cand:
+        return []
     ignored_there = repo.ignored_under_tree(target.tree, cand)
     # one an earlier restore kept that the target's rules ignore: kept for that reason, and said
     # (save left it out, so it is no deletion candidate that would say it otherwise)

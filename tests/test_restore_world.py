@@ -252,6 +252,59 @@ def test_ignore_rules_of_the_target_only(repo, source, d):
     assert (repo / d / "big.bin").read_bytes() == b"precious\n"
 
 
+def _tree_paths(repo, rev):
+    return set(git(repo, "ls-tree", "-r", "--name-only", "-z", rev).split(b"\0")) - {b""}
+
+
+@pytest.mark.parametrize("how", ["restore", "undo"])
+@pytest.mark.parametrize("what", ["file", "dir"])
+@pytest.mark.parametrize("d", DEPTHS)
+@pytest.mark.parametrize("source", ["untracked", "tracked"])
+def test_a_file_the_target_holds_is_restored_although_the_rules_left_ignore_it(repo, source, d, what, how):
+    """Tenth walkthrough: a checkpoint holds an untracked file (or files in a directory); the
+    rules of the state left ignore it (a .gitignore at any depth, tracked or not).  Restoring
+    (or undoing back to) the checkpoint must reach it exactly: the file is the target's, not
+    one "kept as ignored" - it said `keep x.tmp (ignored by the rules of the state left)`,
+    status said "changed since", verify refused and every later save left the file out.  Files
+    in the same directory that the target does not hold are still kept as ignored."""
+    (repo / d).mkdir(parents=True, exist_ok=True)
+    held = f"{d}x.tmp" if what == "file" else f"{d}cache/new.bin"
+    pattern = "*.tmp" if what == "file" else "cache/"
+    if what == "dir":
+        (repo / d / "cache").mkdir()
+    (repo / held).write_bytes(b"held\n")
+    ckpt(repo, "save", "-m", "holds it")
+    _rules(repo, source, d, pattern)
+    if source == "tracked":
+        git(repo, "commit", "-qm", "rules")
+    extra = f"{d}cache/other.bin"
+    if what == "dir":
+        (repo / extra).write_bytes(b"other\n")  # ignored now; the target does not hold it
+    ckpt(repo, "save", "-m", "rules")
+    if how == "undo":
+        ckpt(repo, "restore", "1")
+        ckpt(repo, "restore", "2")
+        res = ckpt(repo, "undo")
+    else:
+        res = ckpt(repo, "restore", "1")
+    assert f"keep    {held}" not in res.out and f"keep    {d}cache/ " not in res.out, res.out
+    assert (repo / held).read_bytes() == b"held\n"
+    status = ckpt(repo, "status", "--json").json()["result"]
+    # undo goes back to the pre-restore save when the restore moved off HEAD's commit (tracked rules)
+    target = "default/3" if how == "undo" and source == "tracked" else "default/1"
+    assert f"restored {target}\n" in res.out, res.out
+    assert status["worktree"]["files_match"] is True and status["worktree"]["checkpoint"] == target, status
+    kept = (repo / ".git/ckpt/kept-ignored").read_bytes().split(b"\0") if (repo / ".git/ckpt/kept-ignored").exists() else []
+    assert held.encode() not in kept
+    if what == "dir":  # the file the target lacks: kept, still ignored for git ckpt
+        assert (repo / extra).read_bytes() == b"other\n" and kept == [extra.encode(), b""]
+        assert f"keep    {extra} (ignored by the rules of the state left; " in res.out
+    (repo / "later.txt").write_text("later\n")
+    later = "default/4" if target == "default/3" else "default/3"
+    assert ckpt(repo, "save", "-m", "later").out == f"checkpoint saved: {later}\n"
+    assert held.encode() in _tree_paths(repo, f"refs/ckpt/{later}")
+
+
 def test_a_kept_ignored_file_that_blocks_the_target_is_named(repo):
     ckpt(repo, "save", "--allow-empty")
     (repo / "data").write_text("file first\n")
