@@ -70,16 +70,18 @@ class Spec:
     local_path: str | None = None
     defaults: dict[str, Any] = field(default_factory=dict)  # keys set when absent (dotted paths)
     note: str = ""
+    off: tuple[tuple[str, Any], ...] = ()  # (dotted key, value) that switches every hook off: said, never changed
 
 
 SPECS: dict[str, Spec] = {s.name: s for s in (
     Spec("claude-code", ".claude/settings.json", "nested", {"PreCompact": "compact", "Stop": "turn", "SessionStart": "start"},
-         cd='cd "${CLAUDE_PROJECT_DIR:-.}" && ', local_path=".claude/settings.local.json"),
+         cd='cd "${CLAUDE_PROJECT_DIR:-.}" && ', local_path=".claude/settings.local.json", off=(("disableAllHooks", True),)),
     Spec("codex", ".codex/hooks.json", "nested", {"SessionStart": "start", "PreCompact": "compact", "Stop": "turn"},
          note="Codex runs project hooks once hooks are enabled ([features] codex_hooks = true in ~/.codex/config.toml) "
               "and you trust this project's .codex/ when Codex asks"),
     Spec("gemini", ".gemini/settings.json", "nested", {"SessionStart": "start", "PreCompress": "compact", "AfterAgent": "turn"},
-         cd='cd "${GEMINI_PROJECT_DIR:-.}" && ', timeout=HOOK_TIMEOUT * 1000, defaults={"hooksConfig.enabled": True}),
+         cd='cd "${GEMINI_PROJECT_DIR:-.}" && ', timeout=HOOK_TIMEOUT * 1000, defaults={"hooksConfig.enabled": True},
+         off=(("hooksConfig.enabled", False),)),
     Spec("cursor", ".cursor/hooks.json", "flat", {"sessionStart": "start", "preCompact": "compact", "stop": "turn"},
          defaults={"version": 1}),
     Spec("copilot", ".github/hooks/git-ckpt.json", "copilot", {"sessionStart": "start", "agentStop": "turn", "sessionEnd": "end"},
@@ -165,6 +167,15 @@ def _set_dotted(obj: dict[str, Any], key: str, value: Any) -> bool:
         return False
     obj[parts[-1]] = value
     return True
+
+
+def _get_dotted(obj: Any, key: str) -> Any:
+    """The value at ``a.b`` of nested objects, or None when a part is absent or not an object."""
+    for part in key.split("."):
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
 
 
 def _del_dotted(obj: dict[str, Any], key: str) -> None:
@@ -302,6 +313,10 @@ def install(repo: Repo, agent: str, *, local: bool = False) -> dict[str, Any]:
     note = spec.note
     if agent == "cursor" and _has_hooks(repo, records, "claude-code"):
         note = "Claude Code hooks are installed here too, and Cursor runs them as well: the receipt will be given twice (git ckpt agent uninstall claude-code)"
+    for key, value in spec.off:
+        if _get_dotted(settings, key) == value and type(_get_dotted(settings, key)) is type(value):
+            note = (f"{rel} sets {key} to {json.dumps(value)}, which switches every hook off: the agent will not run these "
+                    "until you change it (git ckpt leaves your setting as it is)")
     result = {"path": rel, "added": added, "already": already, "created": not existed, "note": note}
     _write_shim(repo)
     if not added:
@@ -463,11 +478,14 @@ def session_of(payload: bytes) -> dict[str, Any]:
     return out
 
 
-def input_problem(payload: bytes) -> str | None:
-    """Why a hook's stdin is not the JSON object every agent sends, or None (empty input, as from
-    a terminal or a hook runner that sends nothing, is not a problem)."""
-    if not payload.strip():
+def input_problem(payload: bytes | None) -> str | None:
+    """Why a hook's stdin is not the JSON object every agent sends, or None.  ``payload`` is
+    None when stdin is a terminal (the hook run by hand: nothing to read, not a problem); empty
+    input is one (every agent sends a JSON object: the hook is wired to something else)."""
+    if payload is None:
         return None
+    if not payload.strip():
+        return "the input on stdin is empty (the agent sends a JSON object)"
     try:
         obj = json.loads(payload)
     except (ValueError, UnicodeDecodeError, RecursionError):

@@ -50,6 +50,7 @@ class AttemptResult:
     clean: bool = False
     exit_code: int = 0
     log: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # of its saves and its restore, in order
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
@@ -57,7 +58,7 @@ class AttemptResult:
             "task": self.task, "command": self.command, "before": self.before, "after": self.after,
             "cmd_exit": self.cmd_exit, "verify": self.report.to_json() if self.report else None,
             "outcome": self.outcome, "restored_to": self.restored_to, "clean": self.clean,
-            "exit_code": self.exit_code, "log": self.log,
+            "exit_code": self.exit_code, "log": self.log, "warnings": self.warnings,
         }
 
 
@@ -79,11 +80,14 @@ def attempt(
     message: str = "",
     cwd: str | Path | None = None,
     say: Callable[[str], None] = lambda s: None,
+    warn: Callable[[str], None] = lambda s: None,
     sink: Sink = lambda b: None,
     cmd_stdout: int | None = None,
 ) -> AttemptResult:
     """Run one attempt (module docstring).  ``cwd`` is where CMD runs (default: the worktree
-    root); ``cmd_stdout`` redirects CMD's stdout (a file descriptor; None: inherited).
+    root); ``cmd_stdout`` redirects CMD's stdout (a file descriptor; None: inherited).  ``say``
+    gets each log line, ``warn`` each warning of its saves and restore (also kept in
+    :attr:`AttemptResult.warnings`): a secret file left out is said whichever save meets it first.
 
     Raises :class:`UntrustedError` before anything runs when the verifiers are not trusted,
     :class:`UsageError` for an empty or unrunnable CMD.  Ctrl-C while CMD runs saves what CMD
@@ -104,8 +108,14 @@ def attempt(
         res.log.append(line)
         say(line)
 
+    def warned(warnings: list[str]) -> None:
+        for w in warnings:
+            res.warnings.append(w)
+            warn(w)
+
     pre = _save(repo, cfg, task, f"before attempt: {message or shown}")
     res.before = pre.id
+    warned(pre.warnings)
     log(f"checkpoint saved: {pre.id}" if pre.created else f"checkpoint: {pre.id} (no changes since it was saved)")
     interrupted = False
     try:
@@ -124,6 +134,7 @@ def attempt(
     log(f"attempt: {shown} exited {res.cmd_exit}" if res.cmd_exit >= 0 else f"attempt: {shown} was killed by signal {-res.cmd_exit}")
     post = _save(repo, cfg, task, message or f"attempt: {shown}")
     res.after = post.id
+    warned(post.warnings)
     log(f"checkpoint saved: {post.id}" if post.created else f"checkpoint: {post.id} ({shown} changed nothing)")
     if interrupted:
         res.outcome = "interrupted"
@@ -150,7 +161,7 @@ def attempt(
     res.exit_code = report.exit_code or 1
     if cfg.attempt.on_failure == "restore":
         log(f"restoring {pre.id}")
-        restore(repo, cfg, store.resolve(repo, pre.id), task=task)
+        warned(restore(repo, cfg, store.resolve(repo, pre.id), task=task).warnings)
         res.outcome = "restored"
         res.restored_to = pre.id
         res.clean = _matches(repo, cfg, pre.id)

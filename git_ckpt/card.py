@@ -197,7 +197,8 @@ def note(repo: Repo, task: str, edit: Edit, *, cwd: str | None = None) -> ledger
     if edit.failed is not None and not (edit.reason and edit.reason.strip()):
         raise UsageError("--failed needs --reason: say why this path was ruled out")
     if (edit.fact is not None or edit.failed is not None) and not edit.evidence:
-        raise UsageError(f"{target} needs --evidence (a checkpoint T/N, a result T/N#VERIFIER, a file or text)")
+        kinds = "a checkpoint T/N or a result T/N#VERIFIER" if edit.failed is not None else "a checkpoint T/N, a result T/N#VERIFIER, a file or text"
+        raise UsageError(f"{target} needs --evidence ({kinds})")
     for label, value in (("--fact", edit.fact), ("--failed", edit.failed), ("--next", edit.next)):
         if value is not None and not value.strip() and label != "--next":
             raise UsageError(f"{label} is empty")

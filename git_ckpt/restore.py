@@ -142,7 +142,7 @@ class RestoreResult:
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` result (and the MCP tool's data)."""
         return {"target": self.target, "previous": self.previous, "saved": self.saved,
-                "dry_run": self.dry_run, "plan": self.plan.to_json()}
+                "dry_run": self.dry_run, "plan": self.plan.to_json(), "warnings": self.warnings}
 
     def lines(self) -> list[str]:
         """What happened, one line each, for the terminal and the MCP tool alike (a dry run's
@@ -630,7 +630,7 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
     elif (not reset_head and target.base and now.base and target.base != now.base
             and target.index_tree != repo.tree_of(now.base)):
         plan.base_from = target.base
-        plan.base_note = base_note(target, now.base)
+        plan.base_note = base_note(target, now.base, now.branch, whole=not paths)
     plan.blocked = sorted(set(plan.blocked))
     plan.kept_left_ignored = _left_ignored(repo, target, now, changes, paths, plan, cur, tgt)
     refuse_unsafe_target(repo, target, plan, now)
@@ -641,14 +641,28 @@ def _branch_name(ref: str | None) -> str:
     return ref.removeprefix("refs/heads/") if ref else "(detached HEAD)"
 
 
-def base_note(target: Checkpoint, head: str) -> str:
+def reset_head_command(target: Checkpoint, branch: str | None) -> str:
+    """The command that restores ``target`` and moves HEAD to its base from the current
+    ``branch`` (a ref, None when detached): ``git ckpt restore T/N --reset-head``, with
+    ``--force`` when ``target`` was saved on another branch (which it refuses without)."""
+    force = bool(branch) and target.manifest.branch != branch
+    return f"git ckpt restore {target.id} --reset-head" + (" --force" if force else "")
+
+
+def base_note(target: Checkpoint, head: str, branch: str | None = None, *, whole: bool = True) -> str:
     """What restoring ``target`` (saved on another HEAD, its index not HEAD's tree) without
     ``--reset-head`` means: HEAD stays ``head`` and the index is set exactly as saved (DESIGN
     "Exact round trip"), so ``git status`` shows the difference from HEAD as staged changes,
-    as after ``git reset --soft``; ``--reset-head`` moves HEAD to the base too."""
+    as after ``git reset --soft``; for a ``whole`` restore, :func:`reset_head_command` (from
+    the current ``branch``) moves HEAD to the base too (a path restore takes no --reset-head)."""
     base = target.base or ""
-    return (f"{target.id} was saved on {base[:12]}; HEAD is {head[:12]} and stays: the restored index stages "
-            f"the difference (git status shows it as staged changes); git ckpt restore {target.id} --reset-head moves HEAD to that commit too")
+    note = (f"{target.id} was saved on {base[:12]}; HEAD is {head[:12]} and stays: the restored index stages "
+            "the difference (git status shows it as staged changes)")
+    if not whole:
+        return note
+    force = bool(branch) and target.manifest.branch != branch
+    return (note + f"; {reset_head_command(target, branch)} moves HEAD to that commit too"
+            + (f" (--force: it was saved on {_branch_name(target.manifest.branch)}, not {_branch_name(branch)})" if force else ""))
 
 
 def provenance(repo: Repo, target: Checkpoint, now: Snapshot) -> list[str]:
@@ -756,10 +770,10 @@ def set_merge_state(repo: Repo, target: Checkpoint) -> list[str]:
         return []
     if repo.in_progress() and not merge_restored(repo):
         return []
-    head, _branch = repo.head()
+    head, branch = repo.head()
     if head != target.manifest.base:
         return [f"{target.id} was saved during a merge; MERGE_HEAD was not brought back because HEAD moved since "
-                f"(git ckpt restore {target.id} --reset-head brings HEAD back too)"]
+                f"({reset_head_command(target, branch)} brings HEAD back too)"]
     if not all(repo.object_exists(h) for h in heads):
         return [f"{target.id} was saved during a merge of a commit this repository does not have; MERGE_HEAD was not brought back"]
     data = "".join(h + "\n" for h in heads).encode()
@@ -1144,6 +1158,10 @@ def restore(
         _check_ready(repo)
         if not ignore_journal and read_journal(repo) is not None:
             raise BusyError("a restore was interrupted in this worktree", "run git ckpt restore --continue to finish it, or git ckpt undo to go back")
+        if reset_head and paths:
+            raise UsageError("--reset-head moves HEAD for a whole restore; it takes no PATHS",
+                             f"{reset_head_command(target, repo.head()[1])} restores all of {target.id}; "
+                             f"git ckpt restore {target.id} PATH... restores paths and leaves HEAD")
         if reset_head and target.base is None:
             raise UsageError(f"{target.id} was saved on an unborn branch; --reset-head cannot move HEAD there",
                              "restore without --reset-head, or delete the branch yourself (git update-ref -d)")
@@ -1184,6 +1202,7 @@ def restore(
             return RestoreResult(target.id, None, None, plan, type=type, paths=paths)
         prints = Fingerprints(repo, now, plan)  # before the save: what it holds is what is on disk
         same = checkpoint_with_state(repo, task, now.state(), first=None if paths else target)
+        warns: list[str] = []  # the pre-restore save's own (a secret file it left out, say)
         if same is None and plan.empty:
             # nothing will be written (files, index and HEAD stay): nothing can be lost, so
             # nothing is saved; logged as a restore that changed nothing (undo passes over it)
@@ -1194,14 +1213,14 @@ def restore(
             prev_id, prev_commit, saved = same.id, same.commit, None
         else:
             res = save(repo, cfg, task=task, message=f"before restoring {target.id}", kind="pre-restore", snap=now, allow_empty=True, in_restore=True)
-            prev_id, prev_commit, saved = res.id, res.commit, res.id
+            prev_id, prev_commit, saved, warns = res.id, res.commit, res.id, res.warnings
         j = Journal(type=type, task=task, target_commit=target.commit, target_id=target.id, from_commit=prev_commit,
                     from_id=prev_id, paths=[path_to_str(p) for p in paths or []], reset_head=reset_head)
         store.atomic_write(_journal_path(repo), encode(j))
         fault("restore.after-journal")
         apply(repo, cfg, target, now, paths, plan, prints)
         set_kept_ignored(repo, plan.kept_left_ignored)
-        warns = _finish(repo, j, target, now)
+        warns += _finish(repo, j, target, now)
         if not paths:
             warns += set_merge_state(repo, target)
         return RestoreResult(target.id, prev_id, saved, plan, type=type, warnings=warns, paths=paths)
@@ -1235,12 +1254,13 @@ def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
                             + ", ".join(path_display(p) for p in plan.blocked[:5]), "move them aside, then run git ckpt restore --continue again")
         prints = Fingerprints(repo, now, plan)
         # Work done since the interruption is saved first: nothing --continue replaces is lost.
+        warns = []
         if _new_work(repo, now, target, store.load(repo, j.from_commit)):
-            save(repo, cfg, task=j.task, message=f"before finishing the restore of {target.id}", kind="pre-restore",
-                 snap=now, allow_empty=True, in_restore=True)
+            warns = save(repo, cfg, task=j.task, message=f"before finishing the restore of {target.id}", kind="pre-restore",
+                         snap=now, allow_empty=True, in_restore=True).warnings
         apply(repo, cfg, target, now, paths, plan, prints)
         set_kept_ignored(repo, plan.kept_left_ignored)
-        warns = _finish(repo, j, target, now)
+        warns += _finish(repo, j, target, now)
         if not paths:
             warns += set_merge_state(repo, target)
         return RestoreResult(target.id, j.from_id, None, plan, type=j.type, warnings=warns, continued=True, paths=paths)

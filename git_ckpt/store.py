@@ -191,19 +191,23 @@ def task_exists(repo: Repo, task: str, prefix: str = PREFIX) -> bool:
     return bool(repo.refs_under(f"{prefix}{task}/"))
 
 
-def task_hint(repo: Repo, task: str, prefix: str = PREFIX, shown: str = "") -> str:
+def task_hint(repo: Repo, task: str, prefix: str = PREFIX, shown: str = "", *, fetched: bool = False) -> str:
     """The hint for an unknown task: "did you mean …?" when a task's name is close, else the
-    tasks there are; always how to see every checkpoint."""
+    tasks there are; always how to see every checkpoint.  With ``fetched`` (a view that reads
+    fetched tasks too) the fetched ``REMOTE:T`` names are among them, after the local ones."""
     import difflib
 
-    names = _task_names(repo, prefix)
+    names = [shown + n for n in _task_names(repo, prefix)]
+    theirs = {f"{r}:{t}": t for t, remotes in fetched_tasks(repo).items() for r in remotes} if fetched and not shown else {}
     listing = f"git ckpt list --remote {shown[:-1]}" if shown else "git ckpt list --all"
-    close = difflib.get_close_matches(task, names, n=3, cutoff=0.6)
+    close = difflib.get_close_matches(shown + task, names, n=3, cutoff=0.6)
+    close += [spec for spec, t in theirs.items() if t in difflib.get_close_matches(task, list(theirs.values()), n=3, cutoff=0.6)]
     if close:
-        return f"did you mean {' or '.join(shown + c for c in close)}? {listing} shows every checkpoint"
+        return f"did you mean {' or '.join(close[:3])}? {listing} shows every checkpoint"
+    names += list(theirs)
     if names:
         more = " …" if len(names) > 5 else ""
-        return f"the tasks are {', '.join(shown + n for n in names[:5])}{more}; {listing} shows every checkpoint"
+        return f"the tasks are {', '.join(names[:5])}{more}; {listing} shows every checkpoint"
     return f"git ckpt fetch {shown[:-1]} brings its checkpoints" if shown else "no task has checkpoints yet; git ckpt save makes one"
 
 
@@ -233,7 +237,7 @@ def existing_task(repo: Repo, name: str, prefix: str = PREFIX, shown: str = "", 
             return task
         if remotes:
             raise NotFoundError(f"no task {task}", f"it was fetched: {' or '.join(f'{r}:{task}' for r in remotes)} names it")
-        raise NotFoundError(f"no task {shown}{task}", task_hint(repo, task, prefix, shown))
+        raise NotFoundError(f"no task {shown}{task}", task_hint(repo, task, prefix, shown, fetched=fetched))
     return task
 
 
@@ -607,6 +611,20 @@ def at(repo: Repo, task: str) -> Checkpoint | None:
         cid, ref, oid = found
         return load(repo, oid, id=cid, ref=ref)
     return latest(repo, task)
+
+
+def resolve_default(repo: Repo, task: str | None = None) -> Checkpoint:
+    """``@`` of ``task`` (default: the current task) for a command given no checkpoint (``show``,
+    ``diff``, ``verify``, ``promote``): :func:`resolve` of ``@``, except that a task without
+    checkpoints is nothing to act on (:class:`UsageError`, exit 2, as ``undo`` with no restore
+    to undo) rather than an unknown name (exit 4 is only for a name that was typed)."""
+    task = task or current_task(repo)
+    try:
+        return resolve(repo, "@", task)
+    except NotFoundError:
+        if numbered(repo, task, PREFIX):
+            raise
+        raise UsageError(f"task {task} has no checkpoints yet: nothing to act on", "git ckpt save makes one") from None
 
 
 def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:

@@ -520,13 +520,7 @@ def verify(
                 run_repo = Repo.discover(root)
             else:
                 stack.enter_context(repo.worktree_lock(exclusive=False))
-                mismatch = worktree_mismatch(repo, cfg, cp)
-                if mismatch:
-                    shown = "; ".join(mismatch[:5]) + (f"; and {len(mismatch) - 5} more" if len(mismatch) > 5 else "")
-                    raise UsageError(
-                        f"the worktree no longer matches {cp.id} ({shown}); nothing was run",
-                        f"git ckpt save, then git ckpt verify (verifies what is on disk), or git ckpt verify {cp.id} --isolated",
-                    )
+                _refuse_mismatch(repo, cfg, cp)
                 root = repo.workdir
                 run_repo = repo
             for i, v in enumerate(chosen):
@@ -538,6 +532,8 @@ def verify(
                 if out.status == "changed-files":
                     report.skipped = [w.name for w in chosen[i + 1:]]
                     break
+    elif not isolated:  # nothing to run: in place, it still verifies what the worktree holds
+        _refuse_mismatch(repo, cfg, cp)
     report.exit_code = exit_code_for(report.outcomes, bool(only))
     req = promotion.requirement(repo, cfg, cp)
     report.missing = req.missing
@@ -550,6 +546,18 @@ def verify(
         report.promoted = cp.id
         report.already_promoted = not res.changed
     return report
+
+
+def _refuse_mismatch(repo: Repo, cfg: Config, cp: Checkpoint) -> None:
+    """Raise :class:`UsageError` when the worktree no longer holds ``cp`` (an in-place verify
+    would verify other content), naming up to five differences."""
+    mismatch = worktree_mismatch(repo, cfg, cp)
+    if mismatch:
+        shown = "; ".join(mismatch[:5]) + (f"; and {len(mismatch) - 5} more" if len(mismatch) > 5 else "")
+        raise UsageError(
+            f"the worktree no longer matches {cp.id} ({shown}); nothing was run",
+            f"git ckpt save, then git ckpt verify (verifies what is on disk), or git ckpt verify {cp.id} --isolated",
+        )
 
 
 def _newer_promoted(repo: Repo, cp: Checkpoint) -> str | None:

@@ -270,10 +270,10 @@ def test_a_hook_never_blocks_the_agent(repo, tmp_path, agent, breakage):
 
 
 @pytest.mark.parametrize("agent", AGENTS)
-@pytest.mark.parametrize("data", [b"not json", b"[1, 2]", b"\"text\"", b"{\"session_id\": "])
+@pytest.mark.parametrize("data", [b"not json", b"[1, 2]", b"\"text\"", b"{\"session_id\": ", b"", b" \n"])
 def test_malformed_input_is_one_warning_for_every_agent(repo, agent, data):
     """Input that is not a JSON object (the walkthrough fed Gemini's hook plain text and it said
-    nothing): each of the five agents' installed commands warns in one stderr line, exits 0,
+    nothing; the tenth fed none at all, </dev/null): each of the five agents' installed commands warns in one stderr line, exits 0,
     keeps stdout in the agent's format, and a save event still saves (without a session id)."""
     ckpt(repo, "agent", "install", agent)
     for i, (event, command) in enumerate(commands(agent).items()):
@@ -281,7 +281,8 @@ def test_malformed_input_is_one_warning_for_every_agent(repo, agent, data):
         before = len(ckpt(repo, "list", "--json").json()["result"])
         proc = run_hook(repo, command, data)
         assert proc.returncode == 0, proc
-        kind = "not a JSON object" if data.startswith((b"[", b'"')) else "not JSON"
+        kind = ("empty (the agent sends a JSON object)" if not data.strip()
+                else "not a JSON object" if data.startswith((b"[", b'"')) else "not JSON")
         suffix = "" if SPECS[agent].events[event] == "start" else "; a checkpoint saved now records no session id"
         assert proc.stderr.decode() == f"warning: git ckpt {agent} hook ({SPECS[agent].events[event]}): the input on stdin is {kind}{suffix}\n", proc
         if agent in ("gemini", "cursor"):

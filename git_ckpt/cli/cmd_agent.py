@@ -129,8 +129,8 @@ def hook_cmd(agent: str, action: str, as_json: bool) -> int:
         warn(f"git ckpt agent hook: {what}; nothing done")
         sys.stdout.write(agent_mod.quiet_output(agent) if agent in HOOKED.choices else "")
         return 0
-    payload = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read(agent_mod.MAX_INPUT)
-    info = agent_mod.session_of(payload)
+    payload = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read(agent_mod.MAX_INPUT)
+    info = agent_mod.session_of(payload or b"")
     out = agent_mod.quiet_output(agent)
     problem = agent_mod.input_problem(payload)
     if problem is not None:  # every agent alike: say so once, carry on without a session id

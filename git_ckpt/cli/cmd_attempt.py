@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from . import emit, json_option, open_repo, say
+from . import emit, json_option, open_repo, say, warn
 
 
 @click.command("attempt", context_settings={"ignore_unknown_options": True})
@@ -31,7 +31,7 @@ def command(message: str, cmd: tuple[str, ...], as_json: bool) -> int:
     cfg = config.load(repo)
     task = store.current_task(repo)
     res = attempt(repo, cfg, list(cmd), task=task, message=message, cwd=os.getcwd(),
-                  say=(lambda s: None) if as_json else say, sink=output_sink(as_json),
+                  say=(lambda s: None) if as_json else say, warn=(lambda s: None) if as_json else warn, sink=output_sink(as_json),
                   cmd_stdout=sys.stderr.fileno() if as_json else None)
     emit("attempt", res.to_json(), as_json, lambda: None)
     return res.exit_code

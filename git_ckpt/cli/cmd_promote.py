@@ -8,10 +8,10 @@ from . import emit, json_option, open_repo, say
 
 
 @click.command("promote")
-@click.argument("ckpt", default="@")
+@click.argument("ckpt", required=False)
 @click.option("--force", is_flag=True, help="Promote even without passing results (recorded in the ledger as forced).")
 @json_option
-def command(ckpt: str, force: bool, as_json: bool) -> int:
+def command(ckpt: str | None, force: bool, as_json: bool) -> int:
     """Make CKPT (default @) refs/ckpt/TASK/promoted (compare-and-swap, with a reflog).
 
     @ is the latest checkpoint, or after a restore the one restored, until the next save.
@@ -28,7 +28,7 @@ def command(ckpt: str, force: bool, as_json: bool) -> int:
 
     repo = open_repo()
     cfg = config.load(repo)
-    cp = store.resolve(repo, ckpt)
+    cp = store.resolve(repo, ckpt) if ckpt else store.resolve_default(repo)
     res = promote(repo, cfg, cp, force=force, reason="promote")
 
     def human() -> None:

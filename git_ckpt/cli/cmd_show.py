@@ -9,9 +9,9 @@ from . import emit, json_option, open_repo, say
 
 
 @click.command("show")
-@click.argument("ckpt", default="@")
+@click.argument("ckpt", required=False)
 @json_option
-def command(ckpt: str, as_json: bool) -> int:
+def command(ckpt: str | None, as_json: bool) -> int:
     """Show CKPT (default @): manifest, files changed vs its base, overlay contents, results.
 
     A result this repository's own git ckpt verify did not record (fetched from a teammate) is
@@ -22,7 +22,7 @@ def command(ckpt: str, as_json: bool) -> int:
     from ..evidence import about, evidence_tasks, mark_local, overlay_digest
 
     repo = open_repo()
-    cp = store.resolve(repo, ckpt)
+    cp = store.resolve(repo, ckpt) if ckpt else store.resolve_default(repo)
     data = views.show(repo, cp)
     lines = [r for r in data["results"] if "verifier" in r]
     for r, own, ok in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp), tree=cp.tree, overlay=overlay_digest(cp)),

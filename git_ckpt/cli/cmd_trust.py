@@ -56,7 +56,8 @@ def command(show: bool, as_json: bool) -> int:
             for key in cfg.ignored:
                 say(f"ignored: git config {key} (git config may add verifiers, never loosen one .ckpt.toml defines)")
             state = "trusted" if st.trusted else ("not trusted" if st.needed else "no trust needed")
-            say(f".ckpt.toml sha256 {st.sha256}: {state}")
+            say(f".ckpt.toml sha256 {st.sha256}: {state}" if cfg.source
+                else f"no .ckpt.toml: {state} (git config's verifiers are yours)" if state == "no trust needed" else f"no .ckpt.toml: {state}")
             if st.needed and not st.trusted:
                 say("hint: git ckpt trust allows it")
         else:

@@ -88,7 +88,7 @@ def command(ckpt: str | None, only: tuple[str, ...], isolated: bool, rerun: bool
         from ..status import worktree_checkpoint
 
         task = store.current_task(repo)
-        cp = (None if isolated else worktree_checkpoint(repo, cfg, task)) or store.resolve(repo, "@", task)
+        cp = (None if isolated else worktree_checkpoint(repo, cfg, task)) or store.resolve_default(repo, task)
     else:
         cp = store.resolve(repo, ckpt)
     said = not as_json
