@@ -522,8 +522,9 @@ def already_saved(repo: Repo, task: str, state: str, last: store.Checkpoint | No
 
 def warnings_for(snap: Snapshot, already: frozenset[bytes] = frozenset()) -> list[str]:
     """Human warnings for what the snapshot left out, leaving out paths in ``already`` (those the
-    task's latest checkpoint left out too: each path is warned about once per task, not on every
-    save of an agent's every turn; :func:`left_out` of that checkpoint)."""
+    task's latest checkpoint left out too, :func:`left_out`, and those a save of the task already
+    warned about, :func:`warned`: each path is warned about once per task, not on every save of
+    an agent's every turn)."""
     out = []
     sel = snap.selection
 
@@ -541,6 +542,36 @@ def warnings_for(snap: Snapshot, already: frozenset[bytes] = frozenset()) -> lis
     if new(sel.unsafe_links):
         out.append("overlay: left out symlinks pointing outside the worktree: " + ", ".join(path_display(p) for p in new(sel.unsafe_links)))
     return out
+
+
+WARNED = "warned-"  # in $GIT_DIR/ckpt: warned-TASK, NUL-separated paths a save of TASK warned about
+
+
+def left_out_paths(snap: Snapshot) -> frozenset[bytes]:
+    """Every path :func:`warnings_for` can name for ``snap``: secrets, files over the size cap,
+    nested repositories without a commit, symlinks leaving the worktree."""
+    sel = snap.selection
+    return frozenset([*sel.secrets, *sel.too_large, *snap.too_large, *snap.embedded, *sel.unsafe_links])
+
+
+def warned(repo: Repo, task: str) -> frozenset[bytes]:
+    """The paths saves of ``task`` in this worktree already warned about (local state: a save
+    that finds nothing new writes no checkpoint to record them in, and an agent saves every
+    turn); empty when unreadable."""
+    try:
+        data = (repo.ckpt_dir() / (WARNED + task)).read_bytes()
+    except OSError:
+        return frozenset()
+    return frozenset(p for p in data.split(b"\0") if p)
+
+
+def note_warned(repo: Repo, task: str, paths: frozenset[bytes]) -> None:
+    """Add ``paths`` to :func:`warned` of ``task`` (best effort: a failure only repeats a warning)."""
+    known = warned(repo, task)
+    if paths <= known:
+        return
+    with contextlib.suppress(OSError):
+        store.atomic_write(repo.ckpt_dir() / (WARNED + task), b"\0".join(sorted(known | paths)) + b"\0")
 
 
 def left_out(cp: store.Checkpoint | None) -> frozenset[bytes]:
@@ -748,7 +779,9 @@ def save(
                 last = store.latest(repo, task)
             except CkptError:
                 last = None  # a damaged latest checkpoint must not stop new ones being saved
-            warns = warnings_for(snap, left_out(last))
+            warns = warnings_for(snap, left_out(last) | warned(repo, task))  # once per path per task
+            if warns:
+                note_warned(repo, task, left_out_paths(snap))
             if not message and kind in ("manual", "auto"):
                 message = change_summary(repo, snap, last)
             if not allow_empty:

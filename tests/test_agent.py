@@ -101,6 +101,9 @@ def test_print(repo):
     ckpt(repo, "agent", "install", "nonesuch", rc=2)
 
 
+PAYLOAD = b'{"session_id": "abc123", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp", "hook_event_name": "Stop"}'
+
+
 def test_installed_hook_commands_run(repo):
     """The commands written into the settings file work as Claude Code runs them (sh -c, project dir)."""
     import subprocess
@@ -113,16 +116,16 @@ def test_installed_hook_commands_run(repo):
 
     full = dict(os.environ, **env)
     for event in ("PreCompact", "Stop"):
-        proc = subprocess.run(["sh", "-c", CLAUDE_HOOKS[event]], cwd=repo / ".git", env=full, capture_output=True)
+        proc = subprocess.run(["sh", "-c", CLAUDE_HOOKS[event]], cwd=repo / ".git", env=full, capture_output=True, input=PAYLOAD)
         assert proc.returncode == 0, proc
     kinds = [r["kind"] for r in ckpt(repo, "list", "--json").json()["result"]]
     assert kinds == ["auto"]  # the second save found nothing new
-    proc = subprocess.run(["sh", "-c", CLAUDE_HOOKS["SessionStart"]], cwd="/", env=full, capture_output=True)
+    proc = subprocess.run(["sh", "-c", CLAUDE_HOOKS["SessionStart"]], cwd="/", env=full, capture_output=True, input=PAYLOAD)
     assert proc.returncode == 0 and proc.stdout.decode().startswith("# Handoff: agent-task\n\nGoal: agent goal\n")
     # an agent whose PATH lacks the venv git-ckpt was installed in still reaches it
     (repo / "y.txt").write_text("y\n")
     bare = dict(full, PATH=f"{os.path.dirname(shutil.which('git'))}:/usr/bin:/bin")  # the git of this run
-    proc = subprocess.run(["sh", "-c", CLAUDE_HOOKS["Stop"]], cwd=repo, env=bare, capture_output=True)
+    proc = subprocess.run(["sh", "-c", CLAUDE_HOOKS["Stop"]], cwd=repo, env=bare, capture_output=True, input=PAYLOAD)
     assert proc.returncode == 0 and proc.stderr == b"", proc
     assert [r["kind"] for r in ckpt(repo, "list", "--json").json()["result"]] == ["auto", "auto"]
 

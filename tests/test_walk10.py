@@ -189,3 +189,29 @@ def test_the_no_task_hint_of_a_view_names_fetched_tasks(tmp_path):
     assert res.err.splitlines()[1] == "hint: did you mean origin:fix-add? git ckpt list --all shows every checkpoint"
     res = ckpt(bob, "gc", "--task", "nosuchtask", rc=4)  # a command that writes: only local tasks
     assert res.err.splitlines()[1] == "hint: the tasks are mine; git ckpt list --all shows every checkpoint"
+
+
+@pytest.mark.parametrize("how", ["save", "agent"])
+def test_a_left_out_file_is_warned_about_once_even_when_nothing_is_saved(repo, how):
+    """Issue 15 input 7's kind, in the branch that saves nothing: a secret file appearing with no
+    other change left the state equal to the latest checkpoint, so no checkpoint recorded it as
+    left out and every save (every agent turn) warned again.  Once per path per task, whether
+    or not a checkpoint is written; a new path is said again; another task says it once too."""
+    _overlay(repo)
+    (repo / "tmp/.env").write_text("SECRET=1\n")
+
+    def save():
+        if how == "agent":
+            return ckpt(repo, "agent", "hook", "claude-code", "turn", input=b'{"session_id": "s1"}')
+        return ckpt(repo, "save")
+
+    first = save()
+    assert first.err == f"warning: overlay: left out likely-secret files: tmp/.env {KEEP}\n", first.err
+    for _ in range(2):
+        assert save().err == ""
+    (repo / "tmp/b.pem").write_text("k\n")
+    assert save().err == f"warning: overlay: left out likely-secret files: tmp/b.pem {KEEP}\n"
+    assert save().err == ""
+    ckpt(repo, "task", "start", "other")
+    assert save().err == f"warning: overlay: left out likely-secret files: tmp/.env, tmp/b.pem {KEEP}\n"
+    assert save().err == ""
