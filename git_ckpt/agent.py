@@ -169,15 +169,6 @@ def _set_dotted(obj: dict[str, Any], key: str, value: Any) -> bool:
     return True
 
 
-def _get_dotted(obj: Any, key: str) -> Any:
-    """The value at ``a.b`` of nested objects, or None when a part is absent or not an object."""
-    for part in key.split("."):
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(part)
-    return obj
-
-
 def _del_dotted(obj: dict[str, Any], key: str) -> None:
     parts = key.split(".")
     chain = [obj]
