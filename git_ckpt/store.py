@@ -197,11 +197,13 @@ def task_hint(repo: Repo, task: str, prefix: str = PREFIX, shown: str = "", *, f
     fetched tasks too) the fetched ``REMOTE:T`` names are among them, after the local ones."""
     import difflib
 
-    names = [shown + n for n in _task_names(repo, prefix)]
+    bare = _task_names(repo, prefix)
+    names = [shown + n for n in bare]
     theirs = {f"{r}:{t}": t for t, remotes in fetched_tasks(repo).items() for r in remotes} if fetched and not shown else {}
     listing = f"git ckpt list --remote {shown[:-1]}" if shown else "git ckpt list --all"
-    close = difflib.get_close_matches(shown + task, names, n=3, cutoff=0.6)
-    close += [spec for spec, t in theirs.items() if t in difflib.get_close_matches(task, list(theirs.values()), n=3, cutoff=0.6)]
+    close = [shown + c for c in difflib.get_close_matches(task, bare, n=3, cutoff=0.6)]
+    near = difflib.get_close_matches(task, sorted(set(theirs.values())), n=3, cutoff=0.6)
+    close += [spec for spec, t in theirs.items() if t in near]
     if close:
         return f"did you mean {' or '.join(close[:3])}? {listing} shows every checkpoint"
     names += list(theirs)

@@ -197,5 +197,5 @@ def test_the_mcp_tools_say_what_the_cli_says(repo):
     again = tools.restore("default/1", apply=True, plan_id=tools.restore("default/1")["plan_id"])
     assert again["text"].split("\n") == ["current state matches default/2; not saved again", "restored default/1"]
     json_undo = ckpt(repo, "undo", "--json").json()["result"]
-    assert set(json_undo) == {"target", "previous", "saved", "dry_run", "plan"}
+    assert set(json_undo) == {"target", "previous", "saved", "dry_run", "plan", "warnings"}
     assert set(tools.undo()) == set(json_undo) | {"text"}

@@ -366,15 +366,20 @@ def test_save_without_message_stores_a_change_summary(repo):
     assert listed[0].endswith("manual      M README, A new.py")
 
 
-def _on_a_terminal(repo, *args, env=None):
-    """Run `git ckpt ARGS` with stderr on a pseudo-terminal; returns (rc, stdout, stderr text)."""
+def _on_a_terminal(repo, *args, env=None, input=None):
+    """Run `git ckpt ARGS` with stderr on a pseudo-terminal (and ``input`` bytes on stdin);
+    returns (rc, stdout, stderr text)."""
     import os
     import pty
     import subprocess
 
     master, slave = pty.openpty()
     full = dict(os.environ, **(env or {}))
-    proc = subprocess.Popen(["git", "ckpt", *args], cwd=repo, stdout=subprocess.PIPE, stderr=slave, env=full)
+    proc = subprocess.Popen(["git", "ckpt", *args], cwd=repo, stdout=subprocess.PIPE, stderr=slave, env=full,
+                            stdin=subprocess.PIPE if input is not None else None)
+    if input is not None:
+        proc.stdin.write(input)
+        proc.stdin.close()
     os.close(slave)
     chunks = []
     while True:
@@ -432,7 +437,8 @@ def test_no_progress_in_hooks(repo):
     """Input 8: the commands hooks run never print progress, even on a terminal."""
     ckpt(repo, "agent", "install", "codex")
     (repo / "x").write_text("x\n")
-    rc, out, err = _on_a_terminal(repo, "agent", "hook", "codex", "turn", env={"GIT_CKPT_PROGRESS_DELAY": "0"})
+    rc, out, err = _on_a_terminal(repo, "agent", "hook", "codex", "turn", env={"GIT_CKPT_PROGRESS_DELAY": "0"},
+                                  input=b'{"session_id": "0199a2b3", "hook_event_name": "Stop"}')
     assert rc == 0 and err == "" and out == ""
     rc, out, err = _on_a_terminal(repo, "verify-commit", "HEAD", env={"GIT_CKPT_PROGRESS_DELAY": "0"})
     assert "%" not in err and "done." not in err
