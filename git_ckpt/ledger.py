@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import socket
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import msgspec
 
@@ -187,6 +187,20 @@ def iter_records(repo: Repo, task: str, newest: int | None = None) -> Iterator[R
         return
     for commit in reversed(repo.first_parent_chain(oid, newest)):
         yield _read(repo, commit, task)
+
+
+def changed_nothing(data: Mapping[str, Any]) -> bool:
+    """Whether a ``restore`` or ``undo`` event changed nothing.
+
+    ``data`` is the event's :attr:`Event.data` (or the same keys before they are logged, as
+    :mod:`git_ckpt.restore` builds them from its journal).  True when the state before it
+    (``from``, ``from_commit``) is the very checkpoint and commit it restored (``target``,
+    ``target_commit``): the worktree held the target already.  Such an event is no jump:
+    ``undo`` passes over it, it is not remembered as the worktree's last jump, and ``stats``
+    counts it neither as a restore or undo nor as a rollback.  Only ``restore``/``undo`` events
+    carry these keys (the caller checks the type); a missing key reads as None.  Raises nothing.
+    """
+    return data.get("from") == data.get("target") and data.get("from_commit") == data.get("target_commit")
 
 
 def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int = 500) -> Record | None:

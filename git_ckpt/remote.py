@@ -316,13 +316,13 @@ def _plan(repo: Repo, tasks: list[str], adv: dict[str, str], remote: str) -> lis
         prefix = f"{PREFIX}{task}/"
         local = repo.refs_under(prefix)
         log = store.log_ref(task)
-        ledger_ok = adv.get(log) is None or (log in local and repo.fast_forwards(local[log], adv[log]))
+        ledger_ok = not store.push_refused(repo, "log", local.get(log), adv.get(log))
         for name in sorted(local, key=_ref_key):
             oid, rest, old = local[name], name[len(prefix):], adv.get(name)
             if old == oid:
                 ups.append(RefUpdate(name, old, oid, "up-to-date"))
             elif ref_number(rest) is not None:
-                if old is None:
+                if old is None or not store.push_refused(repo, rest, oid, old):
                     ups.append(RefUpdate(name, None, oid, "new"))
                 else:
                     ups.append(RefUpdate(name, old, oid, "refused",

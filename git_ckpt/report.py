@@ -14,7 +14,7 @@ from .errors import CkptError
 from .gitcore import EMPTY_TREE, Repo
 from .ledger import now_iso
 from .model import CardItem, path_display
-from .timeline import Timeline, build
+from .timeline import Step, Timeline, build
 
 STEP_X, LANE_Y, LEFT, TOP, R = 92, 74, 50, 46, 15
 MAX_FILES = 200
@@ -53,6 +53,18 @@ def changed_files(repo: Repo, tl: Timeline, cid: str) -> list[tuple[str, str]] |
     return None
 
 
+def _is_jump(s: Step) -> bool:
+    """Whether step ``s`` is a jump: a restore or undo that left one checkpoint for another (its
+    ``source`` is not its ``node``)."""
+    return s.type in ("restore", "undo") and s.source != s.node
+
+
+def _jumps(tl: Timeline) -> int:
+    """How many jumps (restores and undos that moved to another checkpoint) ``tl`` holds: the
+    count the page's summary line and ``report --json`` show.  Raises nothing."""
+    return sum(1 for s in tl.steps if _is_jump(s))
+
+
 def svg(tl: Timeline) -> str:
     """The timeline drawing."""
     ids = list(tl.nodes)
@@ -73,7 +85,7 @@ def svg(tl: Timeline) -> str:
             parts.append(f'<path class="edge" d="M{x1},{y1} C{(x1 + x2) / 2},{y1} {(x1 + x2) / 2},{y2} {x2},{y2}" '
                          'fill="none" stroke="#8c959f" stroke-width="2"/>')
     for s in tl.steps:  # jumps: restores and undos
-        if s.type in ("restore", "undo") and s.source in col and s.node in col and s.source != s.node:
+        if _is_jump(s) and s.source in col and s.node in col:
             (x1, y1), (x2, y2) = xy(s.source), xy(s.node)
             lift = 34 + 6 * abs(col[s.source] - col[s.node])
             parts.append(f'<path class="jump {s.type}" d="M{x1},{y1 - R} C{x1},{y1 - R - lift} {x2},{y2 - R - lift} {x2},{y2 - R - 2}" '
@@ -129,7 +141,7 @@ def page(repo: Repo, task: str) -> str:
            f"<title>git ckpt report: {_e(task)}</title><style>{CSS}</style></head><body>",
            f"<h1>Task {_e(task)}</h1>",
            f'<p class="meta">{tl.live} checkpoint(s){f" ({tl.gone} more pruned or dropped)" if tl.gone else ""}, {sum(len(n.results) for n in tl.nodes.values())} verifier run(s), '
-           f'{sum(1 for s in tl.steps if s.type in ("restore", "undo") and s.source != s.node)} jump(s); generated {now_iso()} by git ckpt report</p>']
+           f'{_jumps(tl)} jump(s); generated {now_iso()} by git ckpt report</p>']
     out.append("<h2>Timeline</h2>")
     if tl.nodes:
         out.append(f'<div class="scroll">{svg(tl)}</div>')
@@ -189,7 +201,7 @@ def data(repo: Repo, task: str) -> dict[str, Any]:
     """What ``report --json`` returns: the counts the page shows."""
     tl = build(repo, task)
     return {"task": task, "checkpoints": tl.live, "pruned": tl.gone, "lanes": tl.lanes,
-            "jumps": sum(1 for s in tl.steps if s.type in ("restore", "undo") and s.source != s.node),
+            "jumps": _jumps(tl),
             "promoted": next((c for c, n in tl.nodes.items() if n.promoted), None)}
 
 

@@ -37,7 +37,7 @@ from . import ledger, overlay, store
 from .config import Config
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry, fault, git_failure, path_line
-from .model import Event, OverlayFile, encode, path_display, path_from_str, path_to_str
+from .model import OverlayFile, encode, path_display, path_from_str, path_to_str
 from .snapshot import Snapshot, already_saved, capture, kept_ignored, log_if_missing, save, set_kept_ignored
 from .store import Checkpoint
 from .words import counted
@@ -1104,12 +1104,13 @@ def _finish(repo: Repo, j: Journal, target: Checkpoint, now: Snapshot) -> list[s
     if j.reset_head:
         _reset_head(repo, target, now)
     fault("restore.before-event")
-    problem = ledger.append_or_warn(repo, j.task, j.type, {
+    data: dict[str, Any] = {
         "target": j.target_id, "target_commit": j.target_commit, "from": j.from_id,
         "from_commit": j.from_commit, "paths": j.paths, "worktree": str(repo.git_dir),
         "reset_head": j.reset_head,
-    })
-    if problem is None and not (j.from_id == j.target_id and j.from_commit == j.target_commit):
+    }
+    problem = ledger.append_or_warn(repo, j.task, j.type, data)
+    if problem is None and not ledger.changed_nothing(data):
         # (a restore that changed nothing is passed over by undo: it is no jump to remember)
         with contextlib.suppress(OSError):  # only a shortcut for undo: losing it loses nothing
             store.atomic_write(_last_jump_path(repo), j.task.encode() + b"\n")
@@ -1266,13 +1267,6 @@ def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
         return RestoreResult(target.id, j.from_id, None, plan, type=j.type, warnings=warns, continued=True, paths=paths)
 
 
-def _changed_nothing(ev: Event) -> bool:
-    """Whether a ``restore``/``undo`` event left the state it found: its target is the state
-    before it (the same checkpoint and commit; the worktree already matched it)."""
-    d = ev.data
-    return d.get("from") == d.get("target") and d.get("from_commit") == d.get("target_commit")
-
-
 def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> RestoreResult:
     """Return to the state before the last restore or undo in this worktree that changed the
     state, whichever task logged it (the task that logged the newest is recorded in
@@ -1298,7 +1292,7 @@ def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> Restor
         for rec in reversed(ledger.records(repo, where)):
             ev = rec.event
             if ev.type in ("restore", "undo") and ev.data.get("worktree") == here:
-                if _changed_nothing(ev):
+                if ledger.changed_nothing(ev.data):
                     passed_over = passed_over or str(ev.data.get("target"))  # it held its target already: look back
                     continue
                 target = store.load(repo, ev.data["from_commit"], id=ev.data["from"])

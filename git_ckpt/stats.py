@@ -78,7 +78,7 @@ def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict[s
             if kind in ("manual", "auto"):
                 on_purpose_ids.add(str(d.get("id")))
         elif ev.type in ("restore", "undo"):
-            if d.get("from") == d.get("target") and d.get("from_commit") == d.get("target_commit"):
+            if ledger.changed_nothing(d):
                 continue  # the worktree held its target already: no rollback, nothing to recover from
             if ev.type == "restore":
                 restores += 1

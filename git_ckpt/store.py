@@ -261,23 +261,41 @@ def fetched_tasks(repo: Repo) -> dict[str, list[str]]:
     return {t: sorted(out[t]) for t in sorted(out)}
 
 
+def push_refused(repo: Repo, name: str, mine: str | None, theirs: str | None) -> bool:
+    """Whether a remote's ``refs/ckpt/T/NAME`` at ``theirs`` refuses a push of this repository's
+    at ``mine`` (None where one side has no such ref): the rule of ``git ckpt push``, which never
+    overwrites what a remote holds.
+
+    * ``log`` (the ledger): refused when the remote has one that ``mine`` does not fast-forward
+      (like ``git push`` without ``--force``: ``git merge-base --is-ancestor THEIRS MINE``), or
+      when this repository has none;
+    * ``promoted``: never refused on its own (a push moves it, when the ledger is not refused);
+    * any other name (a checkpoint ``N``): refused when the remote holds another commit there,
+      or holds one this repository does not (the number is taken), as a create-only
+      ``--force-with-lease=REF:`` push would be.
+
+    Reads the object store only (never the remote); raises nothing of its own.
+    """
+    if theirs is None or theirs == mine:
+        return False
+    if name == "log":
+        return mine is None or not repo.fast_forwards(mine, theirs)
+    return name != "promoted"
+
+
 def fetched_elsewhere(repo: Repo, task: str) -> list[str]:
     """The remotes (sorted) whose fetched ``task`` is not this repository's own pushed back: a
     fetched checkpoint ``T/N`` that ``refs/ckpt/T/N`` here does not hold, or a fetched ledger
     that the local one does not fast-forward (git ckpt push of ``task`` would then be refused:
-    checkpoints are never overwritten).  Promotions are left out (push moves them)."""
+    checkpoints are never overwritten, :func:`push_refused`).  Promotions are left out (push
+    moves them)."""
     local = repo.refs_under(f"{PREFIX}{task}/")
     out = []
     for remote in fetched_tasks(repo).get(task, []):
         rprefix = f"{REMOTE_PREFIX}{remote}/{task}/"
         for ref, oid in repo.refs_under(rprefix).items():
             name = ref[len(rprefix):]
-            mine = local.get(f"{PREFIX}{task}/{name}")
-            if name == "log":
-                ours = mine is not None and repo.fast_forwards(mine, oid)
-            else:
-                ours = name == "promoted" or mine == oid
-            if not ours:
+            if push_refused(repo, name, local.get(f"{PREFIX}{task}/{name}"), oid):
                 out.append(remote)
                 break
     return out

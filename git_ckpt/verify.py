@@ -345,13 +345,26 @@ def find_reusable(repo: Repo, cp: Checkpoint, v: VerifierConfig, *, isolated: bo
         try:
             if repo.tree_of(oid) != cp.tree:
                 continue
-            ln = latest_results(local_lines(repo, notes.read_lines(repo, oid), [cp.manifest.task], cp.tree, ovl,
-                                            isolated=isolated), cp.tree, ovl).get((v.name, dh))
         except (CkptError, KeyError, ValueError):
             continue
-        if ln is not None and ln.get("status") == "passed":
+        ln = _passing_line(repo, oid, cp.manifest.task, cp.tree, ovl, (v.name, dh), isolated)
+        if ln is not None:
             return ln, f"{cp.manifest.task}/{n}", False
     return _reusable_from_ledger(repo, cp, v.name, dh, ovl, isolated)
+
+
+def _passing_line(repo: Repo, commit: str, task: str, tree: str, ovl: str, key: tuple[str, str],
+                  isolated: bool) -> dict[str, Any] | None:
+    """The latest of this repository's own lines (:func:`local_lines`, recorded by ``task``'s
+    verify; with ``isolated``, of an isolated run) for ``key`` (verifier, definition hash) on
+    content ``tree``/``ovl`` in the notes of checkpoint commit ``commit``, when it passed; None
+    when it failed, there is none, or the notes cannot be read."""
+    try:
+        ln = latest_results(local_lines(repo, notes.read_lines(repo, commit), [task], tree, ovl, isolated=isolated),
+                            tree, ovl).get(key)
+    except (CkptError, KeyError, ValueError):
+        return None
+    return ln if ln is not None and ln.get("status") == "passed" else None
 
 
 def _reusable_from_ledger(repo: Repo, cp: Checkpoint, name: str, dh: str, ovl: str,
@@ -374,12 +387,8 @@ def _reusable_from_ledger(repo: Repo, cp: Checkpoint, name: str, dh: str, ovl: s
                 or not isinstance(commit, str) or commit == cp.commit or commit in seen):
             continue
         seen.add(commit)
-        try:
-            ln = latest_results(local_lines(repo, notes.read_lines(repo, commit), [task], cp.tree, ovl, isolated=isolated),
-                                cp.tree, ovl).get((name, dh))
-        except (CkptError, KeyError, ValueError):
-            continue
-        if ln is not None and ln.get("status") == "passed":
+        ln = _passing_line(repo, commit, task, cp.tree, ovl, (name, dh), isolated)
+        if ln is not None:
             return ln, str(d.get("id") or commit[:12]), False
     return None
 
