@@ -1418,6 +1418,21 @@ class Repo:
             entries.append(TreeEntry(path, int(mode, 8), oid.decode()))
         return entries
 
+    def ignored_files(self, *dirs: bytes) -> list[bytes]:
+        """The ignored untracked files below ``dirs`` (literal directories, each ``d/``), one path
+        each (``git ls-files -z -o -i --exclude-standard -- DIRS``, without ``--directory``), in
+        git's order.  So many directories that they would not fit a command line are applied to
+        the whole worktree's listing here instead (as :meth:`ls_tree` does)."""
+        if not dirs:
+            return []
+        many = _too_many(dirs)
+        out = self.git("ls-files", "-z", "-o", "-i", "--exclude-standard", *(() if many else ("--", *dirs))).stdout
+        found = [p for p in out.split(b"\0") if p]
+        if many:
+            wanted = {d.rstrip(b"/") for d in dirs}
+            found = [p for p in found if _under(p, wanted)]
+        return found
+
     def tree_entries_once(self, tree: str, seen: set[str], prefix: bytes = b"") -> Iterator[TreeEntry]:
         """The non-tree entries of ``tree`` (recursively, paths under ``prefix``), skipping every
         subtree whose id is in ``seen`` and adding the ones walked to it; read in-process.

@@ -37,7 +37,7 @@ from . import ledger, overlay, store
 from .config import Config
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry, fault, git_failure, path_line
-from .model import OverlayFile, encode, path_display, path_from_str, path_to_str
+from .model import OverlayFile, encode, escape, path_display, path_from_str, path_to_str
 from .snapshot import Snapshot, already_saved, capture, kept_ignored, log_if_missing, save, set_kept_ignored
 from .store import Checkpoint
 from .words import counted
@@ -147,9 +147,10 @@ class RestoreResult:
     def lines(self) -> list[str]:
         """What happened, one line each, for the terminal and the MCP tool alike (a dry run's
         plan is printed by the CLI from :attr:`plan`)."""
-        out = [f"note: {note}" for note in self.plan.provenance]
+        # a note quotes the target's manifest (a teammate's, or crafted): one line each, always
+        out = [f"note: {escape(note)}" for note in self.plan.provenance]
         if self.plan.base_note:
-            out.append(f"note: {self.plan.base_note}")
+            out.append(f"note: {escape(self.plan.base_note)}")
         what = self.target
         if self.paths:  # "restored a.py, b.py from T/N": never as if the whole checkpoint came back
             shown = ", ".join(path_display(p) for p in self.paths[:5]) + (f" and {len(self.paths) - 5} more" if len(self.paths) > 5 else "")
@@ -512,9 +513,10 @@ def _left_ignored(repo: Repo, target: Checkpoint, now: Snapshot, changes: list[A
     dirs = [p for p in cand if p.endswith(b"/")]
     held_dirs = {e.path for e in repo.ls_tree(target.tree, *(d.rstrip(b"/") for d in dirs))} if dirs else set()
     if held_dirs:
-        opened = [d for d in dirs if any(h.startswith(d) for h in held_dirs)]
-        inside = repo.git("ls-files", "-z", "-o", "-i", "--exclude-standard", "--", *opened).stdout.split(b"\0") if opened else []
-        cand = sorted((set(cand) - set(opened)) | {p for p in inside if p and p not in held_dirs and _under(p, paths)})
+        holding = {h[: i + 1] for h in held_dirs for i, c in enumerate(h) if c == 0x2F}  # every "d/" above one
+        opened = [d for d in dirs if d in holding]
+        inside = repo.ignored_files(*opened)
+        cand = sorted((set(cand) - set(opened)) | {p for p in inside if p not in held_dirs and _under(p, paths)})
     held = repo.paths_in_tree(target.tree, [p for p in cand if not p.endswith(b"/")])
     cand = [p for p in cand if p not in held]
     if not cand:

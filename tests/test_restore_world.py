@@ -305,6 +305,25 @@ def test_a_file_the_target_holds_is_restored_although_the_rules_left_ignore_it(r
     assert held.encode() in _tree_paths(repo, f"refs/ckpt/{later}")
 
 
+def test_many_ignored_directories_the_target_holds_files_in(repo):
+    """Attack pass: 600 directories the target holds files in, each with a 3.7 KB name, that
+    the rules of the state left ignore: their listing (2.2 MB of pathspecs) crashed the restore
+    with "Argument list too long" (exit 70).  Listed within the argument budget instead; every
+    held file comes back as part of the target."""
+    tail = ("x" * 250 + "/") * 14 + "gen"
+    for i in range(600):
+        d = repo / f"p{i:03d}" / tail
+        d.mkdir(parents=True)
+        (d / "f").write_text(f"{i}\n")
+    ckpt(repo, "save", "-m", "holds gen")
+    (repo / ".gitignore").write_text("gen/\n")
+    ckpt(repo, "save", "-m", "ignores gen")
+    res = ckpt(repo, "restore", "1")
+    assert "keep " not in res.out and res.out.endswith("restored default/1\n"), res.out[-300:]
+    status = ckpt(repo, "status", "--json").json()["result"]["worktree"]
+    assert (status["checkpoint"], status["files_match"]) == ("default/1", True)
+
+
 def test_a_kept_ignored_file_that_blocks_the_target_is_named(repo):
     ckpt(repo, "save", "--allow-empty")
     (repo / "data").write_text("file first\n")
