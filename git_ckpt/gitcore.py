@@ -1426,7 +1426,8 @@ class Repo:
         if not dirs:
             return []
         many = _too_many(dirs)
-        out = self.git("ls-files", "-z", "-o", "-i", "--exclude-standard", *(() if many else ("--", *dirs))).stdout
+        spec: list[str | bytes] = [] if many else ["--", *dirs]
+        out = self.git("ls-files", "-z", "-o", "-i", "--exclude-standard", *spec).stdout
         found = [p for p in out.split(b"\0") if p]
         if many:
             wanted = {d.rstrip(b"/") for d in dirs}
