@@ -71,23 +71,26 @@ class Spec:
     defaults: dict[str, Any] = field(default_factory=dict)  # keys set when absent (dotted paths)
     note: str = ""
     off: tuple[tuple[str, Any], ...] = ()  # (dotted key, value) that switches every hook off: said, never changed
+    user_path: str | None = None  # the user's own settings file (under HOME), read for ``off`` only
 
 
 SPECS: dict[str, Spec] = {s.name: s for s in (
     Spec("claude-code", ".claude/settings.json", "nested", {"PreCompact": "compact", "Stop": "turn", "SessionStart": "start"},
-         cd='cd "${CLAUDE_PROJECT_DIR:-.}" && ', local_path=".claude/settings.local.json", off=(("disableAllHooks", True),)),
+         cd='cd "${CLAUDE_PROJECT_DIR:-.}" && ', local_path=".claude/settings.local.json", off=(("disableAllHooks", True),),
+         user_path=".claude/settings.json"),
     Spec("codex", ".codex/hooks.json", "nested", {"SessionStart": "start", "PreCompact": "compact", "Stop": "turn"},
          note="Codex runs project hooks once hooks are enabled ([features] codex_hooks = true in ~/.codex/config.toml) "
               "and you trust this project's .codex/ when Codex asks"),
     Spec("gemini", ".gemini/settings.json", "nested", {"SessionStart": "start", "PreCompress": "compact", "AfterAgent": "turn"},
          cd='cd "${GEMINI_PROJECT_DIR:-.}" && ', timeout=HOOK_TIMEOUT * 1000, defaults={"hooksConfig.enabled": True},
-         off=(("hooksConfig.enabled", False),)),
+         off=(("hooksConfig.enabled", False),), user_path=".gemini/settings.json"),
     Spec("cursor", ".cursor/hooks.json", "flat", {"sessionStart": "start", "preCompact": "compact", "stop": "turn"},
          defaults={"version": 1}),
     Spec("copilot", ".github/hooks/git-ckpt.json", "copilot", {"sessionStart": "start", "agentStop": "turn", "sessionEnd": "end"},
          defaults={"version": 1}),
 )}
 AGENTS = (*SPECS, "generic")
+MAX_SETTINGS = 8 << 20  # bytes of a settings file read only to inform (hooks_off); a larger one is not read
 GENERIC = {
     "before context compaction": "git ckpt save --kind auto -m 'agent: before context compaction'",
     "end of each turn": "git ckpt save --kind auto -m 'agent: end of turn'",
@@ -239,6 +242,8 @@ def _load_settings(path: Path, data: bytes) -> dict[str, Any]:
         obj = json.loads(data)
     except ValueError as exc:
         raise CkptError(f"{path} is not valid JSON ({exc})", f"fix {path}, then run the command again") from None
+    except RecursionError:  # nested deeper than the parser goes: not a settings file
+        raise CkptError(f"{path} is nested too deeply to read", f"fix {path}, then run the command again") from None
     if not isinstance(obj, dict):
         raise CkptError(f"{path} does not hold a JSON object", f"fix {path}, then run the command again")
     return obj
@@ -304,10 +309,9 @@ def install(repo: Repo, agent: str, *, local: bool = False) -> dict[str, Any]:
     note = spec.note
     if agent == "cursor" and _has_hooks(repo, records, "claude-code"):
         note = "Claude Code hooks are installed here too, and Cursor runs them as well: the receipt will be given twice (git ckpt agent uninstall claude-code)"
-    for key, value in spec.off:
-        if _get_dotted(settings, key) == value and type(_get_dotted(settings, key)) is type(value):
-            note = (f"{rel} sets {key} to {json.dumps(value)}, which switches every hook off: the agent will not run these "
-                    "until you change it (git ckpt leaves your setting as it is)")
+    off = hooks_off(repo, agent, {rel: settings})
+    if off:
+        note = off
     result = {"path": rel, "added": added, "already": already, "created": not existed, "note": note}
     _write_shim(repo)
     if not added:
@@ -334,6 +338,32 @@ def install(repo: Repo, agent: str, *, local: bool = False) -> dict[str, Any]:
     _write_records(repo, records)  # the record first: a crash leaves something uninstall can use
     store.atomic_write(path, data, mode)  # the file keeps its permissions
     return result
+
+
+def hooks_off(repo: Repo, agent: str, known: dict[str, Any] | None = None) -> str | None:
+    """What says that a setting of ``agent``'s switches every hook off (``disableAllHooks``,
+    Gemini's ``hooksConfig.enabled`` false) in one of the files it reads: the project's shared
+    and local settings and the user's own (``~/...``); None when none does.  ``known`` maps a
+    relative path to settings already read.  Unreadable or malformed files count as silent:
+    this only informs, it never changes or refuses anything."""
+    spec = SPECS[agent]
+    places = [(rel, repo.workdir / rel) for rel in settings_files(repo, agent)]
+    if spec.user_path:
+        places.append((f"~/{spec.user_path}", Path.home() / spec.user_path))
+    for shown, path in places:
+        obj = (known or {}).get(shown)
+        if obj is None:
+            try:
+                with open(path, "rb") as fh:
+                    obj = json.loads(fh.read(MAX_SETTINGS))
+            except (OSError, ValueError, RecursionError):
+                continue
+        for key, value in spec.off:
+            got = _get_dotted(obj, key) if isinstance(obj, dict) else None
+            if got == value and type(got) is type(value):
+                return (f"{shown} sets {key} to {json.dumps(value)}, which switches every hook off: the agent will not run these "
+                        "until you change it (git ckpt leaves your setting as it is)")
+    return None
 
 
 def settings_files(repo: Repo, agent: str, local: bool | None = None) -> list[str]:

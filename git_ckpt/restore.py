@@ -38,7 +38,7 @@ from .config import Config
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry, fault, git_failure, path_line
 from .model import OverlayFile, encode, escape, path_display, path_from_str, path_to_str
-from .snapshot import Snapshot, already_saved, capture, kept_ignored, log_if_missing, save, set_kept_ignored
+from .snapshot import Snapshot, already_saved, capture, kept_ignored, left_out_paths, log_if_missing, note_warned, save, set_kept_ignored
 from .store import Checkpoint
 from .words import counted
 
@@ -1215,7 +1215,8 @@ def restore(
                 log_if_missing(repo, same)  # a pre-restore save killed before its event: log it now
             prev_id, prev_commit, saved = same.id, same.commit, None
         else:
-            res = save(repo, cfg, task=task, message=f"before restoring {target.id}", kind="pre-restore", snap=now, allow_empty=True, in_restore=True)
+            res = save(repo, cfg, task=task, message=f"before restoring {target.id}", kind="pre-restore", snap=now,
+                       allow_empty=True, in_restore=True, remember_warnings=False)
             prev_id, prev_commit, saved, warns = res.id, res.commit, res.id, res.warnings
         j = Journal(type=type, task=task, target_commit=target.commit, target_id=target.id, from_commit=prev_commit,
                     from_id=prev_id, paths=[path_to_str(p) for p in paths or []], reset_head=reset_head)
@@ -1223,6 +1224,8 @@ def restore(
         fault("restore.after-journal")
         apply(repo, cfg, target, now, paths, plan, prints)
         set_kept_ignored(repo, plan.kept_left_ignored)
+        if warns:  # the pre-restore save's, delivered with this result: remembered now
+            note_warned(repo, task, left_out_paths(now))
         warns += _finish(repo, j, target, now)
         if not paths:
             warns += set_merge_state(repo, target)
@@ -1260,9 +1263,11 @@ def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
         warns = []
         if _new_work(repo, now, target, store.load(repo, j.from_commit)):
             warns = save(repo, cfg, task=j.task, message=f"before finishing the restore of {target.id}", kind="pre-restore",
-                         snap=now, allow_empty=True, in_restore=True).warnings
+                         snap=now, allow_empty=True, in_restore=True, remember_warnings=False).warnings
         apply(repo, cfg, target, now, paths, plan, prints)
         set_kept_ignored(repo, plan.kept_left_ignored)
+        if warns:
+            note_warned(repo, j.task, left_out_paths(now))
         warns += _finish(repo, j, target, now)
         if not paths:
             warns += set_merge_state(repo, target)

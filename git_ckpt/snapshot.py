@@ -744,6 +744,7 @@ def save(
     in_restore: bool = False,
     agent: str | None = None,
     agent_session: str | None = None,
+    remember_warnings: bool = True,
 ) -> SaveResult:
     """Save the worktree of ``repo`` as the next checkpoint of ``task`` and log it in the ledger,
     holding the worktree lock shared (:meth:`Repo.worktree_lock`: a restore in this worktree
@@ -757,7 +758,10 @@ def save(
     while ``index.lock`` is held, or when the lock is not free in time.
     Warnings name only paths the task's latest checkpoint did not already leave out; an empty
     ``message`` of a manual or auto save becomes a summary of the changes since that checkpoint.
-    ``agent``/``agent_session`` (from an agent hook's input) go into the manifest.
+    ``agent``/``agent_session`` (from an agent hook's input) go into the manifest.  The paths
+    warned about are remembered (:func:`warned`) once the save succeeded; without
+    ``remember_warnings`` the caller does that (:func:`note_warned`) once it has delivered them
+    (a restore, whose pre-restore save's warnings are printed only if the restore succeeds).
     """
     with repo.worktree_lock(exclusive=False):
         store.check_task_name(task)
@@ -779,9 +783,8 @@ def save(
                 last = store.latest(repo, task)
             except CkptError:
                 last = None  # a damaged latest checkpoint must not stop new ones being saved
-            warns = warnings_for(snap, left_out(last) | warned(repo, task))  # once per path per task
-            if warns:
-                note_warned(repo, task, left_out_paths(snap))
+            warns = warnings_for(snap, left_out(last) | warned(repo, task))  # once per path per task,
+            said = left_out_paths(snap) if warns and remember_warnings else frozenset()  # noted once the save succeeded
             if not message and kind in ("manual", "auto"):
                 message = change_summary(repo, snap, last)
             if not allow_empty:
@@ -796,6 +799,7 @@ def save(
                         rec = ledger.append(repo, task, "card", {k: v for k, v in (("next", next), ("hypothesis", hypothesis)) if v is not None},
                                             card_update)
                         card_event = rec.event.seq
+                    note_warned(repo, task, said)
                     return SaveResult(same.id, same.commit, False, same.manifest.kind, task, warns, card_event)
             cid, commit = write_checkpoint(repo, snap, task=task, kind=kind, message=message, next=next, hypothesis=hypothesis,
                                            agent=agent, agent_session=agent_session)
@@ -810,6 +814,7 @@ def save(
             )
             if problem:
                 warns.append(problem)
+            note_warned(repo, task, said)
         # numbered() just counted the task's loose refs: pack them as git gc would, so reading
         # the refs of a long task stays one file read, not one per checkpoint
         repo.pack_refs_if_many(repo.loose_refs_seen)

@@ -193,28 +193,29 @@ def task_exists(repo: Repo, task: str, prefix: str = PREFIX) -> bool:
 
 def task_hint(repo: Repo, task: str, prefix: str = PREFIX, shown: str = "", *, fetched: bool = False) -> str:
     """The hint for an unknown task: "did you mean …?" when a task's name is close, else the
-    tasks there are; always how to see every checkpoint.  With ``fetched`` (a view that reads
-    fetched tasks too) the fetched ``REMOTE:T`` names are among them, after the local ones."""
+    tasks there are; always how to see them all.  With ``fetched`` (a command that reads fetched
+    tasks too: the views, and ids, REMOTE:T/N) the fetched ``REMOTE:T`` names are among them,
+    after the local ones, and the listing named is ``git ckpt task list``, which has both."""
     import difflib
 
     bare = _task_names(repo, prefix)
     names = [shown + n for n in bare]
     theirs = {f"{r}:{t}": t for t, remotes in fetched_tasks(repo).items() for r in remotes} if fetched and not shown else {}
-    listing = f"git ckpt list --remote {shown[:-1]}" if shown else "git ckpt list --all"
+    listing = (f"git ckpt list --remote {shown[:-1]}" if shown else "git ckpt task list" if theirs else "git ckpt list --all")
     close = [shown + c for c in difflib.get_close_matches(task, bare, n=3, cutoff=0.6)]
     near = difflib.get_close_matches(task, sorted(set(theirs.values())), n=3, cutoff=0.6)
     close += [spec for spec, t in theirs.items() if t in near]
     if close:
-        return f"did you mean {' or '.join(close[:3])}? {listing} shows every checkpoint"
+        return f"did you mean {' or '.join(close[:3])}? {listing} shows every {'task' if theirs else 'checkpoint'}"
     names += list(theirs)
     if names:
         more = " …" if len(names) > 5 else ""
-        return f"the tasks are {', '.join(names[:5])}{more}; {listing} shows every checkpoint"
+        return f"the tasks are {', '.join(names[:5])}{more}; {listing} shows every {'task' if theirs else 'checkpoint'}"
     return f"git ckpt fetch {shown[:-1]} brings its checkpoints" if shown else "no task has checkpoints yet; git ckpt save makes one"
 
 
 def existing_task(repo: Repo, name: str, prefix: str = PREFIX, shown: str = "", *, fetched: bool = False,
-                  bare_fetched: bool = False) -> str:
+                  bare_fetched: bool = False, suggest_fetched: bool = False) -> str:
     """``name`` checked (:func:`check_task_name`) and known (:func:`task_exists`), else
     :class:`NotFoundError` (exit 4) with :func:`task_hint`: for commands that read a task.
 
@@ -222,7 +223,9 @@ def existing_task(repo: Repo, name: str, prefix: str = PREFIX, shown: str = "", 
     (:func:`check_task_spec`), is looked up under ``refs/ckpt-remotes/REMOTE/`` (an unconfigured
     remote with nothing fetched under its name is :func:`remote_problem`'s error, exit 2), and a
     bare ``T`` that exists only as fetched is returned as is, for the view to say so; without it
-    ``REMOTE:T`` is :func:`check_task_name`'s read-only refusal (exit 2)."""
+    ``REMOTE:T`` is :func:`check_task_name`'s read-only refusal (exit 2).  ``suggest_fetched``:
+    the hint for an unknown name suggests fetched tasks too (a command that takes ``REMOTE:T``
+    its own way, as ``list --task``)."""
     if fetched and prefix == PREFIX and not shown:
         remote, bare = split_task(check_task_spec(name))
         if remote is not None:
@@ -239,7 +242,7 @@ def existing_task(repo: Repo, name: str, prefix: str = PREFIX, shown: str = "", 
             return task
         if remotes:
             raise NotFoundError(f"no task {task}", f"it was fetched: {' or '.join(f'{r}:{task}' for r in remotes)} names it")
-        raise NotFoundError(f"no task {shown}{task}", task_hint(repo, task, prefix, shown, fetched=fetched))
+        raise NotFoundError(f"no task {shown}{task}", task_hint(repo, task, prefix, shown, fetched=fetched or suggest_fetched))
     return task
 
 
@@ -679,7 +682,7 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
             if oid is None:
                 if not task_exists(repo, t, prefix):
                     raise NotFoundError(f"no checkpoint {shown_prefix}{t}/{int(rest)}: there is no task {shown_prefix}{t}",
-                                        task_hint(repo, t, prefix, shown_prefix))
+                                        task_hint(repo, t, prefix, shown_prefix, fetched=True))
                 listing = f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t} shows its checkpoints"
                 newest = highest(repo, t, prefix)
                 raise NotFoundError(f"no checkpoint {shown_prefix}{t}/{int(rest)}",
@@ -691,7 +694,7 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
             oid = repo.read_ref(ref)
             if oid is None:
                 if not task_exists(repo, t, prefix):
-                    raise NotFoundError(f"no task {shown_prefix}{t}", task_hint(repo, t, prefix, shown_prefix))
+                    raise NotFoundError(f"no task {shown_prefix}{t}", task_hint(repo, t, prefix, shown_prefix, fetched=True))
                 raise NotFoundError(f"task {t} has no promoted checkpoint", "git ckpt verify promotes a checkpoint whose verifiers pass")
             cp = load(repo, oid, ref=ref)
             cp.id = shown_prefix + cp.manifest.id
@@ -715,7 +718,7 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
                     return load(repo, newest[1], id=f"{shown_prefix}{t}/{newest[0]}", ref=f"{prefix}{t}/{newest[0]}")
             nums = numbered(repo, t, prefix)
             if not nums and not task_exists(repo, t, prefix):
-                raise NotFoundError(f"no task {shown_prefix}{t}", task_hint(repo, t, prefix, shown_prefix))
+                raise NotFoundError(f"no task {shown_prefix}{t}", task_hint(repo, t, prefix, shown_prefix, fetched=True))
             if not nums:
                 raise NotFoundError(f"task {shown_prefix}{t} has no checkpoints",
                                     f"its ledger was fetched without any: git ckpt task show {shown_prefix}{t} shows its card "

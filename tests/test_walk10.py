@@ -184,9 +184,10 @@ def test_the_no_task_hint_of_a_view_names_fetched_tasks(tmp_path):
     for view in (["handoff", "nosuchtask"], ["log", "--task", "nosuchtask"], ["task", "show", "nosuchtask"]):
         res = ckpt(bob, *view, rc=4)
         assert res.err == ("error: no task nosuchtask\nhint: the tasks are mine, origin:fix-add; "
-                           "git ckpt list --all shows every checkpoint\n"), (view, res.err)
-    res = ckpt(bob, "handoff", "fix-ad", rc=4)
-    assert res.err.splitlines()[1] == "hint: did you mean origin:fix-add? git ckpt list --all shows every checkpoint"
+                           "git ckpt task list shows every task\n"), (view, res.err)
+    for typo in (["handoff", "fix-ad"], ["list", "--task", "fix-ad"], ["show", "fix-ad/1"]):  # ids and list too
+        res = ckpt(bob, *typo, rc=4)
+        assert res.err.splitlines()[1] == "hint: did you mean origin:fix-add? git ckpt task list shows every task", (typo, res.err)
     res = ckpt(bob, "gc", "--task", "nosuchtask", rc=4)  # a command that writes: only local tasks
     assert res.err.splitlines()[1] == "hint: the tasks are mine; git ckpt list --all shows every checkpoint"
 
@@ -215,3 +216,55 @@ def test_a_left_out_file_is_warned_about_once_even_when_nothing_is_saved(repo, h
     ckpt(repo, "task", "start", "other")
     assert save().err == f"warning: overlay: left out likely-secret files: tmp/.env, tmp/b.pem {KEEP}\n"
     assert save().err == ""
+
+
+@pytest.mark.parametrize("command", [["show"], ["promote"], ["promote", "--force"], ["verify"], ["diff"]])
+def test_an_empty_checkpoint_argument_is_no_default(repo, command):
+    """Attack pass: `promote ""` (a script's unset variable) promoted @ once "no argument" was
+    told by truthiness; an empty name is an invalid name for every command, exit 4."""
+    ckpt(repo, "save", "--allow-empty")
+    res = ckpt(repo, command[0], "", *command[1:], rc=4)
+    assert res.err.startswith("error: invalid checkpoint name ''\n"), res.err
+    assert git(repo, "for-each-ref", "refs/ckpt/default/promoted") == b""
+
+
+def test_a_warning_is_remembered_only_once_it_was_given(repo):
+    """Attack pass: the path was marked warned before the save succeeded; a save refused
+    (a ref lock held) swallowed the warning for good.  Remembered only after success."""
+    _overlay(repo)
+    (repo / "tmp/.env").write_text("SECRET=1\n")
+    (repo / "work.txt").write_text("w\n")
+    lock = repo / ".git/refs/ckpt/default/2.lock"
+    lock.write_text("")
+    ckpt(repo, "save", "-m", "two", rc=5)
+    lock.unlink()
+    assert ckpt(repo, "save", "-m", "two").err == f"warning: overlay: left out likely-secret files: tmp/.env {KEEP}\n"
+
+
+@pytest.mark.parametrize("where", ["shared", "user"])
+def test_hooks_switched_off_in_another_file_the_agent_reads(repo, tmp_path, where):
+    """Attack pass: the note looked only at the file being written; `install claude-code
+    --local` said nothing while the shared settings (or the user's ~/.claude/settings.json)
+    switched every hook off."""
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    if where == "shared":
+        (repo / ".claude").mkdir()
+        (repo / ".claude/settings.json").write_text('{"disableAllHooks": true}')
+        shown = ".claude/settings.json"
+    else:
+        (home / ".claude/settings.json").write_text('{"disableAllHooks": true}')
+        shown = "~/.claude/settings.json"
+    env = {"HOME": str(home)}
+    res = ckpt(repo, "agent", "install", "claude-code", "--local", env=env)
+    assert res.out.splitlines()[1] == (f"note: {shown} sets disableAllHooks to true, which switches every hook off: the agent "
+                                       "will not run these until you change it (git ckpt leaves your setting as it is)"), res.out
+
+
+def test_a_settings_file_nested_too_deeply_is_one_error(repo):
+    """Attack pass: a committed settings file nested 200,000 deep crashed install (exit 70)."""
+    (repo / ".claude").mkdir()
+    (repo / ".claude/settings.json").write_text('{"a":' + "[" * 200000 + "]" * 200000 + "}")
+    res = ckpt(repo, "agent", "install", "claude-code", rc=1)
+    assert res.err.startswith("error: ") and "nested too deeply" in res.err and "Traceback" not in res.err
+    assert (repo / ".claude/settings.json").read_text().startswith('{"a":[[[')

@@ -370,6 +370,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(shell_complete(cli, {}, "git-ckpt", "_GIT_CKPT_COMPLETE", os.environ["_GIT_CKPT_COMPLETE"]))
     args = list(sys.argv[1:] if argv is None else argv)
     own = args[: args.index("--")] if "--" in args else args  # not the options of `attempt -- CMD`
+    if own[:1] == ["--json"] and own[1:2] and own[1] in ("-h", "--help", "--version"):
+        args, own = args[1:], own[1:]  # `git ckpt --json -h`: help (and --version) are text, as `CMD -h --json`
     if "--json" in own:
         words = [a for a in own if a != "--json"]
         end, named = command_end(words)

@@ -33,7 +33,7 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
         all_ = all_ or not task
         if not repo.refs_under(prefix) and (problem := store.remote_problem(repo, remote)) is not None:
             raise problem  # nothing fetched under that name, and no such remote to fetch from
-    names, rows = views.listing(repo, None if all_ else [store.existing_task(repo, task, prefix, shown) if task else store.current_task(repo)],
+    names, rows = views.listing(repo, None if all_ else [store.existing_task(repo, task, prefix, shown, suggest_fetched=True) if task else store.current_task(repo)],
                                 prefix, shown)
     states: dict[str, Any] = {}
     if any(r.verifiers for r in rows):
