@@ -515,6 +515,30 @@ def test_pre_push_passes_deletes_checkpoint_refs_and_verified_commits(tmp_path):
     assert git(remote, "for-each-ref", "--format=%(refname)", "refs/ckpt/default/promoted") != b""
 
 
+@pytest.mark.parametrize("where", ["main", "linked worktree"])
+def test_git_ckpt_push_passes_the_pre_push_hook_while_ckpt_toml_is_untrusted(tmp_path, where):
+    """Eleventh walkthrough: with .ckpt.toml changed since `git ckpt trust` (or in a linked
+    worktree, where nothing was trusted yet), the tool's own pre-push hook refused
+    `git ckpt push` (exit 10), which sends refs/ckpt and refs/notes only, no history to judge.
+    It passes; a push of history is still refused while the file is untrusted (exit 9's words)."""
+    repo, remote = gated(tmp_path)
+    here = repo
+    if where == "main":
+        with open(repo / ".ckpt.toml", "a") as fh:
+            fh.write("# edited\n")
+    else:
+        here = tmp_path / "wt"
+        git(repo, "worktree", "add", "-q", "-b", "wt", str(here))
+    (here / "w").write_text("w\n")
+    ckpt(here, "save", "-m", "work")
+    ckpt(here, "push", "origin")
+    assert git(remote, "for-each-ref", "--format=%(refname)", "refs/ckpt/default/").strip() != b""
+    bad = _unverified(here)
+    proc = run(here, "push", "origin", "HEAD:refs/heads/judged")
+    assert proc.returncode != 0 and "push refused: the pushed commits cannot be judged" in proc.stderr, proc
+    assert git(remote, "for-each-ref", "refs/heads/judged") == b"" and bad
+
+
 def test_pre_push_on_a_new_remote_counts_and_exempts_history_before_the_gate(tmp_path):
     """Input 5: a 300-commit history pushed to a new remote: history before `hooks install`
     (ckpt.gate.since) is exempt; what is new is a count and the first five, not a line each."""

@@ -36,7 +36,8 @@ def command(revs: tuple[str, ...], pre_push: str | None, as_json: bool) -> int:
     Only results this repository's own git ckpt verify recorded count (a result fetched from a
     teammate is shown by list and show but is not evidence).  An untrusted .ckpt.toml (never
     trusted with verifiers, or changed or deleted since git ckpt trust) exits 9, in --pre-push
-    mode too: neither its requirement nor its [gate] pre_push can be relied on.
+    mode too (when the push sends history to judge: a push of only refs/ckpt and refs/notes, as
+    git ckpt push, passes): neither its requirement nor its [gate] pre_push can be relied on.
     """
     from .. import config, trust
     from ..errors import UsageError
@@ -48,12 +49,15 @@ def command(revs: tuple[str, ...], pre_push: str | None, as_json: bool) -> int:
     if pre_push is not None:
         if not enabled(repo):
             return 0
+        lines = sys.stdin.buffer.read()
+        if not pushed_commits(repo, lines, pre_push or None):
+            return 0  # no history to judge (refs/ckpt, refs/notes, deletions: git ckpt push): whatever the trust
         # an untrusted .ckpt.toml decides neither the requirement nor [gate] pre_push
         trust.check(repo, cfg, doing="push refused: the pushed commits cannot be judged (git push --no-verify skips this check)")
         mode = cfg.gate.pre_push
         if mode == "off":
             return 0
-        pushed = pushed_commits(repo, sys.stdin.buffer.read(), pre_push or None, cfg.gate.since)
+        pushed = pushed_commits(repo, lines, pre_push or None, cfg.gate.since)
         todo = [(c, c, repo.commit_tree_id(c) or "") for c in pushed]
     elif not revs:
         raise UsageError("name at least one commit or range", "git ckpt verify-commit HEAD, or git ckpt verify-commit origin/main..HEAD")
