@@ -178,6 +178,72 @@ def _check_dir(t: Target, setting: str | None) -> None:
             )
 
 
+EXCLUDE_BEGIN = "# >>> git-ckpt hooks (git ckpt hooks uninstall removes this block)"
+EXCLUDE_END = "# <<< git-ckpt hooks"
+
+
+def _pattern(rel: str) -> str:
+    """``rel`` (a path relative to a worktree root) as a gitignore pattern matching exactly it,
+    anchored at the root: glob characters and a trailing space escaped."""
+    out = "".join("\\" + c if c in "*?[\\" else c for c in rel)  # after "/": no leading # or ! to escape
+    if out.endswith(" "):
+        out = out[:-1] + "\\ "
+    return "/" + out
+
+
+def _inside(path: Path, d: Path) -> bool:
+    try:
+        path.resolve().relative_to(d.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def set_excluded(repo: Repo, targets_: list[Target]) -> list[str]:
+    """Make the hook files git ckpt writes into a hooks directory *inside* a worktree (a relative
+    ``core.hooksPath`` such as ``.githooks``) ignored, through a block of ``$GIT_COMMON_DIR/info/
+    exclude``: untracked, they were captured by every save and deleted by a restore of a
+    checkpoint saved before the install, which switched the gate off without a word.  Ignored,
+    no save holds them and no restore touches them (nor does ``git status`` list them).
+    ``targets_`` empty removes the block.  Returns the patterns written, in order."""
+    patterns: list[str] = []
+    for t in targets_:
+        try:
+            rel = t.dir.relative_to(t.worktree)
+        except ValueError:
+            continue  # outside the worktree: nothing there to save or restore
+        if rel.parts[:1] == (".git",) or _inside(t.dir, repo.common_dir) or _inside(t.dir, repo.git_dir):
+            continue  # .git/hooks: never part of a worktree's files
+        for name in HOOKS:
+            for n in (name, f"{name}.legacy"):
+                p = _pattern((rel / n).as_posix())
+                if p not in patterns:
+                    patterns.append(p)
+    path = repo.common_dir / "info" / "exclude"
+    try:
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        text = ""
+    lines = text.splitlines()
+    if EXCLUDE_BEGIN in lines and EXCLUDE_END in lines[lines.index(EXCLUDE_BEGIN):]:
+        start = lines.index(EXCLUDE_BEGIN)
+        end = lines.index(EXCLUDE_END, start)
+        if lines[start + 1:end] == patterns:
+            return patterns  # already so
+        lines = lines[:start] + lines[end + 1:]
+    elif not patterns:
+        return patterns  # no block, none wanted: the file stays byte for byte
+    if patterns:
+        lines += [EXCLUDE_BEGIN, *patterns, EXCLUDE_END]
+    new = "\n".join(lines) + ("\n" if lines else "")
+    if new != text:
+        from .store import atomic_write
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, new.encode("utf-8", "surrogateescape"))
+    return patterns
+
+
 def install(repo: Repo, python: str | None = None, since: str | None = None) -> dict[str, Any]:
     """Install the hooks in every directory git runs hooks from (one per worktree when a
     relative ``core.hooksPath`` makes them differ), set ``ckpt.gate = true``, and set
@@ -186,7 +252,8 @@ def install(repo: Repo, python: str | None = None, since: str | None = None) -> 
 
     Returns ``{"dir" (this worktree's), "dirs": [every directory written], "hooks_path"
     (core.hooksPath or None), "installed": [names], "legacy": [names kept as .legacy in this
-    worktree's directory], "created_dir": bool, "python", "since"}``.  Raises
+    worktree's directory], "created_dir": bool, "python", "since", "excluded": [the patterns
+    :func:`set_excluded` wrote for hook files inside a worktree]}``.  Raises
     :class:`CkptError`, changing nothing, when a foreign hook and a ``.legacy`` file are both
     present (installing would lose one of them) or a hook file git would run is tracked (with a
     relative ``core.hooksPath`` inside the worktree).  Installing again updates our hooks.
@@ -218,6 +285,7 @@ def install(repo: Repo, python: str | None = None, since: str | None = None) -> 
         state[str(d)] = created
         if d == here:
             created_here = created
+    excluded = set_excluded(repo, all_targets)
     repo.git("config", "ckpt.gate", "true")
     since_set = since or repo.config_get("ckpt.gate.since")
     if since_set is None:
@@ -230,7 +298,7 @@ def install(repo: Repo, python: str | None = None, since: str | None = None) -> 
     return {
         "dir": str(here), "dirs": [str(d) for d in dirs], "hooks_path": setting, "installed": list(HOOKS),
         "legacy": legacy_here, "created_dir": created_here, "python": python or sys.executable,
-        "since": since_set,
+        "since": since_set, "excluded": excluded,
     }
 
 
@@ -269,6 +337,7 @@ def uninstall(repo: Repo) -> dict[str, Any]:
         if state.get(str(d)) and d.is_dir() and not any(d.iterdir()):
             d.rmdir()
             removed_dir = removed_dir or d == here
+    set_excluded(repo, [])
     for key in ("ckpt.gate", "ckpt.gate.since"):
         changed = repo.git("config", "--unset-all", key, check=False).returncode == 0 or changed
     changed = changed or bool(state)

@@ -184,3 +184,43 @@ def test_hooks_status_names_hooks_an_older_version_wrote(repo):
     assert sum("another git-ckpt version" in ln for ln in lines) == 1
     ckpt(repo, "hooks", "install")
     assert "another git-ckpt version" not in ckpt(repo, "hooks", "status").out
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("hooks_path", [".githooks", "tools/git hooks[1]"])
+@pytest.mark.parametrize("how", ["restore", "undo"])
+def test_hooks_inside_the_worktree_are_neither_saved_nor_deleted(repo, tmp_path, hooks_path, how):
+    """Eleventh walkthrough: with a relative core.hooksPath the hooks are untracked files of the
+    worktree; every save took them in and a restore of a checkpoint saved before the install
+    deleted all six, switching the gate off silently.  install ignores exactly those files
+    through a block of .git/info/exclude (names with glob characters and spaces escaped), in
+    every worktree; uninstall removes the block and leaves info/exclude byte for byte."""
+    exclude = repo / ".git/info/exclude"
+    original = exclude.read_bytes()
+    git(repo, "config", "core.hooksPath", hooks_path)
+    (repo / "b").write_text("b\n")
+    ckpt(repo, "save", "-m", "before the hooks")
+    res = ckpt(repo, "hooks", "install")
+    assert ("the hook files inside the worktree are ignored through .git/info/exclude: no checkpoint saves them "
+            "and no restore deletes them (hooks uninstall removes those lines)") in res.out
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == b"?? b\n"
+    (repo / "c").write_text("c\n")
+    ckpt(repo, "save", "-m", "after")
+    assert git(repo, "ls-tree", "-r", "--name-only", "refs/ckpt/default/2") == b"README\nb\nc\n"
+    if how == "restore":
+        ckpt(repo, "restore", "1")
+    else:
+        ckpt(repo, "restore", "2")
+        ckpt(repo, "restore", "1")
+        ckpt(repo, "undo")
+        ckpt(repo, "restore", "1")
+    assert sorted(os.listdir(repo / hooks_path)) == sorted(HOOKS)
+    assert "gate:      on" in ckpt(repo, "status").out
+    wt = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "linked", str(wt))
+    ckpt(wt, "hooks", "install")
+    assert git(wt, "status", "--porcelain", "--untracked-files=all") == b""
+    ckpt(repo, "hooks", "uninstall")
+    assert exclude.read_bytes() == original

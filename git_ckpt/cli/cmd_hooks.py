@@ -49,6 +49,9 @@ def install_cmd(since: str | None, as_json: bool) -> int:
             say(f"kept your existing {name} hook as {name}.legacy; it runs first")
         if res["since"]:
             say(f"pre-push judges commits that are not ancestors of {res['since'][:12]} (git config ckpt.gate.since)")
+        if res["excluded"]:
+            say("the hook files inside the worktree are ignored through .git/info/exclude: no checkpoint saves them "
+                "and no restore deletes them (hooks uninstall removes those lines)")
         say("gate on: commits must match the promoted, verified checkpoint (git config ckpt.gate true)")
         if res["hooks_path"]:
             click.echo(f"hint: core.hooksPath is set to {res['hooks_path']}; the hooks were installed there, and the setting was left alone", err=True)
