@@ -40,7 +40,23 @@ _TASK = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
 CHECKPOINT_SHAPE = re.compile(rf"(?:[A-Za-z0-9][A-Za-z0-9._-]*:)?(?:{_TASK}/)?(?:[0-9]+|@(?:~[0-9]+)?|promoted)")
 #: The options of ``task note`` whose item ``--evidence`` can back (its ``-h`` and errors say so).
 EVIDENCE_TAKERS = "--fact, --decided, --failed, --assume, --confirm, --refute or --question"
-HINT = "cite a checkpoint (T/N) or a result (T/N#VERIFIER), e.g. --evidence fix-auth/3#tests"
+HINT = "cite a checkpoint (T/N) or a result (T/N#VERIFIER)"
+
+
+def _cite_hint(repo: Repo, task: str | None) -> str:
+    """:data:`HINT` with an example from this repository: the task's latest checkpoint and,
+    when it has one, its last result (``e.g. --evidence t/3#tests``); no example without any."""
+    try:
+        cp = store.latest(repo, task or store.current_task(repo))
+    except CkptError:
+        cp = None
+    if cp is None:
+        return HINT
+    try:
+        results = [r for r in notes.read_lines(repo, cp.commit) if isinstance(r.get("verifier"), str)]
+    except CkptError:
+        results = []
+    return f"{HINT}, e.g. --evidence {cp.id}" + (f"#{results[-1]['verifier']}" if results else "")
 
 
 def checkpoint_shaped(spec: str) -> bool:
@@ -112,7 +128,7 @@ def parse_evidence(repo: Repo, spec: str, *, task: str, cwd: str | None = None, 
         if other is not None:
             return Evidence(checkpoint=other.id, commit=other.commit)
     if strict:
-        raise UsageError(f"evidence {spec!r} is not a checkpoint or a verifier result", HINT)
+        raise UsageError(f"evidence {spec!r} is not a checkpoint or a verifier result", _cite_hint(repo, task))
     path = spec[5:] if spec.startswith("file:") else spec
     rel = _worktree_path(repo, path, cwd)
     if spec.startswith("file:") or (rel is not None and os.path.lexists(os.path.join(repo.workdir, rel))):

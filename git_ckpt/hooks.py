@@ -308,7 +308,8 @@ def uninstall(repo: Repo) -> dict[str, Any]:
     created once it is empty, and unset ``ckpt.gate`` (and ``ckpt.gate.since``).
 
     Foreign hooks are never touched.  Returns ``{"dir" (this worktree's), "dirs", "removed":
-    [names], "restored": [names], "removed_dir": bool, "changed": bool}`` (names of this
+    [names], "restored": [names], "removed_dir": bool, "changed": bool, "removed_from": [every
+    directory a hook was removed from]}`` (names of this
     worktree's directory; ``changed`` False: there was nothing to remove, no hook anywhere and
     the gate already off).
     """
@@ -317,6 +318,7 @@ def uninstall(repo: Repo) -> dict[str, Any]:
     dirs = [here] + [t.dir for t in targets(repo)] + [Path(d) for d in state]
     seen: list[Path] = []
     removed, restored = [], []
+    removed_from: list[str] = []  # every directory a hook of ours was removed from, this worktree's first
     removed_dir = changed = False
     for d in dirs:
         if d in seen:
@@ -328,6 +330,8 @@ def uninstall(repo: Repo) -> dict[str, Any]:
                 continue
             hook.unlink()
             changed = True
+            if str(d) not in removed_from:
+                removed_from.append(str(d))
             if d == here:
                 removed.append(name)
             if legacy.exists() or legacy.is_symlink():
@@ -343,7 +347,7 @@ def uninstall(repo: Repo) -> dict[str, Any]:
     changed = changed or bool(state)
     _write_state(repo, {})
     return {"dir": str(here), "dirs": [str(d) for d in seen], "removed": removed, "restored": restored,
-            "removed_dir": removed_dir, "changed": changed}
+            "removed_dir": removed_dir, "changed": changed, "removed_from": removed_from}
 
 
 @dataclass

@@ -152,7 +152,7 @@ def protections(repo: Repo, *, latest: bool = True) -> dict[str, str]:
                 seen_worktrees.add(wt)
                 for key in ("from", "target"):
                     if isinstance(ev.data.get(key), str):
-                        out.setdefault(ev.data[key], f"{key} of the last {ev.type}")
+                        out.setdefault(ev.data[key], f"the state the last {ev.type} left" if key == "from" else f"target of the last {ev.type}")
     for gd in _worktree_git_dirs(repo):
         path = gd / "ckpt" / "RESTORE"
         try:

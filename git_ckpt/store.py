@@ -20,7 +20,7 @@ import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import msgspec
 
@@ -636,18 +636,32 @@ def at(repo: Repo, task: str) -> Checkpoint | None:
     return latest(repo, task)
 
 
+def _removed_how(repo: Repo, task: str, cid: str) -> str | None:
+    """How checkpoint ``cid`` of ``task`` went, by the newest ``drop``/``prune`` event of the
+    task's ledger naming it (``dropped``, ``pruned by git ckpt gc``), or None (never recorded, or
+    the ledger unreadable: this only explains a refusal)."""
+    from . import ledger  # imported here: ledger imports store
+
+    def names(ev: Any) -> bool:
+        if ev.type == "drop":
+            return bool(ev.data.get("id") == cid)
+        return ev.type == "prune" and isinstance(ev.data.get("pruned"), list) and cid in ev.data["pruned"]
+
+    try:
+        rec = ledger.find_last(repo, task, names)
+    except CkptError:
+        return None
+    if rec is None:
+        return None
+    return "dropped" if rec.event.type == "drop" else "pruned by git ckpt gc"
+
+
 def resolve_default(repo: Repo, task: str | None = None) -> Checkpoint:
     """``@`` of ``task`` (default: the current task) for a command given no checkpoint (``show``,
-    ``diff``, ``verify``, ``promote``): :func:`resolve` of ``@``, except that a task without
-    checkpoints is nothing to act on (:class:`UsageError`, exit 2, as ``undo`` with no restore
-    to undo) rather than an unknown name (exit 4 is only for a name that was typed)."""
-    task = task or current_task(repo)
-    try:
-        return resolve(repo, "@", task)
-    except NotFoundError:
-        if numbered(repo, task, PREFIX):
-            raise
-        raise UsageError(f"task {task} has no checkpoints yet: nothing to act on", "git ckpt save makes one") from None
+    ``diff``, ``verify``, ``promote``): :func:`resolve` of ``@``, whose task without checkpoints
+    is nothing to act on (:class:`UsageError`, exit 2, as ``undo`` with no restore to undo),
+    not an unknown name (exit 4 is for a name that names nothing)."""
+    return resolve(repo, "@", task or current_task(repo))
 
 
 def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
@@ -684,6 +698,10 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
                     raise NotFoundError(f"no checkpoint {shown_prefix}{t}/{int(rest)}: there is no task {shown_prefix}{t}",
                                         task_hint(repo, t, prefix, shown_prefix, fetched=True))
                 listing = f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t} shows its checkpoints"
+                gone = _removed_how(repo, t, f"{t}/{int(rest)}") if not shown_prefix else None
+                if gone is not None:
+                    raise NotFoundError(f"no checkpoint {t}/{int(rest)}: it was {gone} (numbers are never given again)",
+                                        f"git ckpt log --task {t} shows when; {listing}")
                 newest = highest(repo, t, prefix)
                 raise NotFoundError(f"no checkpoint {shown_prefix}{t}/{int(rest)}",
                                     f"did you mean {shown_prefix}{t}/{newest[0]} (the latest of {shown_prefix}{t})? {listing}"
@@ -719,6 +737,8 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
             nums = numbered(repo, t, prefix)
             if not nums and not task_exists(repo, t, prefix):
                 raise NotFoundError(f"no task {shown_prefix}{t}", task_hint(repo, t, prefix, shown_prefix, fetched=True))
+            if not nums and not shown_prefix:  # @ of a task of one's own that has none: nothing to act on
+                raise UsageError(f"task {t} has no checkpoints yet: nothing to act on", "git ckpt save makes one")
             if not nums:
                 raise NotFoundError(f"task {shown_prefix}{t} has no checkpoints",
                                     f"its ledger was fetched without any: git ckpt task show {shown_prefix}{t} shows its card "

@@ -68,7 +68,7 @@ def test_every_kind_of_note_follows_one_evidence_rule(noted, kind):
             assert res.err.count("\n") == 2 and res.err.splitlines()[1].startswith("hint: "), (spec, res.err)
         elif rc == 2 and not spec.startswith("file:../"):
             assert res.err == (f"error: evidence {spec!r} is not a checkpoint or a verifier result\n"
-                               "hint: cite a checkpoint (T/N) or a result (T/N#VERIFIER), e.g. --evidence fix-auth/3#tests\n")
+                               "hint: cite a checkpoint (T/N) or a result (T/N#VERIFIER), e.g. --evidence fix-auth/1#tests\n")  # this task's
         elif rc == 0:
             assert res.err == "" and res.out.startswith("task card of fix-auth updated (event #"), (spec, res)
     card = ckpt(noted, "task", "show", "--json").json()["result"]

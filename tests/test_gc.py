@@ -125,7 +125,7 @@ def test_gc_keeps_both_sides_of_the_last_restore(tmp_path):
     res = ckpt(root, "gc", "--keep", "1", "--json").json()["result"]
     assert [p["id"] for p in res["pruned"]] == ["default/2", "default/3"]
     assert {p["id"]: p["reason"] for p in res["protected"]} == {
-        "default/1": "target of the last restore", "default/4": "from of the last restore", "default/5": "latest"}
+        "default/1": "target of the last restore", "default/4": "the state the last restore left", "default/5": "latest"}
     ckpt(root, "undo")
     assert (root / "f.txt").read_text() == "unsaved\n"
 

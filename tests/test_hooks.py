@@ -222,5 +222,7 @@ def test_hooks_inside_the_worktree_are_neither_saved_nor_deleted(repo, tmp_path,
     git(repo, "worktree", "add", "-q", "-b", "linked", str(wt))
     ckpt(wt, "hooks", "install")
     assert git(wt, "status", "--porcelain", "--untracked-files=all") == b""
-    ckpt(repo, "hooks", "uninstall")
+    out = ckpt(repo, "hooks", "uninstall").out  # both worktrees' hooks go, and it says so
+    assert f"removed them from {wt / hooks_path} too (another worktree ran its hooks from there)\n" in out, out
+    assert not (wt / hooks_path / "pre-commit").exists()
     assert exclude.read_bytes() == original

@@ -37,7 +37,9 @@ def same(actual: str, command: str) -> None:
 
 def test_two_people_one_remote_as_the_readme_says(tmp_path):
     remote = tmp_path / "shared.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
+    # as the README has it, where git's default branch is still master (git 2.39 without
+    # init.defaultBranch): without -b main a clone of it checked out nothing
+    git(tmp_path, "-c", "init.defaultBranch=master", "init", "-q", "--bare", "-b", "main", str(remote))
     alice = init_repo(tmp_path / "my-project")
     git(alice, "remote", "add", "origin", str(remote))
     git(alice, "push", "-q", "origin", "main")
@@ -48,6 +50,7 @@ def test_two_people_one_remote_as_the_readme_says(tmp_path):
     same(ckpt(alice, "push").out, "git ckpt push")
     bob = tmp_path / "bob"
     git(tmp_path, "clone", "-q", str(remote), str(bob))
+    assert (bob / "README").exists()  # the clone checked main out
     same(ckpt(bob, "fetch").out, "git ckpt fetch")
     same(ckpt(bob, "list", "--remote", "origin").out, "git ckpt list --remote origin")
     same(ckpt(bob, "list", "--remote", "origin", "--all").out, "git ckpt list --remote origin")

@@ -70,12 +70,14 @@ def test_an_attempt_says_what_its_saves_left_out(repo):
 @pytest.mark.parametrize("command", [["show"], ["diff"], ["verify"], ["promote"], ["promote", "--force"]])
 def test_no_checkpoint_given_on_a_task_without_any_is_usage(repo, command):
     """A command given no checkpoint on a task that has none has nothing to act on: exit 2 (as
-    undo with nothing to undo); exit 4 stays for a name that was typed (`show @`)."""
+    undo with nothing to undo), and so has `@` of it typed (the eleventh walkthrough found
+    `show` exit 2 but `show @` exit 4); exit 4 stays for a name that names nothing."""
     res = ckpt(repo, *command, rc=2)
     assert res.err == "error: task default has no checkpoints yet: nothing to act on\nhint: git ckpt save makes one\n"
     env = ckpt(repo, *command, "--json", rc=2).json()["error"]
     assert (env["code"], env["exit_code"]) == ("usage", 2)
-    assert ckpt(repo, command[0], "@", *command[1:], rc=4).err.startswith("error: task default has no checkpoints\n")
+    assert ckpt(repo, command[0], "@", *command[1:], rc=2).err.startswith("error: task default has no checkpoints yet: nothing to act on\n")
+    assert ckpt(repo, command[0], "default/1", *command[1:], rc=4).err.startswith("error: no checkpoint default/1")
 
 
 def test_verify_with_nothing_to_run_still_checks_the_worktree(repo):

@@ -401,8 +401,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         code = exc.exit_code
     except click.exceptions.Abort:
-        click.echo("error: interrupted", err=True)
-        code = EXIT_INTERRUPTED
+        code = _interrupted(as_json, _name(args))
     except click.exceptions.NoArgsIsHelpError as exc:  # `git ckpt`, `git ckpt task`: the group's help
         click.echo(exc.ctx.get_help())  # asked for by naming only the group: success, as `git help`
         code = 0
@@ -416,8 +415,7 @@ def main(argv: list[str] | None = None) -> None:
             exc.hint = default_hint(exc, args)
         code = _report(exc, as_json, _name(args))
     except KeyboardInterrupt:
-        click.echo("error: interrupted", err=True)
-        code = EXIT_INTERRUPTED
+        code = _interrupted(as_json, _name(args))
     except BrokenPipeError:  # `git ckpt log | head`: the reader left; not an error
         code = 0
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -521,6 +519,15 @@ def command_path(args: list[str]) -> str:
         path.append(a)
         cmd = sub
     return " ".join(path)
+
+
+def _interrupted(as_json: bool, command: str) -> int:
+    """Ctrl-C: one ``error:`` line and its hint, like every error (exit 130)."""
+    err = CkptError("interrupted", "git ckpt status shows where this worktree stands (a restore cut short: "
+                                   "git ckpt restore --continue, or git ckpt undo)")
+    err.exit_code = EXIT_INTERRUPTED
+    err.code = "interrupted"
+    return _report(err, as_json, command)
 
 
 def _internal(exc: BaseException, as_json: bool, command: str) -> int:

@@ -80,6 +80,9 @@ def uninstall_cmd(as_json: bool) -> int:
             say(f"removed {', '.join(res['removed'])} from {res['dir']}")
         else:
             say(f"no git ckpt hooks in {res['dir']}")
+        for d in res["removed_from"]:
+            if d != res["dir"]:
+                say(f"removed them from {d} too (another worktree ran its hooks from there)")
         for name in res["restored"]:
             say(f"restored your previous {name} hook")
         say("gate off (git config ckpt.gate unset)")
