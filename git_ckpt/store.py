@@ -20,7 +20,7 @@ import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 import msgspec
 
@@ -640,20 +640,18 @@ def _removed_how(repo: Repo, task: str, cid: str) -> str | None:
     """How checkpoint ``cid`` of ``task`` went, by the newest ``drop``/``prune`` event of the
     task's ledger naming it (``dropped``, ``pruned by git ckpt gc``), or None (never recorded, or
     the ledger unreadable: this only explains a refusal)."""
-    from . import ledger  # imported here: ledger imports store
-
-    def names(ev: Any) -> bool:
+    def names(ev: Event) -> bool:
         if ev.type == "drop":
             return bool(ev.data.get("id") == cid)
         return ev.type == "prune" and isinstance(ev.data.get("pruned"), list) and cid in ev.data["pruned"]
 
     try:
-        rec = ledger.find_last(repo, task, names)
-    except CkptError:
+        ev = _newest_event(repo, task, names)
+    except (CkptError, KeyError, ValueError, msgspec.DecodeError, msgspec.ValidationError):
         return None
-    if rec is None:
+    if ev is None:
         return None
-    return "dropped" if rec.event.type == "drop" else "pruned by git ckpt gc"
+    return "dropped" if ev.type == "drop" else "pruned by git ckpt gc"
 
 
 def resolve_default(repo: Repo, task: str | None = None) -> Checkpoint:
