@@ -229,10 +229,17 @@ def result_ids(repo: Repo, tasks: list[str], want: set[str] | None, *, isolated:
     own commands (``fetch`` never writes it), while notes merge every teammate's lines.  Walks
     each ledger newest first and stops once every id is found; an unreadable entry ends that
     ledger's walk (what lies behind it is not evidence)."""
-    found: set[str] = set()
+    return set(result_events(repo, tasks, want, isolated=isolated))
+
+
+def result_events(repo: Repo, tasks: list[str], want: set[str] | None, *, isolated: bool = False) -> dict[str, dict[str, Any]]:
+    """:func:`result_ids` with the data of the newest ``verify`` event naming each id (its
+    ``reused_from`` says where a reused result came from).  Same walk, same errors (none: an
+    unreadable entry ends that ledger's walk)."""
+    found: dict[str, dict[str, Any]] = {}
     for task in tasks:
         oid = repo.read_ref(store.log_ref(task))
-        while oid and (want is None or not want <= found):
+        while oid and (want is None or not want <= found.keys()):
             try:
                 c = repo.read_commit(oid)
                 ev = msgspec.json.decode(_file(repo, c.tree, "event.json", MAX_EVENT), type=Event)
@@ -241,9 +248,9 @@ def result_ids(repo: Repo, tasks: list[str], want: set[str] | None, *, isolated:
             if ev.type == "verify" and (not isolated or ev.data.get("isolated") is True):
                 rid = ev.data.get("result")
                 if isinstance(rid, str) and (want is None or rid in want):
-                    found.add(rid)
+                    found.setdefault(rid, ev.data)
             oid = c.parents[0] if c.parents else None
-        if want is not None and want <= found:
+        if want is not None and want <= found.keys():
             break
     return found
 

@@ -83,6 +83,20 @@ def is_fetched_task(task: str) -> bool:
     return ":" in task
 
 
+def shown_id(task: str, cid: object) -> object:
+    """A checkpoint id ``cid`` from ``task``'s ledger as this repository names it: for a fetched
+    task ``REMOTE:T``, a ``T/N`` of that very task (``N`` as :func:`git_ckpt.gitcore.ref_number`
+    reads it) becomes ``REMOTE:T/N``, the id ``show`` and ``restore`` take (the teammate's
+    ledger says ``T/3``).  Anything else (another task's id, a malformed one, a non-string: a
+    fetched ledger is written by whoever pushed it) and every id of a task of this repository
+    is returned unchanged."""
+    remote, bare = split_task(task)
+    if remote is None or not isinstance(cid, str):
+        return cid
+    owner, sep, num = cid.rpartition("/")
+    return f"{remote}:{cid}" if sep and owner == bare and ref_number(num) is not None else cid
+
+
 def shown_ids(task: str, text: str) -> str:
     """``text`` (a line a view prints of ``task``'s ledger or card) with the ids of a fetched
     task's own checkpoints written as this repository names them: for ``REMOTE:T``, every
