@@ -43,13 +43,14 @@ def current_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
         return ev.type in ("restore", "undo") and not ev.data.get("paths")
 
     rec = ledger.find_last(repo, task, match)
-    remote, bare = store.split_task(task)
+    remote = store.split_task(task)[0]
     if rec is not None:
         d = rec.event.data
         cid, commit = (d.get("id"), d.get("commit")) if rec.event.type == "save" else (d.get("target"), d.get("target_commit"))
         if isinstance(commit, str) and isinstance(cid, str):
             if remote is not None:  # a fetched ledger names its own ids (T/N), as REMOTE:T/N here
-                cid = f"{remote}:{cid}" if cid.startswith(bare + "/") else ""
+                shown = store.shown_id(task, cid)
+                cid = shown if isinstance(shown, str) and shown != cid else ""
             # trusted only while its ref still holds that commit (a fetched ref can be replaced)
             if store.held_ref(repo, cid, commit) is None:
                 return store.latest(repo, task)

@@ -13,6 +13,7 @@ import json
 import time
 
 from conftest import ckpt, git
+from test_remote import _team
 
 ADD = "def add(a, b):\n    return a + b\n"
 SUB = "def add(a, b):\n    return a - b\n"
@@ -84,3 +85,48 @@ def test_a_note_line_says_when_it_was_recorded(repo):
     first = json.loads(git(repo, "notes", "--ref", "ckpt", "show", "refs/ckpt/t/1"))
     assert line["reused"] is True and line["started_at"] == first["started_at"]
     assert line["recorded_at"] > first["started_at"] and first["recorded_at"] >= first["started_at"]
+
+
+def _alice_t(alice, bob):
+    """Alice's task t: a pass, a failure, a restore, a reused pass, a card note naming ids;
+    pushed, and fetched by Bob."""
+    _calc(alice)
+    ckpt(alice, "task", "start", "t", "--goal", "g")
+    ckpt(alice, "save", "-m", "good")
+    ckpt(alice, "verify")
+    (alice / "calc.py").write_text(SUB)
+    ckpt(alice, "save", "-m", "bad")
+    ckpt(alice, "verify", rc=1)
+    ckpt(alice, "restore", "t/1")
+    ckpt(alice, "save", "-m", "again", "--allow-empty")
+    assert ckpt(alice, "verify").out.splitlines()[0].startswith("verifier: tests ...... passed (reused from t/1, ")
+    ckpt(alice, "task", "note", "--decided", "t/2 failed; t/02, t/2x, t/2/3 and u/2 are not ids of t")
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+
+
+def test_log_of_a_fetched_task_names_its_checkpoints_as_show_does(tmp_path):
+    _bare, alice, bob = _team(tmp_path)
+    _alice_t(alice, bob)
+    res = ckpt(bob, "log", "--task", "origin:t")
+    assert [ln.split("Z  ", 1)[1] for ln in res.out.splitlines()] == [
+        "task started: g",
+        "checkpoint saved: origin:t/1",
+        "verifier: tests ...... passed on origin:t/1",
+        "promoted origin:t/1",
+        "checkpoint saved: origin:t/2",
+        "verifier: tests ...... failed on origin:t/2",
+        "restored origin:t/1 (previous state origin:t/2)",
+        "checkpoint saved: origin:t/3",
+        "verifier: tests ...... passed on origin:t/3 (reused from origin:t/1)",
+        "promoted origin:t/3",
+        "decided: origin:t/2 failed; t/02, t/2x, t/2/3 and u/2 are not ids of t",
+        "pushed to origin",
+    ]
+    # the graph says the same ids; show takes them
+    graph = ckpt(bob, "log", "--task", "origin:t", "--graph").out
+    assert "tests passed on origin:t/3 (reused from origin:t/1)" in graph
+    assert "decided: origin:t/2 failed; t/02, t/2x, t/2/3 and u/2 are not ids of t" in graph
+    ckpt(bob, "show", "origin:t/3")
+    # Alice's own log is as she wrote it
+    assert "verifier: tests ...... passed on t/3 (reused from t/1)\n" in ckpt(alice, "log").out
