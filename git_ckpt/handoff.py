@@ -383,7 +383,7 @@ def _result_text(v: dict[str, Any], result_word: Callable[[Any, Any], str]) -> s
     return (f"- {v['verifier']}: {result_word(v['status'], v['exit_code'])} on {v['checkpoint']}"
             + (f" ({', '.join(detail)})" if detail else "")
             + ("" if v["on_current"] else " [not the current content]")
-            + ("" if v.get("local", True) else " [fetched: not evidence here]"))
+            + ("" if v.get("local", True) else f" [{FETCHED}]"))
 
 
 def _ws_text(state: str, cur: str | None) -> str:
@@ -392,6 +392,10 @@ def _ws_text(state: str, cur: str | None) -> str:
 
 
 # ------------------------------------------------------------------------------ check
+
+
+#: How a result recorded elsewhere (fetched from a teammate) is marked: the words ``show`` uses.
+FETCHED = "fetched: not evidence here"
 
 
 def _rerun(repo: Repo, cfg: Config, cp: Checkpoint, names: list[str]) -> tuple[dict[str, str] | None, str]:
@@ -514,18 +518,22 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str
         shown = recorded.get(name)
         rec = shown[0] if shown is not None and shown[1] else None  # evidence: this repository's own only
         rec_status = rec.get("status") if rec else None
-        row = {"check": f"verifier {name}", "recorded": rec_status}
+        # only a fetched line about this content: say so, in show's words (it is not evidence here)
+        other = str(shown[0].get("status")) if shown is not None and not shown[1] else None
+        theirs = f"recorded {other} [{FETCHED}]" if other else None
+        row: dict[str, Any] = {"check": f"verifier {name}", "recorded": rec_status, "fetched": other}
         if statuses is not None and name in statuses:
             row["rerun"] = statuses[name]
             row["ok"] = rec_status is None or statuses[name] == rec_status
-            row["detail"] = f"re-run: {statuses[name]}" + (f", recorded: {rec_status}" if rec_status else ", nothing recorded before")
+            row["detail"] = f"re-run: {statuses[name]}" + (f", recorded: {rec_status}" if rec_status else
+                                                            f", {theirs}" if theirs else ", nothing recorded before")
             if not row["ok"]:
                 drift.append(f"verifier {name}: recorded {rec_status}, re-run {statuses[name]}")
         else:
             row["ok"] = rec_status == "passed"
-            row["detail"] = (f"recorded: {rec_status}" if rec_status else "no result recorded on this checkpoint") + f" ({how})"
+            row["detail"] = (f"recorded: {rec_status}" if rec_status else theirs or "no result recorded on this checkpoint") + f" ({how})"
             if not row["ok"]:
-                drift.append(f"verifier {name}: " + (f"recorded {rec_status}" if rec_status else "no result recorded") + f" ({how})")
+                drift.append(f"verifier {name}: " + (f"recorded {rec_status}" if rec_status else theirs or "no result recorded") + f" ({how})")
         checks.append(row)
     return {"ok": not drift, "task": task, "current": cur_id, "checks": checks, "drift": drift}
 

@@ -130,3 +130,24 @@ def test_log_of_a_fetched_task_names_its_checkpoints_as_show_does(tmp_path):
     ckpt(bob, "show", "origin:t/3")
     # Alice's own log is as she wrote it
     assert "verifier: tests ...... passed on t/3 (reused from t/1)\n" in ckpt(alice, "log").out
+
+
+def test_handoff_check_says_a_fetched_result_is_fetched_not_missing(tmp_path):
+    """``handoff --check REMOTE:T`` of a checkpoint whose only result was fetched says so, in
+    show's words, instead of "no result recorded"; it is still not evidence (drift)."""
+    _bare, alice, bob = _team(tmp_path)
+    _alice_t(alice, bob)
+    git(bob, "config", "ckpt.verifier.tests.command", CHECK)
+    assert "[tests:passed(fetched)]" in ckpt(bob, "list", "--remote", "origin").out.splitlines()[-1]
+    assert "  tests: passed (exit 0, " in ckpt(bob, "show", "origin:t/3").out
+    res = ckpt(bob, "handoff", "--check", "origin:t", rc=1)
+    assert res.out.splitlines()[-2:] == [
+        "DRIFT verifier tests: recorded passed [fetched: not evidence here] (not re-run: the worktree does not match the checkpoint)",
+        "handoff of origin:t: 2 drift(s) found"]
+    [row] = [c for c in ckpt(bob, "handoff", "--check", "origin:t", "--json", rc=1).json()["result"]["checks"]
+             if c["check"] == "verifier tests"]
+    assert (row["ok"], row["recorded"], row["fetched"]) == (False, None, "passed")
+    # re-run where it can be: the fetched result is named as such beside the run's own
+    ckpt(bob, "restore", "origin:t/3")
+    res = ckpt(bob, "handoff", "--check", "origin:t")
+    assert "ok    verifier tests: re-run: passed, recorded passed [fetched: not evidence here]" in res.out.splitlines()
