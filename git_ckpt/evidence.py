@@ -39,18 +39,15 @@ def overlay_digest(cp: Checkpoint) -> str:
 
 def latest_results(lines: list[dict[str, Any]], tree: str, overlay: str) -> dict[tuple[str, str], dict[str, Any]]:
     """The newest line per ``(verifier, definition)`` among ``lines`` about content
-    ``(tree, overlay)``."""
-    out: dict[tuple[str, str], dict[str, Any]] = {}
-    # newest by start time, whatever order a notes merge left the lines in (git's own
-    # cat_sort_uniq sorts them by bytes); file order breaks ties
-    ordered = sorted(enumerate(lines), key=lambda il: (str(il[1].get("started_at") or ""), il[0]))
-    for _i, ln in ordered:
-        if ln.get("tree") != tree or (ln.get("overlay") or "") != overlay:
-            continue
+    ``(tree, overlay)``: newest by when it was recorded (:func:`git_ckpt.notes.pick_latest`,
+    whatever order a notes merge left the lines in), file order breaking ties."""
+    about_it = [ln for ln in lines if ln.get("tree") == tree and (ln.get("overlay") or "") == overlay]
+
+    def key(ln: dict[str, Any]) -> tuple[str, str] | None:
         name, dh = ln.get("verifier"), ln.get("definition")
-        if isinstance(name, str) and isinstance(dh, str):
-            out[(name, dh)] = ln
-    return out
+        return (name, dh) if isinstance(name, str) and isinstance(dh, str) else None
+
+    return {k: about_it[i] for k, i in notes.pick_latest(about_it, key).items()}
 
 
 def evidence_tasks(repo: Repo, cp: Checkpoint) -> list[str]:
@@ -104,20 +101,17 @@ def mark_local(repo: Repo, lines: list[dict[str, Any]], tasks: list[str], known:
     return [ok and rid in known for rid, ok in zip(ids, about(lines, tree, overlay), strict=True)]
 
 
-def shown_states(lines: list[dict[str, Any]], local: list[bool]) -> tuple[dict[str, str], list[str]]:
-    """What ``list`` shows per verifier: the newest status (by start time, as
-    :func:`latest_results` orders lines) among this repository's own results, or, when it has
-    none for that verifier, the newest fetched one; and the names shown from fetched results."""
-    own: dict[str, str] = {}
-    other: dict[str, str] = {}
-    for i, ln in sorted(enumerate(lines), key=lambda il: (str(il[1].get("started_at") or ""), il[0])):
-        name = ln.get("verifier")
-        if isinstance(name, str):
-            from .words import result_word
+def shown_states(lines: list[dict[str, Any]], local: list[bool],
+                 current: list[bool] | None = None) -> tuple[dict[str, str], list[str]]:
+    """What ``list`` shows per verifier: the line :func:`git_ckpt.notes.pick_latest` picks (one
+    about this checkpoint's content, ``current``, before one that is not; this repository's own,
+    ``local``, before a fetched one; then the newest recorded), in the words of
+    :func:`git_ckpt.words.result_word`; and the names shown from fetched results."""
+    from .words import result_word
 
-            (own if local[i] else other)[name] = result_word(ln.get("status", "?"), ln.get("exit_code"))
-    fetched = sorted(set(other) - set(own))
-    return {**{n: other[n] for n in fetched}, **own}, fetched
+    picked = notes.pick_latest(lines, current=current, local=local)
+    shown = {name: result_word(lines[i].get("status", "?"), lines[i].get("exit_code")) for name, i in picked.items()}
+    return shown, sorted(name for name, i in picked.items() if not local[i])
 
 
 def fetched_states(repo: Repo, rows: list[Any], tasks: list[str] | None) -> dict[str, tuple[dict[str, str], list[str]]]:
@@ -136,7 +130,8 @@ def fetched_states(repo: Repo, rows: list[Any], tasks: list[str] | None) -> dict
             cp = store.load(repo, r.commit)
         except (CkptError, KeyError, ValueError):
             continue
-        out[r.commit] = shown_states(lines, mark_local(repo, lines, [], known, tree=cp.tree, overlay=overlay_digest(cp)))
+        ovl = overlay_digest(cp)
+        out[r.commit] = shown_states(lines, mark_local(repo, lines, [], known, tree=cp.tree, overlay=ovl), about(lines, cp.tree, ovl))
     return out
 
 

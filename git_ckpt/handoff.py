@@ -22,7 +22,7 @@ from . import trust
 from . import verify as vmod
 from .card import evidence_suffix, evidence_texts
 from .config import Config
-from .evidence import evidence, mark_local
+from .evidence import about, evidence, mark_local, overlay_digest
 from .errors import CkptError
 from .gitcore import Repo
 from .model import Card, CardItem, Event, escape, path_to_str, raw_path_problem, to_builtins
@@ -43,13 +43,14 @@ def current_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
         return ev.type in ("restore", "undo") and not ev.data.get("paths")
 
     rec = ledger.find_last(repo, task, match)
-    remote, bare = store.split_task(task)
+    remote = store.split_task(task)[0]
     if rec is not None:
         d = rec.event.data
         cid, commit = (d.get("id"), d.get("commit")) if rec.event.type == "save" else (d.get("target"), d.get("target_commit"))
         if isinstance(commit, str) and isinstance(cid, str):
             if remote is not None:  # a fetched ledger names its own ids (T/N), as REMOTE:T/N here
-                cid = f"{remote}:{cid}" if cid.startswith(bare + "/") else ""
+                shown = store.shown_id(task, cid)
+                cid = shown if isinstance(shown, str) and shown != cid else ""
             # trusted only while its ref still holds that commit (a fetched ref can be replaced)
             if store.held_ref(repo, cid, commit) is None:
                 return store.latest(repo, task)
@@ -111,19 +112,25 @@ def numstat(repo: Repo, old_tree: str, new_tree: str) -> list[dict[str, Any]]:
 
 
 def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> list[dict[str, Any]]:
-    """The newest recorded result of each verifier over the checkpoints of ``task``, with the
-    checkpoint it ran on; ``current`` marks whether it ran on the current checkpoint's content;
+    """The result of each verifier over the checkpoints of ``task`` that the receipt shows, by
+    the one rule of :func:`git_ckpt.notes.pick_latest`: a result about the ``current``
+    checkpoint's content (tree and overlay; a result reused there included) before any other,
+    this repository's own before a fetched one, then the newest recorded.  Each row names the
+    checkpoint it is recorded on; ``on_current`` says whether it is about the current content,
     ``local`` whether this repository's own ``verify`` recorded it (False: fetched from a
-    teammate, never evidence)."""
-    best: dict[str, tuple[tuple[str, int, int], dict[str, Any]]] = {}
+    teammate, never evidence), ``reused``/``reused_from`` whether (and from which checkpoint,
+    as this repository names it) it was reused rather than run."""
     if repo.read_ref(store.NOTES_REF) is None:
         return []
-    known: set[str] | None = None
+    events: dict[str, dict[str, Any]] | None = None
     nums = store.numbered(repo, task)
     # evidence is what this repository's own ledgers recorded, never a fetched ledger's claim
     own_tasks = store.tasks(repo) if store.is_fetched_task(task) else [task]
     # a long task: one walk of the notes tree, then only the checkpoints that have a note
     blobs = notes.note_blobs(repo) if len(nums) > 64 else None
+    flat: list[dict[str, Any]] = []
+    where: list[tuple[int, str]] = []
+    local: list[bool] = []
     for n, oid in nums:
         try:
             if blobs is None:
@@ -135,41 +142,53 @@ def last_results(repo: Repo, task: str, current: Checkpoint | None = None) -> li
                 lines = notes.parse_lines(repo.read_blob(blob), oid)
         except CkptError:
             continue
-        if lines and known is None:
-            known = ledger.result_ids(repo, own_tasks, None)
-        own = mark_local(repo, lines, own_tasks, known, tree=repo.commit_tree_id(oid) or "")
-        for i, r in enumerate(lines):
-            name = r.get("verifier")
-            if not isinstance(name, str):
-                continue
-            key = (str(r.get("started_at") or ""), n, i)
-            if name not in best or key > best[name][0]:
-                row = {"verifier": name, "checkpoint": f"{task}/{n}", "commit": oid, "status": str(r.get("status", "?")),
-                       "exit_code": r.get("exit_code"), "duration": r.get("duration"), "started_at": r.get("started_at"),
-                       "required": r.get("required"), "log": r.get("log"), "tree": r.get("tree"), "local": own[i]}
-                best[name] = (key, row)
+        if lines and events is None:
+            events = ledger.result_events(repo, own_tasks, None)
+        local += mark_local(repo, lines, own_tasks, set(events or ()), tree=repo.commit_tree_id(oid) or "")
+        flat += lines
+        where += [(n, oid)] * len(lines)
+    on_current = about(flat, current.tree, overlay_digest(current)) if current else [False] * len(flat)
     out = []
-    cur_tree = current.tree if current else None
-    for name in sorted(best):
-        row = best[name][1]
-        row["on_current"] = bool(cur_tree) and (row["tree"] == cur_tree or row["commit"] == (current.commit if current else None))
-        out.append(row)
+    for name, i in sorted(notes.pick_latest(flat, current=on_current, local=local).items()):
+        r, (n, oid) = flat[i], where[i]
+        out.append({"verifier": name, "checkpoint": f"{task}/{n}", "commit": oid, "status": str(r.get("status", "?")),
+                    "exit_code": r.get("exit_code"), "duration": r.get("duration"), "started_at": r.get("started_at"),
+                    "required": r.get("required"), "log": r.get("log"), "tree": r.get("tree"), "local": local[i],
+                    "on_current": on_current[i], "reused": r.get("reused") is True,
+                    "reused_from": _reused_from(repo, task, r, events or {}) if r.get("reused") is True else None})
     return out
 
 
-def results_on(repo: Repo, cp: Checkpoint) -> dict[str, dict[str, Any]]:
-    """The latest result line of each verifier recorded on ``cp`` itself by this repository's
-    own ``verify`` (:func:`git_ckpt.evidence.evidence`; a fetched line is not evidence)."""
-    out: dict[str, dict[str, Any]] = {}
+def _reused_from(repo: Repo, task: str, line: dict[str, Any], events: dict[str, dict[str, Any]]) -> str | None:
+    """Which checkpoint a reused result ``line`` of ``task`` was reused from, as this repository
+    names it: from the ``verify`` event of this repository's own ledger that recorded it, else
+    (a fetched task's line) from the fetched ledger, its bare ``T/N`` written ``REMOTE:T/N``
+    (:func:`git_ckpt.store.shown_id`); None when no ledger says."""
+    rid = notes.result_id(line)
+    src = events.get(rid, {}).get("reused_from")
+    if isinstance(src, str) and src:
+        return src
+    if store.is_fetched_task(task):
+        src = ledger.result_events(repo, [task], {rid}).get(rid, {}).get("reused_from")
+        if isinstance(src, str) and src:
+            return str(store.shown_id(task, src))
+    return None
+
+
+def results_on(repo: Repo, cp: Checkpoint) -> dict[str, tuple[dict[str, Any], bool]]:
+    """The result of each verifier about ``cp``'s content recorded on ``cp`` itself, picked by
+    :func:`git_ckpt.notes.pick_latest` (this repository's own before a fetched one, then the
+    newest recorded), with whether it is evidence (True: this repository's own ``verify``
+    recorded it, :func:`git_ckpt.evidence.evidence`; False: only a fetched line, never
+    evidence).  {} when the note cannot be read."""
     try:
-        lines = evidence(repo, cp)
+        lines = notes.read_lines(repo, cp.commit)
+        own = {id(ln) for ln in evidence(repo, cp, lines)}
     except CkptError:
-        return out
-    lines = [r for _i, r in sorted(enumerate(lines), key=lambda ir: (str(ir[1].get("started_at") or ""), ir[0]))]
-    for r in lines:
-        if isinstance(r.get("verifier"), str):
-            out[r["verifier"]] = r
-    return out
+        return {}
+    lines = [ln for ln, ok in zip(lines, about(lines, cp.tree, overlay_digest(cp)), strict=True) if ok]
+    local = [id(ln) in own for ln in lines]
+    return {name: (lines[i], local[i]) for name, i in notes.pick_latest(lines, local=local).items()}
 
 
 def _items(items: list[CardItem], task: str) -> list[dict[str, Any]]:
@@ -336,13 +355,7 @@ def markdown(r: dict[str, Any]) -> str:
     section(f"Touched (from {base} to {cur})" if cur else "Touched",
             [f"- {t['status']} {t['path']:<{width}}  {_counts(t)}" for t in r["touched"]])
     section("Next", ([r["next"]] if r["next"] else []) + ([f"Hypothesis: {r['hypothesis']}"] if r["hypothesis"] else []))
-    section("Last verifier results", [
-        f"- {v['verifier']}: {result_word(v['status'], v['exit_code'])} on {v['checkpoint']}"
-        + (f" (exit {v['exit_code']}" if v["exit_code"] is not None else " (")
-        + (f", {float(v['duration']):.1f} s" if isinstance(v["duration"], (int, float)) else "") + ")"
-        + ("" if v["on_current"] else " [not the current content]")
-        + ("" if v.get("local", True) else " [fetched: not evidence here]")
-        for v in r["results"]])
+    section("Last verifier results", [_result_text(v, result_word) for v in r["results"]])
     section("Failed paths", [f"- {f['option']}: {f['reason'] or ''}" + evidence_suffix(f["evidence_text"]) for f in r["failed"]])
     section("Open questions", [f"- {q['text']}" + evidence_suffix(q["evidence_text"]) for q in r["questions"]])
     section("Unverified assumptions", [f"- {a['n']}. {a['text']}" + evidence_suffix(a["evidence_text"]) for a in r["assumptions"]])
@@ -357,12 +370,32 @@ def markdown(r: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _result_text(v: dict[str, Any], result_word: Callable[[Any, Any], str]) -> str:
+    """One row of "Last verifier results" (strings already escaped): ``- tests: passed on t/3
+    (reused from t/1, exit 0, 0.1 s)``, marked when not about the current content or fetched."""
+    detail = []
+    if v.get("reused"):
+        detail.append(f"reused from {v['reused_from']}" if v.get("reused_from") else "reused")
+    if v["exit_code"] is not None:
+        detail.append(f"exit {v['exit_code']}")
+    if isinstance(v["duration"], (int, float)):
+        detail.append(f"{float(v['duration']):.1f} s")
+    return (f"- {v['verifier']}: {result_word(v['status'], v['exit_code'])} on {v['checkpoint']}"
+            + (f" ({', '.join(detail)})" if detail else "")
+            + ("" if v["on_current"] else " [not the current content]")
+            + ("" if v.get("local", True) else f" [{FETCHED}]"))
+
+
 def _ws_text(state: str, cur: str | None) -> str:
     return {"clean": f"clean (matches {cur})", "changed": f"changed since {cur}",
             "other-task": "this worktree is on another task", "unknown": "unknown (index locked or restore unfinished)"}.get(state, state)
 
 
 # ------------------------------------------------------------------------------ check
+
+
+#: How a result recorded elsewhere (fetched from a teammate) is marked: the words ``show`` uses.
+FETCHED = "fetched: not evidence here"
 
 
 def _rerun(repo: Repo, cfg: Config, cp: Checkpoint, names: list[str]) -> tuple[dict[str, str] | None, str]:
@@ -482,20 +515,25 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str
     if rerun and required and ws_ok and cur is not None:
         statuses, how = _rerun(repo, cfg, cur, required)
     for name in required:
-        rec = recorded.get(name)
+        shown = recorded.get(name)
+        rec = shown[0] if shown is not None and shown[1] else None  # evidence: this repository's own only
         rec_status = rec.get("status") if rec else None
-        row = {"check": f"verifier {name}", "recorded": rec_status}
+        # only a fetched line about this content: say so, in show's words (it is not evidence here)
+        other = str(shown[0].get("status")) if shown is not None and not shown[1] else None
+        theirs = f"recorded {other} [{FETCHED}]" if other else None
+        row: dict[str, Any] = {"check": f"verifier {name}", "recorded": rec_status, "fetched": other}
         if statuses is not None and name in statuses:
             row["rerun"] = statuses[name]
             row["ok"] = rec_status is None or statuses[name] == rec_status
-            row["detail"] = f"re-run: {statuses[name]}" + (f", recorded: {rec_status}" if rec_status else ", nothing recorded before")
+            row["detail"] = f"re-run: {statuses[name]}" + (f", recorded: {rec_status}" if rec_status else
+                                                            f", {theirs}" if theirs else ", nothing recorded before")
             if not row["ok"]:
                 drift.append(f"verifier {name}: recorded {rec_status}, re-run {statuses[name]}")
         else:
             row["ok"] = rec_status == "passed"
-            row["detail"] = (f"recorded: {rec_status}" if rec_status else "no result recorded on this checkpoint") + f" ({how})"
+            row["detail"] = (f"recorded: {rec_status}" if rec_status else theirs or "no result recorded on this checkpoint") + f" ({how})"
             if not row["ok"]:
-                drift.append(f"verifier {name}: " + (f"recorded {rec_status}" if rec_status else "no result recorded") + f" ({how})")
+                drift.append(f"verifier {name}: " + (f"recorded {rec_status}" if rec_status else theirs or "no result recorded") + f" ({how})")
         checks.append(row)
     return {"ok": not drift, "task": task, "current": cur_id, "checks": checks, "drift": drift}
 

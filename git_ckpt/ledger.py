@@ -229,10 +229,17 @@ def result_ids(repo: Repo, tasks: list[str], want: set[str] | None, *, isolated:
     own commands (``fetch`` never writes it), while notes merge every teammate's lines.  Walks
     each ledger newest first and stops once every id is found; an unreadable entry ends that
     ledger's walk (what lies behind it is not evidence)."""
-    found: set[str] = set()
+    return set(result_events(repo, tasks, want, isolated=isolated))
+
+
+def result_events(repo: Repo, tasks: list[str], want: set[str] | None, *, isolated: bool = False) -> dict[str, dict[str, Any]]:
+    """:func:`result_ids` with the data of the newest ``verify`` event naming each id (its
+    ``reused_from`` says where a reused result came from).  Same walk, same errors (none: an
+    unreadable entry ends that ledger's walk)."""
+    found: dict[str, dict[str, Any]] = {}
     for task in tasks:
         oid = repo.read_ref(store.log_ref(task))
-        while oid and (want is None or not want <= found):
+        while oid and (want is None or not want <= found.keys()):
             try:
                 c = repo.read_commit(oid)
                 ev = msgspec.json.decode(_file(repo, c.tree, "event.json", MAX_EVENT), type=Event)
@@ -241,9 +248,9 @@ def result_ids(repo: Repo, tasks: list[str], want: set[str] | None, *, isolated:
             if ev.type == "verify" and (not isolated or ev.data.get("isolated") is True):
                 rid = ev.data.get("result")
                 if isinstance(rid, str) and (want is None or rid in want):
-                    found.add(rid)
+                    found.setdefault(rid, ev.data)
             oid = c.parents[0] if c.parents else None
-        if want is not None and want <= found:
+        if want is not None and want <= found.keys():
             break
     return found
 
@@ -415,25 +422,32 @@ def _items(value: object) -> list[object]:
     return [value] if value not in (None, "", False, {}) else []
 
 
-def describe(ev: Event, card: Card | None = None) -> str:
+#: The event types whose checkpoint ids :func:`describe` names through its ``shown`` function.
+ID_EVENTS = frozenset({"save", "restore", "undo", "verify", "promote", "handoff", "drop"})
+
+
+def describe(ev: Event, card: Card | None = None, shown: Callable[[Any], Any] = lambda cid: cid) -> str:
     """A one-line, terminal-friendly description of an event; ``card`` (the card after it, as a
-    :class:`Record` holds it) names the assumption a ``--confirm N``/``--refute N`` judged."""
+    :class:`Record` holds it) names the assumption a ``--confirm N``/``--refute N`` judged;
+    ``shown`` names each checkpoint id the event holds as the view does (identity: as written;
+    :func:`describe_in` for a fetched task's ``REMOTE:T/N``)."""
     d = ev.data
     t = ev.type
     if t == "save":
-        return f"checkpoint saved: {d.get('id')}" + (f" ({d.get('kind')})" if d.get("kind") not in (None, "manual") else "")
+        return f"checkpoint saved: {shown(d.get('id'))}" + (f" ({d.get('kind')})" if d.get("kind") not in (None, "manual") else "")
     if t in ("restore", "undo"):
         paths = _items(d.get("paths"))
         only = f" (only {len(paths)} path(s))" if paths and t == "restore" else ""
         was = ("the worktree held it already" if d.get("from") == d.get("target")
-               else f"previous state {d.get('from')}")
-        return f"{'restored' if t == 'restore' else 'undo: restored'} {d.get('target')}{only} ({was})"
+               else f"previous state {shown(d.get('from'))}")
+        return f"{'restored' if t == 'restore' else 'undo: restored'} {shown(d.get('target'))}{only} ({was})"
     if t == "verify":
         from .words import result_word
 
-        return f"verifier: {d.get('verifier')} ...... {result_word(d.get('status'), d.get('exit_code'))} on {d.get('id')}" + reused_text(d)
+        return (f"verifier: {d.get('verifier')} ...... {result_word(d.get('status'), d.get('exit_code'))} on {shown(d.get('id'))}"
+                + reused_text(d, shown))
     if t == "promote":
-        return f"promoted {d.get('id')}" + (" (forced)" if d.get("forced") else "")
+        return f"promoted {shown(d.get('id'))}" + (" (forced)" if d.get("forced") else "")
     if t == "gate-refused":
         return f"gate refused a commit: {d.get('reason')}"
     if t == "task-start":
@@ -466,12 +480,23 @@ def describe(ev: Event, card: Card | None = None) -> str:
     if t == "fetch":
         return f"fetched from {d.get('remote')}"
     if t == "handoff":
-        return f"handoff receipt given at {d.get('id')}"
+        return f"handoff receipt given at {shown(d.get('id'))}"
     if t == "drop":
-        return f"dropped {d.get('id')}" + (" (forced)" if d.get("forced") else "")
+        return f"dropped {shown(d.get('id'))}" + (" (forced)" if d.get("forced") else "")
     if t == "prune":
         from .words import counted
 
         pruned = d.get("pruned")
         return f"pruned {counted(len(pruned) if isinstance(pruned, list) else 0, 'checkpoint')}"
     return t
+
+
+def describe_in(task: str, ev: Event, card: Card | None = None) -> str:
+    """:func:`describe` of an event of ``task``'s ledger as a view of ``task`` prints it (``log``,
+    ``log --graph``): for a fetched task ``REMOTE:T`` (whose owner wrote bare ids), each id the
+    event holds that is a ``T/N`` of that very task is named ``REMOTE:T/N``
+    (:func:`git_ckpt.store.shown_id`), and in the free text of other events (a card note, a goal)
+    so is each such id (:func:`git_ckpt.store.shown_ids`).  A task of this repository: as
+    :func:`describe`.  Not escaped: the caller escapes what it prints."""
+    text = describe(ev, card, lambda cid: store.shown_id(task, cid))
+    return text if ev.type in ID_EVENTS else store.shown_ids(task, text)

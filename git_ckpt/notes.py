@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Callable, Hashable, Literal, Sequence
 
 import msgspec
 
@@ -44,10 +44,56 @@ class ResultLine(msgspec.Struct, kw_only=True, frozen=True):
     exit_code: Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31)] = 0
     duration: Annotated[float, msgspec.Meta(ge=0, le=10**9)] = 0.0
     started_at: Short = ""
+    recorded_at: Short = ""
     host: Short = ""
     log: ObjectId | Literal[""] | None = None
     reused: bool = False
     required: bool = True
+
+
+def recorded_key(line: dict[str, Any]) -> str:
+    """When a result line was recorded, as a sortable RFC 3339 UTC text: its ``recorded_at``
+    (written by ``verify`` when it appends the line, also for a result reused from another
+    checkpoint), else its ``started_at`` (lines written before ``recorded_at`` existed: a
+    reused copy then carries the original run's start), else ""."""
+    for key in ("recorded_at", "started_at"):
+        value = line.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def verifier_name(line: dict[str, Any]) -> str | None:
+    """The verifier a result line is about, or None when it names none (a string only)."""
+    name = line.get("verifier")
+    return name if isinstance(name, str) else None
+
+
+def pick_latest(lines: Sequence[dict[str, Any]], key: Callable[[dict[str, Any]], Hashable | None] = verifier_name,
+                *, current: Sequence[bool] | None = None, local: Sequence[bool] | None = None) -> dict[Any, int]:
+    """The one rule every view and check uses to say which result line is "the" result of a
+    verifier: per ``key`` (default: the verifier name; None skips a line), the index in
+    ``lines`` of the line that ranks highest by, in order,
+
+    1. applying to the content in question (``current[i]``: about that tree and overlay),
+    2. being recorded by this repository's own ``verify`` (``local[i]``; fetched lines are
+       shown only when there is no own one),
+    3. when it was recorded (:func:`recorded_key`; a reused result counts from when it was
+       reused, not from when its original run started),
+    4. its position in ``lines`` (the later wins: callers list lines oldest first).
+
+    ``current``/``local`` None: that criterion does not separate lines.  Raises nothing;
+    a line without a usable ``key`` is left out."""
+    best: dict[Any, tuple[tuple[bool, bool, str, int], int]] = {}
+    for i, ln in enumerate(lines):
+        k = key(ln)
+        if k is None:
+            continue
+        rank = (bool(current[i]) if current is not None else False, bool(local[i]) if local is not None else False,
+                recorded_key(ln), i)
+        if k not in best or rank > best[k][0]:
+            best[k] = (rank, i)
+    return {k: i for k, (_rank, i) in best.items()}
 
 
 _warned: set[str] = set()
@@ -203,14 +249,13 @@ def _line_key(line: bytes) -> tuple[str, bytes]:
         obj = msgspec.json.decode(line)
     except msgspec.DecodeError:
         return ("", line)
-    started = obj.get("started_at") if isinstance(obj, dict) else None
-    return (started if isinstance(started, str) else "", line)
+    return (recorded_key(obj) if isinstance(obj, dict) else "", line)
 
 
 def cat_sort_uniq(*notes: bytes) -> bytes:
     """Git's ``cat_sort_uniq`` notes merge over our JSON lines: the union of the lines, each once,
-    empty lines dropped, newline-terminated, sorted.  The sort key is the result's
-    ``started_at`` and then the bytes (git sorts by bytes only), so both sides converge on the
+    empty lines dropped, newline-terminated, sorted.  The sort key is when the result was
+    recorded (:func:`recorded_key`) and then the bytes (git sorts by bytes only), so both sides converge on the
     same bytes and the newest result stays last, as readers of the note expect."""
     lines = {ln for note in notes for ln in note.split(b"\n") if ln.strip()}
     return b"".join(ln + b"\n" for ln in sorted(lines, key=_line_key))

@@ -83,16 +83,32 @@ def is_fetched_task(task: str) -> bool:
     return ":" in task
 
 
+def shown_id(task: str, cid: object) -> object:
+    """A checkpoint id ``cid`` from ``task``'s ledger as this repository names it: for a fetched
+    task ``REMOTE:T``, a ``T/N`` of that very task (``N`` as :func:`git_ckpt.gitcore.ref_number`
+    reads it) becomes ``REMOTE:T/N``, the id ``show`` and ``restore`` take (the teammate's
+    ledger says ``T/3``).  Anything else (another task's id, a malformed one, a non-string: a
+    fetched ledger is written by whoever pushed it) and every id of a task of this repository
+    is returned unchanged."""
+    remote, bare = split_task(task)
+    if remote is None or not isinstance(cid, str):
+        return cid
+    owner, sep, num = cid.rpartition("/")
+    return f"{remote}:{cid}" if sep and owner == bare and ref_number(num) is not None else cid
+
+
 def shown_ids(task: str, text: str) -> str:
     """``text`` (a line a view prints of ``task``'s ledger or card) with the ids of a fetched
     task's own checkpoints written as this repository names them: for ``REMOTE:T``, every
-    ``T/N``, ``T/@`` or ``T/promoted`` that is not already part of a longer name becomes
-    ``REMOTE:T/…`` (the teammate's ledger says ``T/3``; here that is ``REMOTE:T/3``, the id
-    ``show`` and ``restore`` take).  A task of this repository: ``text`` unchanged."""
+    ``T/N`` (``N`` as :func:`git_ckpt.gitcore.ref_number` reads it), ``T/@`` or ``T/promoted``
+    that is not part of a longer name becomes ``REMOTE:T/…`` (the teammate's ledger says ``T/3``;
+    here that is ``REMOTE:T/3``, the id ``show`` and ``restore`` take); ``T/03``, ``T/3x`` or
+    ``T/3/4`` are left as written.  A task of this repository: ``text`` unchanged."""
     remote, bare = split_task(task)
     if remote is None:
         return text
-    return re.sub(r"(?<![A-Za-z0-9._:/-])" + re.escape(bare) + r"/(?=[0-9]|@|promoted)", f"{remote}:{bare}/", text)
+    return re.sub(r"(?<![A-Za-z0-9._:/-])" + re.escape(bare) + r"/(?=(?:[1-9][0-9]{0,8}|@|promoted)(?![A-Za-z0-9_/:-]|\.[A-Za-z0-9]))",
+                  f"{remote}:{bare}/", text)
 
 
 def task_prefix(task: str) -> str:

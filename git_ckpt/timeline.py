@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import msgspec
-
 from . import ledger, store
 from .gitcore import Repo
 from .model import Card
@@ -98,11 +96,10 @@ def build(repo: Repo, task: str) -> Timeline:
     task ``REMOTE:T`` the ledger names its checkpoints ``T/N`` (as the teammate saved them):
     they are shown, and looked up under ``refs/ckpt-remotes/REMOTE/T/``, as ``REMOTE:T/N``."""
     recs = ledger.records(repo, task)
-    remote, bare = store.split_task(task)
 
     def shown(cid: object) -> object:
         """``T/N`` of a fetched task as ``REMOTE:T/N``; any other value as it is."""
-        return f"{remote}:{cid}" if remote and isinstance(cid, str) and cid.startswith(bare + "/") else cid
+        return store.shown_id(task, cid)
 
     nodes: dict[str, Node] = {}
     steps: list[Step] = []
@@ -143,9 +140,7 @@ def build(repo: Repo, task: str) -> Timeline:
                 nodes[cid].handoff = True
             steps.append(Step("handoff", ev.at, cid, f"handoff receipt given at {cid}"))
         else:
-            if remote and "id" in d:  # a drop of T/N in a fetched task: REMOTE:T/N, as above
-                ev = msgspec.structs.replace(ev, data={**d, "id": shown(d["id"])})
-            steps.append(Step("other", ev.at, None, plain(store.shown_ids(task, ledger.describe(ev, rec.card)))))
+            steps.append(Step("other", ev.at, None, plain(ledger.describe_in(task, ev, rec.card))))
     if promoted in nodes:
         nodes[promoted].promoted = True
     if nodes:

@@ -302,12 +302,15 @@ class Report:
 
 
 def result_line(cp: Checkpoint, v: VerifierConfig, *, status: str, exit_code: int, duration: float,
-                started_at: str, host: str, log: str, reused: bool) -> dict[str, Any]:
-    """The agreed note line (schema ``ckpt/1``) for a result of ``v`` on ``cp``."""
+                started_at: str, host: str, log: str, reused: bool, recorded_at: str | None = None) -> dict[str, Any]:
+    """The agreed note line (schema ``ckpt/1``) for a result of ``v`` on ``cp``; ``recorded_at``
+    (default: now) is when it is appended, which decides which result is the latest
+    (:func:`git_ckpt.notes.pick_latest`)."""
     return {
         "schema": "ckpt/1", "checkpoint": cp.id, "verifier": v.name, "definition": definition_hash(v),
         "tree": cp.tree, "overlay": overlay_digest(cp), "status": status, "exit_code": exit_code,
-        "duration": round(duration, 3), "started_at": started_at, "host": host, "log": log,
+        "duration": round(duration, 3), "started_at": started_at, "recorded_at": recorded_at or ledger.now_iso(),
+        "host": host, "log": log,
         "reused": reused, "required": v.required,
     }
 
@@ -590,7 +593,8 @@ def _run_one(repo: Repo, run_repo: Repo, cfg: Config, cp: Checkpoint, v: Verifie
         if found is not None:
             line, from_id, same = found
             if not same:
-                line = dict(line, checkpoint=cp.id, reused=True, required=v.required)
+                # recorded now: the copy is the latest result of this checkpoint, whenever the run was
+                line = dict(line, checkpoint=cp.id, reused=True, required=v.required, recorded_at=ledger.now_iso())
                 _record(repo, cp, line, isolated=isolated, reused_from=from_id)
             else:
                 ledger.append(repo, ledger_task(repo, cp), "verify", {

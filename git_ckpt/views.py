@@ -39,17 +39,13 @@ def age(created_at: str, now: float | None = None) -> str:
 
 
 def verifier_state(results: list[dict[str, Any]]) -> dict[str, str]:
-    """Latest status per verifier name from a note's result lines (later lines win), in the words
-    of :func:`git_ckpt.words.result_word` (``could not run``, not ``error``)."""
+    """Latest status per verifier name from a note's result lines (the newest recorded, as
+    :func:`git_ckpt.notes.pick_latest` orders them; later lines win ties), in the words of
+    :func:`git_ckpt.words.result_word` (``could not run``, not ``error``)."""
     from .words import result_word
 
-    state: dict[str, str] = {}
-    ordered = [r for _i, r in sorted(enumerate(results), key=lambda ir: (str(ir[1].get("started_at") or ""), ir[0]))]
-    for r in ordered:
-        name = r.get("verifier")
-        if isinstance(name, str):
-            state[name] = result_word(r.get("status", "?"), r.get("exit_code"))
-    return state
+    return {name: result_word(results[i].get("status", "?"), results[i].get("exit_code"))
+            for name, i in sorted(notes.pick_latest(results).items(), key=lambda kv: kv[1])}
 
 
 @dataclass

@@ -33,7 +33,7 @@ def test_fetched_task_read_views(tmp_path):
     assert ckpt(bob, "task", "show", "origin:fix-echo", "--json").json()["result"]["goal"] == "echo must not \x1b[31mcrash"
 
     res = ckpt(bob, "log", "--task", "origin:fix-echo")
-    assert "checkpoint saved: fix-echo/2" in res.out and "task started" in res.out
+    assert "checkpoint saved: origin:fix-echo/2\n" in res.out and " fix-echo/" not in res.out and "task started" in res.out
     ckpt(bob, "log", "--task", "origin:fix-echo", "--graph")
     assert ckpt(bob, "log", "--task", "origin:fix-echo", "--verify").out == "ledger of origin:fix-echo: intact (6 events)\n"
 

@@ -82,7 +82,8 @@ def test_result_line_records_the_evidence_and_promotes(repo, tmp_path):
     [line] = note_lines(repo, "refs/ckpt/default/1")
     cp_tree = rev(repo, "refs/ckpt/default/1^{tree}")
     assert set(line) == {"schema", "checkpoint", "verifier", "definition", "tree", "overlay", "status", "exit_code",
-                         "duration", "started_at", "host", "log", "reused", "required"}
+                         "duration", "started_at", "recorded_at", "host", "log", "reused", "required"}
+    assert line["recorded_at"] >= line["started_at"]
     assert line["schema"] == "ckpt/1" and line["checkpoint"] == "default/1" and line["verifier"] == "check"
     assert line["tree"] == cp_tree and line["status"] == "passed" and line["exit_code"] == 0
     assert line["reused"] is False and line["required"] is True and len(line["definition"]) == 64

@@ -84,7 +84,7 @@ def command(task: str | None, verify_: bool, graph: bool, max_count: int | None,
         shown = 0
         lines: list[str] = []
         for r in recs:  # decoded and written a block at a time: `log | head` stops early
-            lines.append(f"#{r.event.seq:<4} {escape(r.event.at)}  {escape(ledger.describe(r.event, r.card))}\n")
+            lines.append(f"#{r.event.seq:<4} {escape(r.event.at)}  {escape(ledger.describe_in(task, r.event, r.card))}\n")
             shown += 1
             if len(lines) >= 64:
                 click.echo("".join(lines), nl=False)
