@@ -268,7 +268,9 @@ def verify(repo: Repo, task: str) -> list[str]:
     every checkpoint ref ``refs/ckpt/T/N`` has a ``save`` event (except one whose manifest
     names the current ledger head: a save killed before its event, which the next save logs);
     and, where the reflog cannot show the ref only moved forward, every result line on a
-    checkpoint of T that names T/N and this host has the ``verify`` event naming it.
+    checkpoint of T that names T/N and this host has the ``verify`` event naming it (for a
+    fetched ``REMOTE:T``, on any of this repository's own ledgers: a fetched checkpoint's verify
+    event goes to the task current then).
     What it cannot see: a rewrite that also rewrites or deletes the reflog, the notes and the
     checkpoints' manifests consistently (see the README, "Tamper evidence").
     """
@@ -335,6 +337,7 @@ def verify(repo: Repo, task: str) -> list[str]:
                             "the ref was moved backwards or rewritten (events dropped)")
             break
     on_chain = set(chain)
+    own_results: set[str] = set()
     rewritten: list[tuple[int, str]] = []
     for n, cp_oid in store.numbered(repo, task):
         try:
@@ -351,7 +354,11 @@ def verify(repo: Repo, task: str) -> list[str]:
         if not problems and chain and cp_oid not in saved_on_chain and not interrupted_save:
             problems.append(f"checkpoint {task}/{n} has no save event on the ledger (events dropped or the ref was made by hand)")
         if chain and not reflog_clean:
-            lost = _unlogged_results(repo, cp, f"{task}/{n}", results_on_chain)
+            if store.is_fetched_task(task) and not own_results:
+                # a fetched checkpoint verified here: its verify event is on this repository's
+                # own ledger of the task current then (never on the fetched one)
+                own_results.update(result_ids(repo, store.tasks(repo), None) or {""})
+            lost = _unlogged_results(repo, cp, f"{task}/{n}", results_on_chain | own_results)
             if lost:
                 problems.append(f"checkpoint {task}/{n} has {lost} result line(s) recorded on this host whose verify event "
                                 "is not on the ledger (events dropped)")

@@ -593,6 +593,8 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         plan.blocked += _in_the_way(root, p, removed, saved=p in tracked_now)
     for p in plan.overlay_write:
         plan.blocked += _in_the_way(root, p, removed, saved=p in cur)
+    # an untracked file (saved) where overlay content goes is replaced by it: one action, a write
+    plan.delete = [p for p in plan.delete if p not in set(plan.overlay_write)]
     same = _already_there(repo, target.tree, [p for p in plan.blocked if p in set(plan.write)])
     if same:  # an unsaved (ignored) file that already holds exactly the target's content: nothing to do
         plan.blocked = [p for p in plan.blocked if p not in same]
@@ -625,6 +627,12 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         if now.base and target.base:  # target.base is set whenever the head changes
             plan.head_unreachable = int(repo.git("rev-list", "--count", now.base, "^" + target.base).stdout.strip() or 0)
     plan.provenance = provenance(repo, target, now)
+    plain = [p for p in plan.overlay_write[:1000] if not repo.is_ignored(os.fsdecode(p))]
+    if plain:  # ignored where it was saved (say by that clone's .git/info/exclude), not here
+        plan.provenance.append(
+            f"{len(plain)} overlay file(s) of {target.id} are not ignored here (e.g. {path_display(plain[0])}): "
+            "they come back as untracked files, which status, verify and the next save see as changes; "
+            "ignore them here too (a committed .gitignore rule serves every clone)")
     if plan.committed_on_head:
         plan.base_from = target.base
         plan.base_note = (f"{target.id} was saved on {(target.base or '')[:12]}; HEAD {(now.base or '')[:12]} commits its files "

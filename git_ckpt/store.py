@@ -307,14 +307,19 @@ def fetched_elsewhere(repo: Repo, task: str) -> list[str]:
     fetched checkpoint ``T/N`` that ``refs/ckpt/T/N`` here does not hold, or a fetched ledger
     that the local one does not fast-forward (git ckpt push of ``task`` would then be refused:
     checkpoints are never overwritten, :func:`push_refused`).  Promotions are left out (push
-    moves them)."""
+    moves them), and so are numbers below this repository's highest that it no longer holds
+    (dropped here after a push: numbers are never given again, so no push sends them)."""
     local = repo.refs_under(f"{PREFIX}{task}/")
+    top = highest(repo, task)
     out = []
     for remote in fetched_tasks(repo).get(task, []):
         rprefix = f"{REMOTE_PREFIX}{remote}/{task}/"
         for ref, oid in repo.refs_under(rprefix).items():
             name = ref[len(rprefix):]
-            if push_refused(repo, name, local.get(f"{PREFIX}{task}/{name}"), oid):
+            mine = local.get(f"{PREFIX}{task}/{name}")
+            if mine is None and name.isdigit() and top is not None and int(name) <= top[0]:
+                continue  # a number this repository gave and dropped since: never given again, never pushed
+            if push_refused(repo, name, mine, oid):
                 out.append(remote)
                 break
     return out
