@@ -110,18 +110,18 @@ def build(repo: Repo, task: str) -> Timeline:
         d = ev.data if isinstance(ev.data, dict) else {}
         t = ev.type
         if t == "save" and isinstance(d.get("id"), str):
-            cid = str(shown(d["id"]))
+            cid = plain(shown(d["id"]))
             if cid not in nodes:
-                nodes[cid] = Node(cid, str(d.get("kind") or "manual"), plain(d.get("message") or ""), ev.at,
+                nodes[cid] = Node(cid, plain(d.get("kind") or "manual"), plain(d.get("message") or ""), plain(ev.at),
                                   d.get("commit") if isinstance(d.get("commit"), str) else None, pos)
             pos = cid
-            steps.append(Step("save", ev.at, cid, f"checkpoint saved: {plain(cid)}"))
+            steps.append(Step("save", plain(ev.at), cid, f"checkpoint saved: {plain(cid)}"))
         elif t in ("restore", "undo"):
             target = plain(shown(d.get("target")))
-            src = str(shown(d["from"])) if isinstance(d.get("from"), str) else pos
+            src = plain(shown(d["from"])) if isinstance(d.get("from"), str) else pos
             only = f" (only {len(d['paths'])} path(s))" if isinstance(d.get("paths"), list) and d["paths"] else ""
             verb = "undo: back to" if t == "undo" else "restored"
-            steps.append(Step(t, ev.at, target, f"{verb} {target}{only}", source=src))
+            steps.append(Step(t, plain(ev.at), target, f"{verb} {target}{only}", source=src))
             pos = target
         elif t == "verify":
             cid = plain(shown(d.get("id")))
@@ -130,17 +130,17 @@ def build(repo: Repo, task: str) -> Timeline:
             if cid in nodes:
                 nodes[cid].results.append(res)
             reused = ledger.reused_text(d, lambda src: plain(shown(src)))
-            steps.append(Step("verify", ev.at, cid, f"{res.verifier} {word} on {cid}{reused}", ok=res.ok))
+            steps.append(Step("verify", plain(ev.at), cid, f"{res.verifier} {word} on {cid}{reused}", ok=res.ok))
         elif t == "promote":
             promoted = plain(shown(d.get("id")))
-            steps.append(Step("promote", ev.at, promoted, f"promoted {promoted}" + (" (forced)" if d.get("forced") else "")))
+            steps.append(Step("promote", plain(ev.at), promoted, f"promoted {promoted}" + (" (forced)" if d.get("forced") else "")))
         elif t == "handoff":
             cid = plain(shown(d.get("id")))
             if cid in nodes:
                 nodes[cid].handoff = True
-            steps.append(Step("handoff", ev.at, cid, f"handoff receipt given at {cid}"))
+            steps.append(Step("handoff", plain(ev.at), cid, f"handoff receipt given at {cid}"))
         else:
-            steps.append(Step("other", ev.at, None, plain(ledger.describe_in(task, ev, rec.card))))
+            steps.append(Step("other", plain(ev.at), None, plain(ledger.describe_in(task, ev, rec.card))))
     if promoted in nodes:
         nodes[promoted].promoted = True
     if nodes:
@@ -188,4 +188,6 @@ def graph_lines(tl: Timeline) -> list[str]:
             out.append(f">   {s.text}  {time}")
         else:
             out.append(f"|   {s.text}  {time}")
-    return out
+    # every field above was escaped where it was read; escaping each drawn line as well keeps
+    # the one-event-one-line promise even for a field a later change forgets to pass through plain
+    return [plain(line) for line in out]

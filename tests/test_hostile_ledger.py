@@ -83,3 +83,40 @@ def test_a_ledger_too_large_to_read_is_refused_not_loaded(tmp_path):
                  ["log", "--graph", "--task", "origin:big"]):
         res = ckpt(bob, *args, rc=7)
         assert "event.json is larger than" in res.err, (args, res)
+
+
+def test_no_ledger_field_starts_a_line_of_its_own(tmp_path):
+    """Attack pass: a save's id or kind, a restore's ``from`` and any event's ``at`` went into
+    ``log --graph`` raw, so a newline in one drew a forged event of its own.  Every field of
+    every event type is escaped: each event is one line whatever its fields hold."""
+    from test_remote import _team
+
+    bare, _alice, bob = _team(tmp_path)
+    evil = "x\nFORGED \x1b[2J"
+    fields = [("save", {"id": evil, "kind": "manual", "message": "m"}),
+              ("save", {"id": "q/1", "kind": evil, "message": "m"}),
+              ("save", {"id": "q/2", "kind": "manual", "message": evil}),
+              ("restore", {"target": "q/1", "from": evil}),
+              ("restore", {"target": evil, "from": "q/2"}),
+              ("undo", {"target": "q/2", "from": evil, "paths": [evil]}),
+              ("verify", {"id": "q/1", "verifier": evil, "status": "passed", "exit_code": 0}),
+              ("verify", {"id": evil, "verifier": "t", "status": evil, "reused": True, "reused_from": evil}),
+              ("promote", {"id": evil}),
+              ("handoff", {"id": evil}),
+              ("note", {"fact": evil})]
+    events = []
+    for i, (t, d) in enumerate(fields):
+        ev = json.loads(_event(i + 1, t, d))
+        if i == 4:
+            ev["at"] = evil
+        events.append([("card.json", CARD), ("event.json", json.dumps(ev).encode())])
+    _fast_import(bare, "refs/ckpt/q/log", events)
+    ckpt(bob, "fetch")
+    for args in (["log", "--graph", "--task", "origin:q"], ["log", "--task", "origin:q"]):
+        out = ckpt(bob, *args).out
+        lines = out.splitlines()
+        assert not any(line.startswith("FORGED") for line in lines), (args, out)
+        assert "\x1b" not in out, (args, out)
+        assert "\\nFORGED" in out, (args, out)
+    graph = ckpt(bob, "log", "--graph", "--task", "origin:q").out.splitlines()
+    assert sum(1 for line in graph if "FORGED" in line) >= len(fields) - 1, graph
