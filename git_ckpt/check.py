@@ -313,3 +313,19 @@ def _compare_overlay_file(full: bytes, f: OverlayFile) -> str | None:
         return "differs from the manifest's sha256"
     return None
 
+
+def drop_command(repo: Repo, ids: list[str]) -> str:
+    """The ``git ckpt drop`` command line that drops the local checkpoints ``ids`` (in order): with
+    ``--force`` when one of them is protected (promoted, a handoff point, a side of the last
+    restore: :func:`git_ckpt.retention.protections`), since plain ``drop`` refuses those.  A
+    damaged one whose manifest cannot be read needs no ``--force`` (nothing relies on it), but
+    the protections are read from ledgers, not manifests, so it may still be named there."""
+    from .retention import protections
+
+    try:
+        kept = protections(repo, latest=False)
+    except CkptError:  # a ledger cannot be read: say --force rather than a command that fails
+        kept = dict.fromkeys(ids, "unknown")
+    force = "--force " if any(i in kept for i in ids) else ""
+    return f"git ckpt drop {force}{' '.join(ids)}"
+

@@ -16,6 +16,8 @@ import msgspec
 from .errors import ConfigError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .gitcore import Repo
 
 CONFIG_FILE = ".ckpt.toml"
@@ -236,19 +238,39 @@ def overlay_pattern_problem(pattern: str) -> str | None:
     return None
 
 
+#: the ``git config`` name of each ``.ckpt.toml`` key that git config may set (:func:`load`)
+_GIT_KEYS = {"overlay.include": "ckpt.overlay.include", "overlay.exclude": "ckpt.overlay.exclude",
+             "overlay.max_file_size": "ckpt.overlay.maxFileSize", "retention.keep": "ckpt.retention.keep",
+             "retention.older_than": "ckpt.retention.olderThan", "attempt.on_failure": "ckpt.attempt.onFailure"}
+GIT_ORIGIN = "git config"
+
+
 def _validate(cfg: Config, origin: str) -> None:
+    """Refuse a value no command could use, naming the key as its source spells it (``origin``:
+    the ``.ckpt.toml`` path, or :data:`GIT_ORIGIN` for ``git config ckpt.*``) with a hint that
+    says where to fix it: :class:`ConfigError` (exit 6)."""
+    try:
+        _check(cfg, origin, (lambda k: _GIT_KEYS.get(k, f"ckpt.{k}")) if origin == GIT_ORIGIN else (lambda k: k))
+    except ConfigError as exc:
+        if exc.hint is None:
+            exc.hint = (f"fix that key in {origin}" if origin != GIT_ORIGIN else
+                        "fix it with git config (git config --show-origin --get-regexp '^ckpt[.]' shows where each key is set)")
+        raise
+
+
+def _check(cfg: Config, origin: str, k: Callable[[str], str]) -> None:
     for key, patterns in (("overlay.include", cfg.overlay.include), ("overlay.exclude", cfg.overlay.exclude)):
         for pat in patterns:
             problem = overlay_pattern_problem(pat)
             if problem:
-                raise ConfigError(f"{origin}: {key} pattern {pat!r} {problem}; overlay patterns stay inside the worktree",
-                                  f"fix {key} (patterns are relative to the worktree root)")
-    parse_size(cfg.overlay.max_file_size, f"{origin}: overlay.max_file_size")
-    parse_duration(cfg.retention.older_than, f"{origin}: retention.older_than")
+                raise ConfigError(f"{origin}: {k(key)} pattern {pat!r} {problem}; overlay patterns stay inside the worktree",
+                                  f"fix {k(key)} (patterns are relative to the worktree root)")
+    parse_size(cfg.overlay.max_file_size, f"{origin}: {k('overlay.max_file_size')}")
+    parse_duration(cfg.retention.older_than, f"{origin}: {k('retention.older_than')}")
     if cfg.retention.max_bytes is not None:
-        parse_size(cfg.retention.max_bytes, f"{origin}: retention.max_bytes")
+        parse_size(cfg.retention.max_bytes, f"{origin}: {k('retention.max_bytes')}")
     if cfg.retention.keep < 0:
-        raise ConfigError(f"{origin}: retention.keep must not be negative")
+        raise ConfigError(f"{origin}: {k('retention.keep')} must not be negative")
     seen: set[str] = set()
     for v in cfg.verifier:
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", v.name):
@@ -263,18 +285,18 @@ def _validate(cfg: Config, origin: str) -> None:
         # a NUL cannot reach exec(2) (argv, environment and paths are C strings): refused at load,
         # naming the key, not left to fail when the verifier runs
         fields = [("command", c) for c in ([v.command] if isinstance(v.command, str) else v.command)]
-        fields += [(f"env.{k}", val) for k, val in v.env.items()] + ([("cwd", v.cwd)] if v.cwd is not None else [])
+        fields += [(f"env.{e}", val) for e, val in v.env.items()] + ([("cwd", v.cwd)] if v.cwd is not None else [])
         for key, text in fields:
             if "\0" in text:
                 raise ConfigError(f"{origin}: verifier {v.name!r}: {key} contains a NUL byte", f"remove the NUL from verifier {v.name!r} {key}")
-        for k in v.env:
-            if not k or "=" in k or "\0" in k:
-                raise ConfigError(f"{origin}: verifier {v.name!r}: env name {k!r} is not a valid environment variable name",
+        for e in v.env:
+            if not e or "=" in e or "\0" in e:
+                raise ConfigError(f"{origin}: verifier {v.name!r}: env name {e!r} is not a valid environment variable name",
                                   f"fix the env table of verifier {v.name!r}")
     if cfg.attempt.on_failure not in ("restore", "keep"):
-        raise ConfigError(f"{origin}: attempt.on_failure must be \"restore\" or \"keep\"")
+        raise ConfigError(f"{origin}: {k('attempt.on_failure')} must be \"restore\" or \"keep\"")
     if cfg.gate.pre_push not in ("warn", "refuse", "off"):
-        raise ConfigError(f"{origin}: gate.pre_push must be \"warn\", \"refuse\" or \"off\"")
+        raise ConfigError(f"{origin}: {k('gate.pre_push')} must be \"warn\", \"refuse\" or \"off\"")
 
 
 def load(repo: "Repo") -> Config:
@@ -366,4 +388,4 @@ def _apply_git_config(repo: "Repo", cfg: Config) -> None:
             raise ConfigError(f"git config ckpt.verifier.{vname}: {exc}") from None
         cfg.verifier = [v for v in cfg.verifier if v.name != vname] + [new]
     cfg.ignored = ignored
-    _validate(cfg, "git config ckpt.*")
+    _validate(cfg, GIT_ORIGIN)

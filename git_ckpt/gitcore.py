@@ -339,6 +339,7 @@ class Repo:
         # ``located``: (worktree root, git dir, object format) as ``git rev-parse`` found them
         # (:meth:`discover` with ``lazy``); libgit2 then opens the repository on first use.
         self._pg_open = pg
+        self._idents: dict[str, tuple[str, str]] = {}  # signature(): who → (name, email)
         if located is not None:
             self.workdir, self.git_dir, fmt = located
         else:
@@ -1302,23 +1303,33 @@ class Repo:
         return bytes(cast(pygit2.Commit, obj).raw_message)
 
     def commit(self, tree: str, parents: list[str], message: str) -> Oid:
-        """Write a commit (author = committer = the user's identity, now) and return its id."""
-        sig = self.signature()
+        """Write a commit (author and committer: :meth:`signature`, as ``git commit-tree`` would) and return its id."""
         try:
             return Oid(
                 self._pg.create_commit(
-                    None, sig, sig, message, pygit2.Oid(hex=tree), [pygit2.Oid(hex=p) for p in parents]
+                    None, self.signature("AUTHOR"), self.signature(), message, pygit2.Oid(hex=tree), [pygit2.Oid(hex=p) for p in parents]
                 )
             )
         except (pygit2.GitError, OSError) as exc:  # libgit2 I/O errors arrive as OSError
             raise io_or_corrupt(exc, "cannot write a commit") from None
 
-    def signature(self) -> pygit2.Signature:
-        """The user's identity (``user.name``/``user.email``), or ``git-ckpt <git-ckpt@localhost>``."""
-        try:
-            return self._pg.default_signature
-        except (pygit2.GitError, KeyError):
-            return pygit2.Signature("git-ckpt", "git-ckpt@localhost")
+    def signature(self, who: str = "COMMITTER") -> pygit2.Signature:
+        """The identity git would write now for ``who`` (``"AUTHOR"`` or ``"COMMITTER"``), as
+        ``git var GIT_AUTHOR_IDENT`` / ``GIT_COMMITTER_IDENT`` resolve it: ``GIT_AUTHOR_NAME``/
+        ``_EMAIL`` (``GIT_COMMITTER_…``) in the environment, then ``author.*``/``committer.*``,
+        ``user.*`` from every config git reads (``GIT_CONFIG_GLOBAL``, includes), then ``EMAIL``
+        and the auto-detected one.  The time is now whatever ``GIT_*_DATE`` says: checkpoint
+        ages (gc, list) must not move with a date exported for some other commit.  When git
+        finds no identity (``user.useConfigOnly``, no domain) it is ``git-ckpt
+        <git-ckpt@localhost>``: a checkpoint is never refused for want of a name.  One ``git var``
+        per kind per :class:`Repo`, cached."""
+        cached = self._idents.get(who)
+        if cached is None:
+            proc = self.git("var", f"GIT_{who}_IDENT", check=False)
+            m = re.fullmatch(rb"(.*) <([^<>]*)> \d+ [+-]\d{4}\n?", proc.stdout) if proc.returncode == 0 else None
+            name, email = (m.group(1), m.group(2)) if m else (b"git-ckpt", b"git-ckpt@localhost")
+            cached = self._idents[who] = (name.decode("utf-8", "replace"), email.decode("utf-8", "replace"))
+        return pygit2.Signature(*cached)
 
     def mktree(self, entries: list[tuple[int, str, bytes]]) -> Oid:
         """Build a (nested) tree from ``(mode, oid, path)`` entries, paths as bytes with ``/``.

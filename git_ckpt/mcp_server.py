@@ -113,12 +113,14 @@ class Tools:
         return Repo.discover(self.root)
 
     def _task(self, repo: Repo, task: str | None, *, read: bool = False) -> str:
-        """The task named (``read``: a fetched ``REMOTE:T`` too, for read-only tools), or the current one."""
+        """The task named, which must exist (``read``: a fetched ``REMOTE:T`` too, for read-only
+        tools; else :func:`git_ckpt.store.writable_task`, whose refusal says how to begin one), or
+        the current one.  The CLI's ``--task``/``NAME`` check the same way."""
         from . import store
 
         if not task:
             return store.current_task(repo)
-        return store.check_task_spec(task) if read else store.check_task_name(task)
+        return store.existing_task(repo, task, fetched=True) if read else store.writable_task(repo, task)
 
     # -- checkpoints --------------------------------------------------------------------
 

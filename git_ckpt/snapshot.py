@@ -624,7 +624,7 @@ def write_checkpoint(
     tar = snap.overlay_tar if snap.overlay_tar is not None else (overlay.build_tar(snap.selection.items) if snap.selection.items else None)
     tar_blob = repo.blob(tar) if tar is not None else None
     index_commit = repo.commit(snap.index_tree, [snap.base] if snap.base else [], f"ckpt index of {task}\n")
-    sig = repo.signature()
+    sig = repo.signature("AUTHOR")
     number = next_number(repo, task)
 
     def build(old: str | None) -> tuple[str, tuple[str, str]]:

@@ -4,11 +4,15 @@
   rollback rate: the share of the checkpoints saved on purpose (manual + auto) that a later whole-tree ``restore`` went back to
   (each counted once however often; an ``undo`` returns to the state a restore left, so it is no
   rollback of its own), a number from 0 to 1;
-* verifier runs and their pass rate (every ``verify`` event counts as one run, reused results
-  included and reported apart);
+* verifier runs and their pass rate: every ``verify`` event on a checkpoint of this task counts
+  as one run (the runs ``report --html`` and ``log --graph`` draw on its checkpoints), reused
+  results included and reported apart; a run on another task's checkpoint recorded here (``verify
+  REMOTE:T/N``) is counted apart, as ``verifier_runs_elsewhere``;
 * promotions, forced promotions and gate refusals;
 * commits on the current branch since the task's first checkpoint whose tree no verified
-  checkpoint holds (:func:`git_ckpt.gate.verify_commit`, the check the pre-push hook runs);
+  checkpoint holds (:func:`git_ckpt.gate.verify_commit`, the check the pre-push hook runs); not
+  for a fetched task ``REMOTE:T``, whose checkpoints were based on the teammate's history: this
+  branch's commits are this clone's own (``commits`` is ``{"fetched": true}``);
 * recovery time: the median seconds from a restore or undo to the next passing verify.
 """
 
@@ -63,7 +67,8 @@ def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict[s
     store.check_task_spec(task)
     recs = ledger.records(repo, task)
     saved = {"manual": 0, "auto": 0, "pre-restore": 0}
-    restores = undos = runs = passed = reused = promotions = forced = refusals = 0
+    restores = undos = runs = passed = reused = promotions = forced = refusals = elsewhere = 0
+    saved_ids: set[str] = set()  # every checkpoint of this task saved so far
     on_purpose_ids: set[str] = set()  # checkpoints saved on purpose so far
     rolled_back_to: set[str] = set()  # of those, the ones a later restore went back to
     pending: list[float] = []  # restore/undo times waiting for a passing verify
@@ -75,6 +80,7 @@ def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict[s
         if ev.type == "save":
             kind = str(d.get("kind") or "manual")
             saved[kind] = saved.get(kind, 0) + 1
+            saved_ids.add(str(d.get("id")))
             if kind in ("manual", "auto"):
                 on_purpose_ids.add(str(d.get("id")))
         elif ev.type in ("restore", "undo"):
@@ -89,11 +95,13 @@ def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict[s
             if t is not None:
                 pending.append(t)
         elif ev.type == "verify":
-            runs += 1
-            if d.get("reused"):
+            ours = str(d.get("id")) in saved_ids
+            runs += ours
+            elsewhere += not ours
+            if ours and d.get("reused"):
                 reused += 1
             if d.get("status") == "passed":
-                passed += 1
+                passed += ours
                 if t is not None:
                     recoveries.extend(t - p for p in pending)
                 pending = []
@@ -116,6 +124,7 @@ def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict[s
         "verifier_runs": runs,
         "verifier_passed": passed,
         "verifier_reused": reused,
+        "verifier_runs_elsewhere": elsewhere,
         "pass_rate": round(passed / runs, 3) if runs else None,
         "promotions": promotions,
         "forced_promotions": forced,
@@ -123,7 +132,9 @@ def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict[s
         "recovery_median_seconds": statistics.median(recoveries) if recoveries else None,
         "recoveries": len(recoveries),
     }
-    if commits:
+    if commits and store.split_task(task)[0] is not None:
+        out["commits"] = {"fetched": True}
+    elif commits:
         try:
             out["commits"] = unverified_commits(repo, cfg, task)
         except CkptError as exc:

@@ -262,6 +262,19 @@ def existing_task(repo: Repo, name: str, prefix: str = PREFIX, shown: str = "", 
     return task
 
 
+def writable_task(repo: Repo, name: str) -> str:
+    """``name`` for a command that writes into a task it does not begin (``save --task``,
+    ``task note NAME``, their MCP tools): :func:`existing_task`, whose refusal of an unknown name
+    (:class:`NotFoundError`, exit 4, with "did you mean") also says how to begin a task of that
+    name, so a typo never silently starts a second task.  Mirrors ``git switch`` refusing an
+    unknown branch while ``git switch -c`` creates one."""
+    try:
+        return existing_task(repo, name)
+    except NotFoundError as e:
+        begin = f"git ckpt task start {check_task_name(name)} begins a task of that name"
+        raise NotFoundError(e.message, f"{e.hint}; {begin}" if e.hint else begin) from None
+
+
 def remote_name_ok(name: str) -> bool:
     """Whether ``name`` is a remote name git ckpt names fetched checkpoints under (``R`` of
     ``R:T/N``: letters, digits, ``.``, ``_``, ``-``, no ``..``)."""

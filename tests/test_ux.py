@@ -343,7 +343,8 @@ def test_overlay_warnings_once_per_path_per_task(repo):
     (repo / "work.txt").write_text("more\n")
     res = ckpt(repo, "save", "-m", "new secret")
     assert res.err == "warning: overlay: left out likely-secret files: secrets/id_rsa (to keep them: allow_secrets = true under [overlay] in .ckpt.toml, or git config ckpt.overlay.allowSecrets true)\n"
-    other = ckpt(repo, "save", "--task", "other", "-m", "x")
+    ckpt(repo, "task", "start", "other")
+    other = ckpt(repo, "save", "-m", "x")
     assert ".env" in other.err and "big.bin" in other.err and "secrets/id_rsa" in other.err
 
 

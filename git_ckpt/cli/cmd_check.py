@@ -46,7 +46,7 @@ def command(ckpt: str | None, all_: bool, task: str | None, as_json: bool) -> in
         local = [r.id for r in bad if ":" not in r.id]
         fix = "get a good copy from a teammate (git ckpt fetch REMOTE)"
         if local:
-            fix += f", or drop the damaged ones: git ckpt drop {' '.join(local)}"
+            fix += ", or drop the damaged ones: " + check.drop_command(repo, local)
         raise CheckFailed(
             f"{len(bad)} of {len(results)} checkpoint(s) would not restore exactly: " + ", ".join(r.id for r in bad), fix)
     return 0

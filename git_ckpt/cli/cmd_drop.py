@@ -43,7 +43,7 @@ def command(ckpts: tuple[str, ...], force: bool, as_json: bool) -> int:
 
     def human() -> None:
         for d in done:
-            say(f"dropped {d.id} ({d.commit[:12]})" + (f" although it was the {d.protected}" if d.forced else "")
+            say(f"dropped {d.id} ({d.commit[:12]})" + (f" although it was protected ({d.protected})" if d.forced else "")
                 + (" (damaged: it could not be read)" if d.protected == "damaged" else ""))
         say("its objects are freed by git gc once nothing else reaches them")
 

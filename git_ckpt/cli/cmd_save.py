@@ -32,7 +32,7 @@ def command(message: str, next_: str | None, hypothesis: str | None, task: str |
 
     repo = open_repo()
     cfg = config.load(repo)
-    task = store.check_task_name(task) if task else store.current_task(repo)
+    task = store.writable_task(repo, task) if task else store.current_task(repo)
     from ..ledger import card
 
     try:

@@ -31,10 +31,14 @@ def command(task: str | None, as_json: bool) -> int:
         on_purpose = k.get("manual", 0) + k.get("auto", 0)
         say(f"restores: {s['restores']}, undos: {s['undos']} (rollback rate {_pct(s['rollback_rate'])}: "
             f"{s['rolled_back_to']} of {on_purpose} checkpoint(s) saved on purpose restored later)")
-        say(f"verifier runs: {s['verifier_runs']}, passed {s['verifier_passed']} (pass rate {_pct(s['pass_rate'])}; {s['verifier_reused']} reused)")
+        other = f"; {s['verifier_runs_elsewhere']} more on other tasks' checkpoints" if s["verifier_runs_elsewhere"] else ""
+        say(f"verifier runs: {s['verifier_runs']}, passed {s['verifier_passed']} (pass rate {_pct(s['pass_rate'])}; {s['verifier_reused']} reused{other})")
         say(f"promotions: {s['promotions']} ({s['forced_promotions']} forced); gate refusals: {s['gate_refusals']}")
         c = s.get("commits") or {}
-        if "error" in c:
+        if c.get("fetched"):
+            say("commits without a verified checkpoint: not counted for a fetched task (this branch's commits are this "
+                "clone's own; git ckpt verify-commit COMMIT checks one)")
+        elif "error" in c:
             say(f"commits without a verified checkpoint: unknown ({c['error']})")
         else:
             bad = c.get("unverified", [])

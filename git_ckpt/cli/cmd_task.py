@@ -132,7 +132,7 @@ def note_cmd(name: str | None, read: tuple[str, ...], fact: str | None, evidence
     from .. import store, task
 
     repo = open_repo()
-    name = store.check_task_name(name) if name else store.current_task(repo)
+    name = store.writable_task(repo, name) if name else store.current_task(repo)
     edit = card_mod.Edit(read=list(read), fact=fact, decided=list(decided), failed=failed, reason=reason,
                          evidence=list(evidence), assume=list(assume), confirm=confirm, refute=refute,
                          question=list(question), next=next_)
