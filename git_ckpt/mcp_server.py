@@ -186,7 +186,7 @@ class Tools:
             out["patch"] = text.decode("utf-8", "replace")[:200_000]
         return out
 
-    def restore(self, checkpoint: str, apply: bool = False, plan_id: str | None = None, paths: builtins.list[str] | None = None) -> dict[str, Any]:
+    def restore(self, checkpoint: str, apply: bool = False, plan_id: str | None = None, paths: builtins.list[str] | str | None = None) -> dict[str, Any]:
         """Plan (``apply`` false) or apply a restore.  The ``plan_id`` covers the target, the
         plan, and the content of every path the plan writes or deletes (kind, mode, sha256 of
         the bytes or link target): a path edited after the plan makes the apply refuse."""
@@ -198,7 +198,8 @@ class Tools:
         cfg = config.load(repo)
         task = store.current_task(repo)
         cp = store.resolve(repo, checkpoint, task)
-        rel = parse_paths(repo, paths or [], str(repo.workdir)) if paths else None
+        paths = _strs(paths)
+        rel = parse_paths(repo, paths, str(repo.workdir)) if paths else None
         plan = restore(repo, cfg, cp, task=task, paths=rel or None, dry_run=True)
         pid = digest([cp.commit, plan.plan.to_json(), sorted(paths or []), _content_identity(repo.workdir, plan.plan)])[:16]
         if not apply:
@@ -219,13 +220,13 @@ class Tools:
         res = undo(repo, config.load(repo), task=store.current_task(repo))
         return {**res.to_json(), "text": "\n".join(res.lines())}
 
-    def verify(self, checkpoint: str = "@", only: builtins.list[str] | None = None, isolated: bool = False) -> dict[str, Any]:
+    def verify(self, checkpoint: str = "@", only: builtins.list[str] | str | None = None, isolated: bool = False) -> dict[str, Any]:
         from . import config, store
         from . import verify as vmod
 
         repo = self.repo()
         cp = store.resolve(repo, checkpoint, store.current_task(repo))
-        report = vmod.verify(repo, config.load(repo), cp, only=only or None, isolated=isolated)
+        report = vmod.verify(repo, config.load(repo), cp, only=_strs(only) or None, isolated=isolated)
         data = report.to_json()
         data["text"] = "\n".join([vmod.describe(o) for o in report.outcomes] + ([f"promoted {report.promoted}"] if report.promoted else []))
         return data
@@ -239,11 +240,11 @@ class Tools:
         r = handoff.receipt(repo, self._task(repo, task, read=True), config.load(repo))
         return {"receipt": r, "markdown": handoff.markdown(r)}
 
-    def task_start(self, task: str, goal: str | None = None, constraints: builtins.list[str] | None = None,
-                   acceptance: builtins.list[str] | None = None) -> dict[str, Any]:
+    def task_start(self, task: str, goal: str | None = None, constraints: builtins.list[str] | str | None = None,
+                   acceptance: builtins.list[str] | str | None = None) -> dict[str, Any]:
         from . import task as task_mod
 
-        card = task_mod.start(self.repo(), task, goal=goal, constraints=constraints or [], acceptance=acceptance or [])
+        card = task_mod.start(self.repo(), task, goal=goal, constraints=_strs(constraints), acceptance=_strs(acceptance))
         return task_mod.card_json(card)
 
     def task_show(self, task: str | None = None) -> dict[str, Any]:
@@ -252,17 +253,23 @@ class Tools:
         repo = self.repo()
         return task_mod.card_json(ledger.card(repo, self._task(repo, task, read=True)))
 
-    def task_note(self, task: str | None = None, read: builtins.list[str] | None = None, fact: str | None = None,
-                  evidence: builtins.list[str] | None = None, decided: builtins.list[str] | None = None, failed: str | None = None,
-                  reason: str | None = None, assume: builtins.list[str] | None = None, confirm: int | None = None,
-                  refute: int | None = None, question: builtins.list[str] | None = None, next: str | None = None) -> dict[str, Any]:
+    def task_note(self, task: str | None = None, read: builtins.list[str] | str | None = None, fact: str | None = None,
+                  evidence: builtins.list[str] | str | None = None, decided: builtins.list[str] | str | None = None, failed: str | None = None,
+                  reason: str | None = None, assume: builtins.list[str] | str | None = None, confirm: int | None = None,
+                  refute: int | None = None, question: builtins.list[str] | str | None = None, next: str | None = None) -> dict[str, Any]:
         from . import card, task as task_mod
 
         repo = self.repo()
-        edit = card.Edit(read=read or [], fact=fact, evidence=evidence or [], decided=decided or [], failed=failed,
-                         reason=reason, assume=assume or [], confirm=confirm, refute=refute, question=question or [], next=next)
+        edit = card.Edit(read=_strs(read), fact=fact, evidence=_strs(evidence), decided=_strs(decided), failed=failed,
+                         reason=reason, assume=_strs(assume), confirm=confirm, refute=refute, question=_strs(question), next=next)
         rec = card.note(repo, self._task(repo, task), edit, cwd=str(repo.workdir))
         return task_mod.card_json(rec.card)
+
+
+def _strs(value: builtins.list[str] | str | None) -> builtins.list[str]:
+    """A list-of-text tool argument as a list: one text given alone (as agents often pass one
+    ``evidence``) is a list of one; None is empty."""
+    return [] if value is None else [value] if isinstance(value, str) else list(value)
 
 
 INVALID_TEXT = "\x00git-ckpt:not-utf-8\x00"
@@ -331,7 +338,7 @@ def build_server(root: str) -> Any:
 
     @reg("ckpt_restore", "Restore a checkpoint exactly. Call first without apply to get the plan and its plan_id; "
          "then call with apply=true and that plan_id. The current state is saved first (ckpt_undo returns to it).")
-    def ckpt_restore(checkpoint: str, apply: bool = False, plan_id: str | None = None, paths: list[str] | None = None) -> str:
+    def ckpt_restore(checkpoint: str, apply: bool = False, plan_id: str | None = None, paths: list[str] | str | None = None) -> str:
         raise NotImplementedError
 
     @reg("ckpt_undo", "Return to the state before the last restore (itself a restore, so undo twice goes back again).")
@@ -340,7 +347,7 @@ def build_server(root: str) -> Any:
 
     @reg("ckpt_verify", "Run the configured verifiers on a checkpoint (default @: the latest, or after a restore the one restored), record the results as evidence, "
          "and promote it when every required verifier passed. Only a trusted .ckpt.toml runs.")
-    def ckpt_verify(checkpoint: str = "@", only: list[str] | None = None, isolated: bool = False) -> str:
+    def ckpt_verify(checkpoint: str = "@", only: list[str] | str | None = None, isolated: bool = False) -> str:
         raise NotImplementedError
 
     @reg("ckpt_handoff", "The resume receipt of a task: goal, decisions, touched files with line counts, next step, "
@@ -349,7 +356,7 @@ def build_server(root: str) -> Any:
         raise NotImplementedError
 
     @reg("ckpt_task_start", "Start (or switch to) a task and record its goal, constraints and acceptance criteria on its card.")
-    def ckpt_task_start(task: str, goal: str | None = None, constraints: list[str] | None = None, acceptance: list[str] | None = None) -> str:
+    def ckpt_task_start(task: str, goal: str | None = None, constraints: list[str] | str | None = None, acceptance: list[str] | str | None = None) -> str:
         raise NotImplementedError
 
     @reg("ckpt_task_show", "The task card: goal, constraints, acceptance, facts, decisions, failed paths, questions, assumptions, next step.")
@@ -359,10 +366,10 @@ def build_server(root: str) -> Any:
     @reg("ckpt_task_note", "Add to the task card in one ledger event: read (files), fact+evidence, decided, failed+reason+evidence "
          "(a checkpoint T/N or result T/N#VERIFIER), assume, confirm/refute (assumption number), question, next. "
          "evidence backs the note's fact, failed, confirm or refute, or else its one decided, assume or question.")
-    def ckpt_task_note(task: str | None = None, read: list[str] | None = None, fact: str | None = None,
-                       evidence: list[str] | None = None, decided: list[str] | None = None, failed: str | None = None,
-                       reason: str | None = None, assume: list[str] | None = None, confirm: int | None = None,
-                       refute: int | None = None, question: list[str] | None = None, next: str | None = None) -> str:
+    def ckpt_task_note(task: str | None = None, read: list[str] | str | None = None, fact: str | None = None,
+                       evidence: list[str] | str | None = None, decided: list[str] | str | None = None, failed: str | None = None,
+                       reason: str | None = None, assume: list[str] | str | None = None, confirm: int | None = None,
+                       refute: int | None = None, question: list[str] | str | None = None, next: str | None = None) -> str:
         raise NotImplementedError
 
     return server

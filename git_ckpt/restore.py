@@ -79,6 +79,7 @@ class Plan:
     kept_left_ignored: list[bytes] = field(default_factory=list)
     provenance: list[str] = field(default_factory=list)  # where the target was saved, when not here
     sparse_skipped: list[bytes] = field(default_factory=list)  # tracked files outside the sparse cone, not written
+    sparse_index_changes: set[bytes] = field(default_factory=set)  # ... of those, the ones whose index entry changes
     head_branch: str | None = None  # the branch --reset-head moves (None: a detached HEAD)
     head_from: str | None = None
     head_to: str | None = None
@@ -119,6 +120,7 @@ class Plan:
             "provenance": self.provenance,
             "base_differs": {"saved_on": self.base_from, "note": self.base_note} if self.base_note else None,
             "outside_sparse_cone": [path_to_str(p) for p in self.sparse_skipped],
+            "outside_sparse_cone_index_changes": [path_to_str(p) for p in self.sparse_skipped if p in self.sparse_index_changes],
             "head": {"branch": self.head_branch, "from": self.head_from, "to": self.head_to,
                      "unreachable": self.head_unreachable} if self.head_changes else None,
         }
@@ -568,6 +570,7 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         outside = repo.outside_sparse_cone(target.index_tree, repo.paths_in_tree(target.index_tree, plan.write))
         if outside:
             plan.sparse_skipped = sorted(outside)
+            plan.sparse_index_changes = {c.path for c in repo.diff_trees(now.index_tree, target.index_tree, plan.sparse_skipped)}
             plan.write = [p for p in plan.write if p not in outside]
             held = repo.paths_in_tree(now.tree, [p for p in outside if os.path.lexists(os.path.join(root, p))])
             plan.delete += sorted(p for p in held if p not in plan.delete)
@@ -764,8 +767,10 @@ def set_merge_state(repo: Repo, target: Checkpoint) -> list[str]:
     """After a whole restore: bring back the ``MERGE_HEAD`` of a checkpoint saved mid-merge (its
     conflict stages are already in the index), or remove one an earlier restore wrote.  Only
     when HEAD is the checkpoint's base (a merge state is relative to it) and the merged commits
-    exist; otherwise a warning says why not.  ``MERGE_MSG`` is written when absent, as git
-    would ("Merge commit 'X'").  Returns warnings."""
+    exist; otherwise a warning says why not.  ``MERGE_MSG`` is the one saved with the checkpoint
+    (git's own "Merge commit 'X'" for a checkpoint saved before merge messages were kept), written
+    when absent or written by an earlier restore: a message the user is editing is kept.
+    Returns warnings."""
     import re
 
     git_dir = repo.git_dir
@@ -787,11 +792,29 @@ def set_merge_state(repo: Repo, target: Checkpoint) -> list[str]:
     if not all(repo.object_exists(h) for h in heads):
         return [f"{target.id} was saved during a merge of a commit this repository does not have; MERGE_HEAD was not brought back"]
     data = "".join(h + "\n" for h in heads).encode()
+    ours = merge_restored(repo)  # a MERGE_MSG there now is one an earlier restore wrote
     store.atomic_write(git_dir / "MERGE_HEAD", data)
-    if not (git_dir / "MERGE_MSG").exists():
-        store.atomic_write(git_dir / "MERGE_MSG", ("Merge " + ", ".join(f"commit '{h}'" for h in heads) + "\n").encode())
+    if ours or not (git_dir / "MERGE_MSG").exists():
+        msg = _saved_merge_msg(target)
+        store.atomic_write(git_dir / "MERGE_MSG", msg if msg is not None else
+                           ("Merge " + ", ".join(f"commit '{h}'" for h in heads) + "\n").encode())
     store.atomic_write(mark, data)
     return []
+
+
+def _saved_merge_msg(target: Checkpoint) -> bytes | None:
+    """The ``MERGE_MSG`` blob of ``target``'s meta tree (saved mid-merge), or None when it has
+    none, or one that is not a blob of at most :data:`git_ckpt.snapshot.MERGE_MSG_MAX` bytes
+    (a foreign checkpoint's is then not used: git's default message is)."""
+    from .snapshot import MERGE_MSG_MAX
+
+    entry = target.repo.tree_entry(target.meta_tree, "MERGE_MSG")
+    if entry is None or entry.mode not in (0o100644, 0o100755):
+        return None
+    try:
+        return target.repo.read_blob(entry.oid) if target.repo.blob_size(entry.oid) <= MERGE_MSG_MAX else None
+    except CkptError:  # missing or not a blob
+        return None
 
 
 def _check_ready(repo: Repo) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import hashlib
 import re
 import shutil
 import stat
@@ -56,6 +57,7 @@ class Snapshot:
     merge_heads: list[str] = field(default_factory=list)
     assume_unchanged: list[bytes] = field(default_factory=list)
     overlay_tar: bytes | None = None  # overlay.tar of selection.items, when capture built it already
+    merge_msg: bytes | None = None  # $GIT_DIR/MERGE_MSG of the merge in progress (with merge_heads)
 
     @property
     def conflicts(self) -> list[bytes]:
@@ -64,7 +66,9 @@ class Snapshot:
 
     def state(self) -> str:
         """A digest of everything restore would reproduce (not who or when)."""
-        extra = [[path_to_str(p) for p in self.assume_unchanged]] if self.assume_unchanged else []
+        extra: list[object] = [[path_to_str(p) for p in self.assume_unchanged]] if self.assume_unchanged or self.merge_msg is not None else []
+        if self.merge_msg is not None:  # (absent from the digest before merge messages were kept)
+            extra.append(hashlib.sha256(self.merge_msg).hexdigest())
         return digest(
             [
                 self.tree,
@@ -257,6 +261,21 @@ def _merge_heads(repo: Repo) -> list[str]:
     except (FileNotFoundError, UnicodeDecodeError):
         return []
     return [ln.strip() for ln in text.splitlines() if re.fullmatch(r"[0-9a-f]{40,64}", ln.strip())]
+
+
+MERGE_MSG_MAX = 1 << 20  # bytes of $GIT_DIR/MERGE_MSG a checkpoint keeps
+
+
+def _merge_msg(repo: Repo) -> bytes | None:
+    """``$GIT_DIR/MERGE_MSG`` (the message ``git commit`` will offer for the merge in progress), or
+    None when absent, not a regular file, or over :data:`MERGE_MSG_MAX` bytes (git writes a few
+    lines; anything else is not worth keeping)."""
+    from .gitcore import read_state
+
+    try:
+        return read_state(repo.git_dir / "MERGE_MSG", cap=MERGE_MSG_MAX)
+    except (OSError, CkptError):
+        return None
 
 
 KEPT_IGNORED = "kept-ignored"  # in $GIT_DIR/ckpt: NUL-separated paths a restore kept as ignored
@@ -457,7 +476,8 @@ def capture(repo: Repo, cfg: Config, *, build_tar: bool = False) -> Snapshot:
         skip_worktree=sorted(skips),
         skip_absent=sorted(set(skips) - set(present)),
         embedded=embedded,
-        merge_heads=_merge_heads(repo),
+        merge_heads=(heads := _merge_heads(repo)),
+        merge_msg=_merge_msg(repo) if heads else None,
         assume_unchanged=sorted(assumed),
         stages=sorted(stages, key=lambda s: (s[3], s[2])),
         raw=raw,
@@ -664,7 +684,8 @@ def write_checkpoint(
             agent_session=agent_session,
         )
         meta_tree = store.write_meta_tree(repo, manifest=repo.blob(encode(manifest)), overlay_tar=tar_blob,
-                                          stages=snap.stages, raw=snap.raw)
+                                          stages=snap.stages, raw=snap.raw,
+                                          merge_msg=repo.blob(snap.merge_msg) if snap.merge_msg is not None else None)
         meta_commit = repo.commit(meta_tree, [], f"ckpt meta {cid}\n")
         parents = ([snap.base] if snap.base else []) + [index_commit, meta_commit]
         subject = message.splitlines()[0] if message else ("pre-restore state" if kind == "pre-restore" else "checkpoint")

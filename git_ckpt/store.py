@@ -347,14 +347,18 @@ def _fetched_under(repo: Repo, task: str) -> list[str]:
 
 
 def write_meta_tree(repo: Repo, *, manifest: str, overlay_tar: str | None,
-                    stages: list[tuple[int, str, int, bytes]], raw: list[tuple[bytes, int, str]]) -> str:
+                    stages: list[tuple[int, str, int, bytes]], raw: list[tuple[bytes, int, str]],
+                    merge_msg: str | None = None) -> str:
     """Write a checkpoint's meta tree, the layout :class:`Checkpoint` reads back: the blob
     ``manifest.json``; ``overlay.tar`` when the overlay is not empty; ``stages/S/PATH`` for each
     conflict stage ``(mode, blob, S, path)``; ``raw/PATH`` for each ``(path, mode, blob)`` whose
-    bytes git's filters would not give back.  Returns the tree id."""
+    bytes git's filters would not give back; ``MERGE_MSG`` (the blob ``merge_msg``) when saved
+    mid-merge.  Returns the tree id."""
     entries: list[tuple[int, str, bytes]] = [(0o100644, manifest, b"manifest.json")]
     if overlay_tar:
         entries.append((0o100644, overlay_tar, b"overlay.tar"))
+    if merge_msg:
+        entries.append((0o100644, merge_msg, b"MERGE_MSG"))
     entries += [(mode, oid, b"stages/%d/" % stage + path) for mode, oid, stage, path in stages]
     entries += [(mode, oid, b"raw/" + path) for path, mode, oid in raw]
     return repo.mktree(entries)
