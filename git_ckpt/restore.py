@@ -640,8 +640,10 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         plan.base_from = target.base
         plan.base_note = (f"{target.id} was saved on {(target.base or '')[:12]}; HEAD {(now.base or '')[:12]} commits its files "
                           "and stays: the index is set to HEAD's tree (nothing staged), not as it was staged on that base")
-    elif (not reset_head and target.base and now.base and target.base != now.base
+    elif (not paths and not reset_head and target.base and now.base and target.base != now.base
             and target.index_tree != repo.tree_of(now.base)):
+        # (a path restore writes the named paths as saved and leaves the rest of the index on
+        # HEAD: no difference between HEAD and the base is staged, so there is nothing to say)
         plan.base_from = target.base
         plan.base_note = base_note(target, now.base, now.branch, whole=not paths)
     plan.blocked = sorted(set(plan.blocked))

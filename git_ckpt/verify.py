@@ -459,8 +459,12 @@ def select(cfg: Config, only: list[str] | None) -> list[VerifierConfig]:
     names = {v.name for v in cfg.verifier}
     for n in only:
         if n not in names:
+            from .words import suggestion
+
             known = ", ".join(sorted(names)) or "none"
-            raise NotFoundError(f"no verifier named {n!r} (configured: {known})", "git ckpt trust --show lists the verifiers")
+            near = suggestion(n, names)
+            raise NotFoundError(f"no verifier named {n!r} (configured: {known})",
+                                f"{near} git ckpt trust --show lists the verifiers" if near else "git ckpt trust --show lists the verifiers")
     return [v for v in cfg.verifier if v.name in only]
 
 

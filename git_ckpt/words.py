@@ -7,6 +7,7 @@ Every command that prints a verifier result (``verify``, ``list``, ``show``, ``l
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -40,3 +41,42 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     ``plural`` for a noun that does not just take an ``s`` (``counted(2, "entry", "entries")``).
     Human output only: ``--json`` keeps its numbers."""
     return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def did_you_mean(possibilities: list[str]) -> str:
+    """``did you mean 'save'?`` / ``did you mean 'restore' or 'report'?``: the one wording of
+    every suggestion for a mistyped name (commands, options, choices, verifiers), closest first;
+    it opens the hint line, as the suggestions for a mistyped task or checkpoint do."""
+    quoted = [repr(p) for p in possibilities]
+    return "did you mean " + (quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]) + "?"
+
+
+def _edits(a: str, b: str) -> int:
+    """The optimal-string-alignment distance of ``a`` and ``b``: insertions, deletions,
+    substitutions and swaps of two neighbours, one each (git's ``levenshtein()`` with unit
+    weights, which is what makes ``tset`` close to ``test``)."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        row = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                row[j] = min(row[j], prev2[j - 2] + 1)
+        prev2, prev = prev, row
+    return prev[-1]
+
+
+def suggestion(name: str, known: Iterable[str]) -> str | None:
+    """:func:`did_you_mean` of the (at most three) names in ``known`` close to ``name``, closest
+    first: ``difflib``'s ratio of at least 0.6, or at most two edits (one for a name of three
+    letters or fewer; a swap of neighbours is one edit), or None when none is close."""
+    import difflib
+
+    names = sorted(set(known))
+    limit = 1 if len(name) <= 3 else 2
+    scored = sorted((d, n) for n in names
+                    if (d := _edits(name, n)) <= limit or difflib.SequenceMatcher(None, name, n).ratio() >= 0.6)
+    close = [n for _d, n in scored[:3]]
+    return did_you_mean(close) if close else None
+

@@ -448,11 +448,10 @@ def default_hint(exc: CkptError, args: list[str]) -> str:
 
 
 def did_you_mean(possibilities: list[str]) -> str:
-    """``did you mean 'save'?`` / ``did you mean 'restore' or 'report'?``: the one wording of
-    every suggestion for a mistyped command or option (commands of every group, options), closest
-    first; it opens the hint line, as the suggestions for a mistyped task or checkpoint do."""
-    quoted = [repr(p) for p in possibilities]
-    return "did you mean " + (quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]) + "?"
+    """:func:`git_ckpt.words.did_you_mean`: the one wording of every suggestion."""
+    from ..words import did_you_mean as wording
+
+    return wording(possibilities)
 
 
 def click_message(exc: click.ClickException) -> tuple[str, str | None]:
@@ -469,6 +468,12 @@ def click_message(exc: click.ClickException) -> tuple[str, str | None]:
         suggestion = did_you_mean(exc.possibilities) if exc.possibilities else None
     else:
         text = exc.format_message()
+        choice = exc.param.type if isinstance(exc, click.BadParameter) and exc.param is not None else None
+        typed = re.match(r"'(.*)' is not one of ", exc.message) if isinstance(choice, click.Choice) else None
+        if typed and isinstance(choice, click.Choice):  # a mistyped choice (an agent's name): the close ones
+            from ..words import suggestion as close
+
+            suggestion = close(typed.group(1), [str(c) for c in choice.choices])
     text = re.sub(r"[ ]*[\n\t][\s]*", " ", text).strip().replace(". Choose from:", "; choose from:")
     if text[:2].istitle():  # "No such ...", "Missing ...", "Got ...": not "'--x' ..." or "SHELL ..."
         text = text[0].lower() + text[1:]

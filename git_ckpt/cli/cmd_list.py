@@ -23,11 +23,15 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
     is listed (a teammate's task names are not yours) unless --task names one.
     """
     from .. import store, views
+    from ..errors import UsageError
 
     repo = open_repo(lazy=True)  # one for-each-ref serves a listing: libgit2 loads only if needed
     prefix, shown = store.PREFIX, ""
-    if task and not remote and store.is_fetched_task(store.check_task_spec(task)):
-        remote, task = store.split_task(task)  # --task REMOTE:T is --remote REMOTE --task T
+    if task and store.is_fetched_task(store.check_task_spec(task)):
+        named, bare = store.split_task(task)  # --task REMOTE:T is --remote REMOTE --task T
+        if remote and remote != named:
+            raise UsageError(f"--remote {remote} and --task {task} name two remotes", f"git ckpt list --task {task}")
+        remote, task = named, bare
     if remote:
         prefix, shown = f"{store.REMOTE_PREFIX}{remote}/", f"{remote}:"
         all_ = all_ or not task

@@ -34,7 +34,7 @@ def command(remote: str, task: str | None, all_: bool, allow_secrets: bool, as_j
         tasks = None
     elif task:
         if store.check_task_name(task) not in known:
-            raise NotFoundError(f"task {task} has no checkpoints or ledger to push", "git ckpt task list shows the tasks")
+            raise NotFoundError(f"task {task} has no checkpoints or ledger to push", store.task_hint(repo, task, fetched=True))
         tasks = [task]
     else:
         tasks = [current] if current in known else []  # results (notes) only

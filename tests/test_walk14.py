@@ -1,0 +1,82 @@
+"""What the fourteenth new-user walkthrough of the README met, each as its kind: a path restore
+that claimed to stage HEAD's difference, a read-only listing refused as a write, names typed
+wrong without a suggestion, and agent settings meant to stay local that checkpoints saved and
+restores deleted.
+
+Real repositories, real clones of a real bare repository, the real ``git ckpt`` entry point.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ckpt, git
+from test_remote import _team
+
+
+def _saved_then_head_moved(repo):
+    (repo / "f.txt").write_text("1\n")
+    (repo / "same.txt").write_text("s\n")
+    git(repo, "add", "f.txt", "same.txt")
+    git(repo, "commit", "-qm", "A")
+    (repo / "f.txt").write_text("2\n")
+    ckpt(repo, "save", "-m", "one")
+    git(repo, "checkout", "-q", "f.txt")
+    (repo / "g.txt").write_text("g\n")
+    git(repo, "add", "g.txt")
+    git(repo, "commit", "-qm", "B")
+
+
+@pytest.mark.parametrize("flags", [[], ["--dry-run"], ["--json"], ["--dry-run", "--json"]])
+def test_a_path_restore_onto_a_moved_head_says_nothing_of_staging(repo, flags):
+    """A path restore writes the named paths as saved and leaves the rest of the index on HEAD:
+    the whole-restore note ("the restored index stages the difference") is not true of it."""
+    _saved_then_head_moved(repo)
+    res = ckpt(repo, "restore", *flags, "default/1", "--", "f.txt")
+    if "--json" in flags:
+        assert res.json()["result"]["plan"]["base_differs"] is None
+    else:
+        assert "stages the difference" not in res.out and "note:" not in res.out, res.out
+    if "--dry-run" not in flags:
+        assert (repo / "f.txt").read_text() == "2\n"
+        assert git(repo, "status", "--porcelain") == b" M f.txt\n"
+    # nothing to restore: still no note
+    res = ckpt(repo, "restore", "default/1", "--", "same.txt")
+    assert res.out == "same.txt already matches default/1; nothing to restore\n"
+    # the whole restore says it, as before
+    assert "the restored index stages the difference" in ckpt(repo, "restore", "default/1", "--dry-run").out
+
+
+@pytest.mark.parametrize("args", [
+    ["--remote", "origin", "--task", "origin:t"],
+    ["--task", "origin:t"],
+    ["--remote", "origin", "--task", "t"],
+])
+def test_a_fetched_task_is_listed_however_it_is_named(tmp_path, args):
+    _bare, alice, bob = _team(tmp_path)
+    ckpt(alice, "task", "start", "t")
+    (alice / "a").write_text("a\n")
+    ckpt(alice, "save", "-m", "one")
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    rows = ckpt(bob, "list", *args, "--json").json()["result"]
+    assert [r["id"] for r in rows] == ["origin:t/1"]
+    res = ckpt(bob, "list", "--remote", "upstream", "--task", "origin:t", rc=2)
+    assert res.err == "error: --remote upstream and --task origin:t name two remotes\nhint: git ckpt list --task origin:t\n"
+
+
+@pytest.mark.parametrize("args,rc,hint", [
+    (["verify", "--only", "tset"], 4, "hint: did you mean 'tests'? git ckpt trust --show lists the verifiers\n"),
+    (["verify", "--only", "lnt"], 4, "hint: did you mean 'lint'? git ckpt trust --show lists the verifiers\n"),
+    (["verify", "--only", "zzzz"], 4, "hint: git ckpt trust --show lists the verifiers\n"),
+    (["agent", "install", "claude", "--print"], 2, "hint: did you mean 'claude-code'? git ckpt agent install -h shows the usage\n"),
+    (["agent", "install", "gemni", "--print"], 2, "hint: did you mean 'gemini' or 'generic'? git ckpt agent install -h shows the usage\n"),
+    (["push", "--task", "dfault"], 4, "hint: did you mean default? git ckpt list --all shows every checkpoint\n"),
+])
+def test_a_mistyped_name_gets_a_suggestion(repo, args, rc, hint):
+    git(repo, "config", "ckpt.verifier.tests.command", "true")
+    git(repo, "config", "ckpt.verifier.lint.command", "true")
+    (repo / "f.txt").write_text("1\n")
+    ckpt(repo, "save", "-m", "one")
+    res = ckpt(repo, *args, rc=rc)
+    assert res.err.endswith(hint) and res.err.count("\n") == 2, res.err
