@@ -336,8 +336,26 @@ def install(repo: Repo, agent: str, *, local: bool = False) -> dict[str, Any]:
     rec["written_sha256"] = hashlib.sha256(data).hexdigest()
     records[rel] = rec
     _write_records(repo, records)  # the record first: a crash leaves something uninstall can use
+    _exclude_local(repo, records)
     store.atomic_write(path, data, mode)  # the file keeps its permissions
     return result
+
+
+LOCAL_BEGIN = "# >>> git-ckpt agent settings kept local (git ckpt agent uninstall removes this block)"
+LOCAL_END = "# <<< git-ckpt agent settings"
+
+
+def _exclude_local(repo: Repo, records: dict[str, Any]) -> list[str]:
+    """Keep the local settings files hooks are installed into (``--local``: Claude Code's
+    ``.claude/settings.local.json``, which the agent itself keeps out of git) ignored through
+    git ckpt's block of ``info/exclude`` (:mod:`git_ckpt.exclude`): untracked, every checkpoint
+    held them and a restore of one saved before the install deleted them, silently switching
+    the agent's hooks off.  The block lists exactly the local files of ``records``."""
+    from .exclude import pattern, set_block
+
+    local = sorted(rel for rel, rec in records.items()
+                   if rec.get("agent") in SPECS and SPECS[rec["agent"]].local_path == rel)
+    return set_block(repo, LOCAL_BEGIN, LOCAL_END, [pattern(rel) for rel in local])
 
 
 def hooks_off(repo: Repo, agent: str, known: dict[str, Any] | None = None) -> str | None:
@@ -400,6 +418,7 @@ def uninstall(repo: Repo, agent: str, *, local: bool | None = None) -> list[dict
     for rel in rels:
         del records[rel]
     _write_records(repo, records)
+    _exclude_local(repo, records)
     if not records:
         try:
             shim_path(repo).unlink()
@@ -463,10 +482,18 @@ def _uninstall_one(repo: Repo, spec: Spec, rel: str, rec: dict[str, Any]) -> dic
 
 
 def status(repo: Repo) -> list[dict[str, Any]]:
-    """What ``install`` recorded in this worktree: one row per settings file."""
-    return [{"path": rel, "agent": rec.get("agent"), "events": sorted({a["event"] for a in rec.get("added", [])}),
-             "intact": (repo.workdir / rel).exists() and hashlib.sha256((repo.workdir / rel).read_bytes()).hexdigest() == rec.get("written_sha256")}
-            for rel, rec in sorted(_read_records(repo).items())]
+    """What ``install`` recorded in this worktree: one row per settings file, ``{"path",
+    "agent", "events", "state": "intact" (the bytes install wrote) | "edited" | "gone" (deleted
+    since), "intact": bool, "local": bool}``, ordered by path."""
+    rows = []
+    for rel, rec in sorted(_read_records(repo).items()):
+        path = repo.workdir / rel
+        state = ("gone" if not path.is_file() else
+                 "intact" if hashlib.sha256(path.read_bytes()).hexdigest() == rec.get("written_sha256") else "edited")
+        spec = SPECS.get(str(rec.get("agent")))
+        rows.append({"path": rel, "agent": rec.get("agent"), "events": sorted({a["event"] for a in rec.get("added", [])}),
+                     "state": state, "intact": state == "intact", "local": spec is not None and spec.local_path == rel})
+    return rows
 
 
 # ------------------------------------------------------------------------------ the hook itself

@@ -46,7 +46,8 @@ def test_install_merges_keeping_every_key_and_uninstall_restores_bytes(repo):
     assert ckpt(repo, "agent", "install", "claude-code").out == "already installed in .claude/settings.json: PreCompact, Stop, SessionStart\n"
     assert path.read_bytes() == written
     assert ckpt(repo, "agent", "status", "--json").json()["result"] == [
-        {"agent": "claude-code", "path": ".claude/settings.json", "events": ["PreCompact", "SessionStart", "Stop"], "intact": True}]
+        {"agent": "claude-code", "path": ".claude/settings.json", "events": ["PreCompact", "SessionStart", "Stop"],
+         "state": "intact", "intact": True, "local": False}]
     assert ckpt(repo, "agent", "uninstall", "claude-code").out == "restored .claude/settings.json to its original bytes\n"
     assert path.read_bytes() == EXISTING
     assert not (repo / ".git" / "ckpt" / "agent-install.json").exists()

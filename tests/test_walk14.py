@@ -80,3 +80,37 @@ def test_a_mistyped_name_gets_a_suggestion(repo, args, rc, hint):
     ckpt(repo, "save", "-m", "one")
     res = ckpt(repo, *args, rc=rc)
     assert res.err.endswith(hint) and res.err.count("\n") == 2, res.err
+
+
+def test_agent_local_settings_are_kept_out_of_checkpoints_and_restores(repo):
+    """`agent install claude-code --local`: the local settings file is ignored through git
+    ckpt's block of info/exclude, so no checkpoint holds it, no restore deletes it and no gate
+    asks for it; uninstall puts info/exclude back byte for byte."""
+    exclude = repo / ".git/info/exclude"
+    original = exclude.read_bytes()
+    (repo / "f.txt").write_text("1\n")
+    ckpt(repo, "save", "-m", "before")
+    ckpt(repo, "agent", "install", "claude-code", "--local")
+    settings = repo / ".claude/settings.local.json"
+    written = settings.read_bytes()
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == b"?? f.txt\n"
+    assert exclude.read_bytes() == original + (
+        b"# >>> git-ckpt agent settings kept local (git ckpt agent uninstall removes this block)\n"
+        b"/.claude/settings.local.json\n# <<< git-ckpt agent settings\n")
+    (repo / "f.txt").write_text("2\n")
+    ckpt(repo, "save", "-m", "after")
+    assert b".claude" not in git(repo, "ls-tree", "-r", "--name-only", "refs/ckpt/default/2")
+    assert b".claude" not in git(repo, "ls-tree", "-r", "--name-only", "refs/ckpt/default/2^3")
+    assert ".claude" not in ckpt(repo, "restore", "default/1", "--dry-run").out
+    ckpt(repo, "restore", "default/1")
+    assert settings.read_bytes() == written
+    rows = ckpt(repo, "agent", "status", "--json").json()["result"]
+    assert [(r["path"], r["state"], r["local"]) for r in rows] == [(".claude/settings.local.json", "intact", True)]
+    settings.unlink()
+    assert ckpt(repo, "agent", "status").out == (
+        "claude-code: .claude/settings.local.json (PreCompact, SessionStart, Stop) [gone: deleted since install; "
+        "git ckpt agent install claude-code --local writes it again]\n")
+    ckpt(repo, "agent", "install", "claude-code", "--local")
+    ckpt(repo, "agent", "uninstall", "claude-code")
+    assert exclude.read_bytes() == original
+    assert not (repo / ".claude").exists()

@@ -101,7 +101,10 @@ def status_cmd(as_json: bool) -> int:
         if not rows:
             say("no agent hooks installed")
         for r in rows:
-            say(f"{r['agent']}: {r['path']} ({', '.join(r['events'])})" + ("" if r["intact"] else " [edited since install]"))
+            gone = (f" [gone: deleted since install; git ckpt agent install {r['agent']}{' --local' if r['local'] else ''} "
+                    "writes it again]")
+            say(f"{r['agent']}: {r['path']} ({', '.join(r['events'])})"
+                + {"intact": "", "edited": " [edited since install]"}.get(r["state"], gone))
 
     emit("agent status", rows, as_json, human)
     return 0

@@ -1,0 +1,60 @@
+"""Marked blocks of ``$GIT_COMMON_DIR/info/exclude`` that git ckpt owns.
+
+Files git ckpt writes into a worktree that are not meant to be committed (hook files under a
+relative ``core.hooksPath``, an agent's local settings) are untracked: every save would capture
+them and a restore of a checkpoint saved before they existed would delete them.  Listed in a
+block of ``info/exclude`` (git's per-repository ignore file, never committed), they are ignored:
+no save holds them, no restore touches them, ``git status`` does not list them.  Each owner has
+its own block, between a begin and an end line; the rest of the file is never touched.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .gitcore import Repo
+
+
+def pattern(rel: str) -> str:
+    """``rel`` (a ``/``-separated path relative to a worktree root) as a gitignore pattern
+    matching exactly it, anchored at the root: glob characters and a trailing space escaped.
+    Raises :class:`ValueError` for a path holding a control character (a newline would end the
+    pattern and start another rule)."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in rel):
+        raise ValueError(f"{rel!r} holds a control character")
+    out = "".join("\\" + c if c in "*?[\\" else c for c in rel)  # after "/": no leading # or ! to escape
+    if out.endswith(" "):
+        out = out[:-1] + "\\ "
+    return "/" + out
+
+
+def set_block(repo: Repo, begin: str, end: str, patterns: list[str]) -> list[str]:
+    """Make the block of ``info/exclude`` between the lines ``begin`` and ``end`` hold exactly
+    ``patterns`` (in order), appended at the end when absent; ``patterns`` empty removes the
+    block.  The file is rewritten atomically and only when it changes (with no block and none
+    wanted it stays byte for byte).  Returns ``patterns``."""
+    from .gitcore import read_state
+    from .store import atomic_write
+
+    path = repo.common_dir / "info" / "exclude"
+    try:
+        text = read_state(path, cap=8 << 20).decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        text = ""
+    lines = text.splitlines()
+    if begin in lines and end in lines[lines.index(begin):]:
+        start = lines.index(begin)
+        stop = lines.index(end, start)
+        if lines[start + 1:stop] == patterns:
+            return patterns  # already so
+        lines = lines[:start] + lines[stop + 1:]
+    elif not patterns:
+        return patterns
+    if patterns:
+        lines += [begin, *patterns, end]
+    new = "\n".join(lines) + ("\n" if lines else "")
+    if new != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, new.encode("utf-8", "surrogateescape"))
+    return patterns
