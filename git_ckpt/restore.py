@@ -756,10 +756,12 @@ def _read(path: Path) -> bytes | None:
 def merge_restored(repo: Repo) -> bool:
     """Whether the merge in progress is one a restore brought back (``MERGE_HEAD`` is exactly
     what restore wrote): its state is in the checkpoint it came from, so restoring or undoing
-    again loses nothing, unlike a merge the user is in the middle of."""
+    again loses nothing, unlike a merge the user is in the middle of.  A mark that is no
+    regular file restore wrote (:func:`git_ckpt.gitcore.read_state`: a symlink, directory, FIFO,
+    oversize) vouches for nothing: the merge counts as the user's."""
     try:
         mark: bytes | None = read_state(repo.git_dir / "ckpt" / MERGE_MARK, MARK_MAX)
-    except (FileNotFoundError, NotADirectoryError):
+    except (OSError, CorruptError):
         mark = None
     return mark is not None and mark == _read(repo.git_dir / "MERGE_HEAD")
 
