@@ -45,7 +45,7 @@ from typing import Any
 
 from . import store
 from .errors import CkptError, UsageError
-from .gitcore import Repo
+from .gitcore import Repo, read_state
 
 RECORD = "agent-install.json"
 SHIM = "git-ckpt"
@@ -215,8 +215,11 @@ def _write_shim(repo: Repo) -> None:
 
 
 def _read_records(repo: Repo) -> dict[str, Any]:
+    """What ``install`` recorded in this worktree (``$GIT_DIR/ckpt/agent-install.json``), {} when absent.
+    Raises :class:`CorruptError` when it is no regular file (:func:`git_ckpt.gitcore.read_state`),
+    :class:`CkptError` when it is not JSON."""
     try:
-        data = json.loads(_record_path(repo).read_bytes())
+        data = json.loads(read_state(_record_path(repo)))
     except FileNotFoundError:
         return {}
     except ValueError:

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from .errors import ConfigError
+from .errors import ConfigError, CorruptError
+from .gitcore import read_state
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from .gitcore import Repo
 
 CONFIG_FILE = ".ckpt.toml"
+CONFIG_MAX = 1 << 20  # the largest .ckpt.toml read (1 MiB, as git caps a .git file)
 DEFAULT_MAX_FILE_SIZE = 100 * 1024 * 1024
 
 # Ignored paths that must never be archived and never be touched.
@@ -312,14 +314,18 @@ def load(repo: "Repo") -> Config:
     false`` or a timeout from git config is left out and named in ``cfg.ignored``.  (``.ckpt.toml``
     is what the user trusted byte for byte; git config is writable by any process running as
     the user, ``git -c`` included, and is not part of that trust.)
+
+    Raises :class:`ConfigError` (exit 6) when ``.ckpt.toml`` is malformed, or is no regular file
+    of at most :data:`CONFIG_MAX` bytes (a symlink, directory or FIFO is not followed or opened:
+    :func:`git_ckpt.gitcore.read_state`).
     """
     path = Path(repo.workdir) / CONFIG_FILE
     try:
-        data = path.read_bytes()
+        data = read_state(path, CONFIG_MAX)
     except FileNotFoundError:
         data = b""
-    except IsADirectoryError:
-        raise ConfigError(f"{CONFIG_FILE} is a directory", "remove it or move it aside") from None
+    except CorruptError:  # a symlink, directory, FIFO, device, or more than CONFIG_MAX bytes
+        raise ConfigError(f"{CONFIG_FILE} is not a regular file of at most {CONFIG_MAX} bytes", "remove it or move it aside") from None
     cfg = decode(data) if data else Config()
     _apply_git_config(repo, cfg)
     return cfg

@@ -18,9 +18,11 @@ Exit codes (also listed in ``man git-ckpt``):
       only for an id or name the user typed (evidence specs included), never for "nothing to do"
 5     the repository is busy or mid-operation (merge/rebase in progress, ``index.lock`` held,
       an interrupted restore, a lock another ``git ckpt`` holds)
-6     malformed ``.ckpt.toml`` or ``git config ckpt.*``
+6     malformed ``.ckpt.toml`` (or one that is no regular file of at most 1 MiB), ``git config
+      ckpt.*``, or the trust store
 7     corrupt checkpoint data (manifest, overlay tar, note, ledger; a ref under refs/ckpt/ naming
-      a commit git ckpt did not make)
+      a commit git ckpt did not make); a state file under ``$GIT_DIR/ckpt/`` that is no regular
+      file (a symlink, directory, FIFO) or is over its size cap
 8     an I/O failure writing files or objects (disk full, read-only file system)
 9     the ``.ckpt.toml`` verifiers are not trusted (see ``git ckpt trust``)
 10    a remote operation failed or was refused
@@ -88,14 +90,15 @@ class BusyError(CkptError):
 
 
 class ConfigError(CkptError):
-    """Malformed ``.ckpt.toml`` or ``ckpt.*`` git config (exit 6)."""
+    """Malformed ``.ckpt.toml``, ``ckpt.*`` git config or trust store (exit 6)."""
 
     exit_code = EXIT_CONFIG
     code = "config"
 
 
 class CorruptError(CkptError):
-    """Checkpoint data that cannot be trusted: manifest, tar, note or ledger (exit 7)."""
+    """Checkpoint data that cannot be trusted: manifest, tar, note or ledger, or a state file under
+    ``$GIT_DIR/ckpt/`` that is no regular file or too large (exit 7)."""
 
     exit_code = EXIT_CORRUPT
     code = "corrupt"

@@ -1753,6 +1753,68 @@ def io_or_corrupt(exc: BaseException, what: str) -> CkptError:
     return CorruptError(f"{what}: {text}")
 
 
+STATE_MAX = 64 * 1024 * 1024  # the largest state file read_state reads by default (64 MiB)
+_STATE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+# what open(O_NOFOLLOW|O_NONBLOCK) says for a path that is no regular file: a symlink (ELOOP;
+# EMLINK on FreeBSD, EFTYPE on NetBSD), a directory (EISDIR where it cannot be opened), a socket
+# (ENXIO)
+_IRREGULAR = {errno.ELOOP, errno.EMLINK, errno.EISDIR, errno.ENXIO, getattr(errno, "EFTYPE", errno.ELOOP)}
+
+
+def read_state(path: Path, cap: int = STATE_MAX) -> bytes:
+    """The bytes of the state file ``path`` (``$GIT_DIR/ckpt/*``, ``.ckpt.toml``, the trust
+    store), read only when it is a regular file of at most ``cap`` bytes.
+
+    Anything else may have been planted or left by damage, and plain ``open()`` would follow a
+    symlink (to ``/dev/zero``, another user's file, a 10 GB file), block forever on a FIFO or read
+    a huge file into memory.  So the file is opened with ``O_NOFOLLOW | O_NONBLOCK`` (a FIFO
+    opens at once and is then refused), the open descriptor is ``fstat``-ed (no race between
+    check and read) and at most ``cap + 1`` bytes are read; the descriptor is always closed.
+    This mirrors git: ``read_gitfile_gently`` (``setup.c``) refuses a ``.git`` file that is not
+    ``S_ISREG`` or is larger than 1 MiB, and ``open_nofollow`` (``wrapper.c``, since 2.32) reads
+    ``.gitattributes``, ``.gitignore`` and ``.mailmap`` without following a symlink.
+
+    Raises :class:`FileNotFoundError` when ``path`` does not exist (callers keep their "absent
+    means the default"), :class:`CorruptError` (exit 7) ``PATH is not a regular file git-ckpt
+    wrote`` for a symlink, directory, FIFO, socket or device, and ``PATH is larger than N bytes``
+    beyond ``cap`` (hint: move it aside); any other :class:`OSError` (permission denied, a
+    parent that is not a directory) propagates unchanged.
+    """
+    try:
+        fd = os.open(path, _STATE_FLAGS)
+    except OSError as exc:
+        if exc.errno in _IRREGULAR:
+            raise _irregular_state(path) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _irregular_state(path)
+        if st.st_size > cap:
+            raise _oversize_state(path, cap)
+        chunks: list[bytes] = []
+        got = 0
+        while got <= cap:
+            chunk = os.read(fd, min(cap + 1 - got, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        if got > cap:  # it grew after fstat
+            raise _oversize_state(path, cap)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _irregular_state(path: Path) -> CorruptError:
+    return CorruptError(f"{path} is not a regular file git-ckpt wrote", "move it aside")
+
+
+def _oversize_state(path: Path, cap: int) -> CorruptError:
+    return CorruptError(f"{path} is larger than {cap} bytes", "move it aside")
+
+
 def not_found(what: str, hint: str | None = None) -> NotFoundError:
     """Shorthand for a :class:`NotFoundError`."""
     return NotFoundError(what, hint)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CkptError
-from .gitcore import Repo
+from .gitcore import Repo, read_state
 
 #: Every hook we install.  The gate hooks (pre-commit for ``git commit``, pre-merge-commit for a
 #: merge that commits by itself, pre-applypatch for ``git am``) share one script; prepare-commit-msg
@@ -124,9 +124,11 @@ def _state_path(repo: Repo) -> Path:
 
 
 def _read_state(repo: Repo) -> dict[str, bool]:
-    """Hooks directories we installed into → whether install created that directory."""
+    """Hooks directories we installed into → whether install created that directory ({} when
+    the record is absent or not JSON).  Raises :class:`CorruptError` when it is no regular file
+    (:func:`git_ckpt.gitcore.read_state`)."""
     try:
-        data = json.loads(_state_path(repo).read_text())
+        data = json.loads(read_state(_state_path(repo)))
     except (FileNotFoundError, ValueError):
         return {}
     if not isinstance(data, dict):

@@ -36,7 +36,7 @@ import msgspec
 from . import ledger, overlay, store
 from .config import Config
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, UsageError
-from .gitcore import Repo, TreeEntry, fault, git_failure, path_line
+from .gitcore import Repo, TreeEntry, fault, git_failure, path_line, read_state
 from .model import OverlayFile, encode, escape, path_display, path_from_str, path_to_str
 from .snapshot import Snapshot, already_saved, capture, kept_ignored, left_out_paths, log_if_missing, note_warned, save, set_kept_ignored
 from .store import Checkpoint
@@ -747,6 +747,7 @@ def _check_paths_exist(repo: Repo, target: Checkpoint, now: Snapshot, paths: lis
 
 
 MERGE_MARK = "MERGE_RESTORED"  # in $GIT_DIR/ckpt: the MERGE_HEAD a restore wrote
+MARK_MAX = 1 << 20  # the largest MERGE_RESTORED or last-jump read (a few ids, one task name)
 
 
 def _read(path: Path) -> bytes | None:
@@ -760,8 +761,13 @@ def _read(path: Path) -> bytes | None:
 def merge_restored(repo: Repo) -> bool:
     """Whether the merge in progress is one a restore brought back (``MERGE_HEAD`` is exactly
     what restore wrote): its state is in the checkpoint it came from, so restoring or undoing
-    again loses nothing, unlike a merge the user is in the middle of."""
-    mark = _read(repo.git_dir / "ckpt" / MERGE_MARK)
+    again loses nothing, unlike a merge the user is in the middle of.  A mark that is no
+    regular file restore wrote (:func:`git_ckpt.gitcore.read_state`: a symlink, directory, FIFO,
+    oversize) vouches for nothing: the merge counts as the user's."""
+    try:
+        mark: bytes | None = read_state(repo.git_dir / "ckpt" / MERGE_MARK, MARK_MAX)
+    except (OSError, CorruptError):
+        mark = None
     return mark is not None and mark == _read(repo.git_dir / "MERGE_HEAD")
 
 
@@ -833,9 +839,10 @@ def _journal_path(repo: Repo) -> Path:
 
 
 def read_journal(repo: Repo) -> Journal | None:
-    """The unfinished restore of this worktree, or None."""
+    """The unfinished restore of this worktree, or None.  Raises :class:`CorruptError` when the
+    journal does not decode, or is no regular file (:func:`git_ckpt.gitcore.read_state`)."""
     try:
-        data = _journal_path(repo).read_bytes()
+        data = read_state(_journal_path(repo))
     except FileNotFoundError:
         return None
     try:
@@ -1161,10 +1168,16 @@ def _last_jump_path(repo: Repo) -> Path:
 
 
 def _last_jump_task(repo: Repo) -> str | None:
+    """The task :func:`_last_jump_path` names; None when it is absent, unreadable or names no
+    valid task.  Raises :class:`CorruptError` when it is no regular file of at most
+    :data:`MARK_MAX` bytes (:func:`git_ckpt.gitcore.read_state`): something else put it there."""
     try:
-        name = _last_jump_path(repo).read_bytes().decode("utf-8").strip()
-        return store.check_task_name(name)
-    except (OSError, UnicodeDecodeError, CkptError):
+        data = read_state(_last_jump_path(repo), MARK_MAX)
+    except OSError:
+        return None
+    try:
+        return store.check_task_name(data.decode("utf-8").strip())
+    except (UnicodeDecodeError, CkptError):
         return None
 
 

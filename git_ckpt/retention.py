@@ -34,7 +34,7 @@ import msgspec
 from . import ledger, store
 from .config import Config, parse_duration, parse_size
 from .errors import CkptError, CorruptError, UsageError
-from .gitcore import Repo, fault
+from .gitcore import Repo, fault, read_state
 
 
 @dataclass
@@ -156,7 +156,7 @@ def protections(repo: Repo, *, latest: bool = True) -> dict[str, str]:
     for gd in _worktree_git_dirs(repo):
         path = gd / "ckpt" / "RESTORE"
         try:
-            data = msgspec.json.decode(path.read_bytes())
+            data = msgspec.json.decode(read_state(path))
         except FileNotFoundError:
             continue
         except msgspec.DecodeError:

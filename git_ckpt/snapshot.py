@@ -32,8 +32,8 @@ from typing import Any, Callable, Iterator, TypeVar
 from . import ledger, overlay, store
 from . import config
 from .config import Config
-from .errors import BusyError, CkptError
-from .gitcore import EMPTY_BLOB, RefConflict, Repo, fault, git_failure, ref_number
+from .errors import BusyError, CkptError, CorruptError
+from .gitcore import EMPTY_BLOB, RefConflict, Repo, fault, git_failure, read_state, ref_number
 from .model import Card, Kind, Manifest, OverlayInfo, digest, encode, path_display, path_from_str, path_to_str, row_line
 
 
@@ -285,10 +285,12 @@ def kept_ignored(repo: Repo) -> list[bytes]:
     """The paths the last restore kept because the rules of the state it left ignored them (its
     plan's ``keep … (ignored by the rules of the state left)``), still on disk.  save, status
     and diff leave them out, as ignored files, until a restore whose rules ignore them, or
-    ``git add`` (a tracked path is no longer left out)."""
+    ``git add`` (a tracked path is no longer left out).  Only a cache: a record that is no regular
+    file (:func:`git_ckpt.gitcore.read_state`) or unreadable counts as none, so those paths are
+    saved again rather than the save failing."""
     try:
-        data = (repo.git_dir / "ckpt" / KEPT_IGNORED).read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
+        data = read_state(repo.git_dir / "ckpt" / KEPT_IGNORED)
+    except (OSError, CorruptError):
         return []
     root = os.fsencode(repo.workdir)
     out = []
@@ -577,10 +579,11 @@ def left_out_paths(snap: Snapshot) -> frozenset[bytes]:
 def warned(repo: Repo, task: str) -> frozenset[bytes]:
     """The paths saves of ``task`` in this worktree already warned about (local state: a save
     that finds nothing new writes no checkpoint to record them in, and an agent saves every
-    turn); empty when unreadable."""
+    turn); empty when unreadable or no regular file (:func:`git_ckpt.gitcore.read_state`): only a
+    cache, whose loss repeats a warning."""
     try:
-        data = (repo.ckpt_dir() / (WARNED + task)).read_bytes()
-    except OSError:
+        data = read_state(repo.ckpt_dir() / (WARNED + task))
+    except (OSError, CorruptError):
         return frozenset()
     return frozenset(p for p in data.split(b"\0") if p)
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Callable
 import msgspec
 
 from .errors import CkptError, CorruptError, NotFoundError, UsageError
-from .gitcore import Repo, TreeEntry, ref_number
+from .gitcore import Repo, TreeEntry, read_state, ref_number
 from .model import MAX_EVENT, MAX_MANIFEST, Event, Manifest, decode_manifest, escape, path_display, task_name_problem
 
 if TYPE_CHECKING:
@@ -149,10 +149,15 @@ def log_ref(task: str) -> str:
 # ---------------------------------------------------------------------------- current task
 
 
+TASK_MAX = 4096  # the largest $GIT_DIR/ckpt/TASK read (a task name is far shorter)
+
+
 def current_task(repo: Repo) -> str:
-    """The task named in ``$GIT_DIR/ckpt/TASK`` (per worktree), or ``default``."""
+    """The task named in ``$GIT_DIR/ckpt/TASK`` (per worktree), or ``default`` when it is absent
+    or names no valid task.  Raises :class:`CorruptError` when it is not a regular file of at
+    most :data:`TASK_MAX` bytes (:func:`git_ckpt.gitcore.read_state`)."""
     try:
-        name = (repo.git_dir / "ckpt" / "TASK").read_text().strip()
+        name = read_state(repo.git_dir / "ckpt" / "TASK", TASK_MAX).decode().strip()
     except (FileNotFoundError, UnicodeDecodeError):
         return DEFAULT_TASK
     try:

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, TYPE_CHECKING
 
-from .errors import ConfigError, UntrustedError
+from .errors import ConfigError, CorruptError, UntrustedError
+from .gitcore import read_state
 
 if TYPE_CHECKING:
     from .config import Config, VerifierConfig
@@ -71,10 +72,15 @@ def _locked() -> Iterator[Path]:
 
 
 def _read(path: Path) -> dict[str, dict[str, Any]]:
+    """The trust store at ``path`` ({} when absent).  Raises :class:`ConfigError` (exit 6) when it
+    is no regular file of at most :data:`git_ckpt.gitcore.STATE_MAX` bytes
+    (:func:`git_ckpt.gitcore.read_state`), unreadable or not JSON."""
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(read_state(path))
     except FileNotFoundError:
         return {}
+    except CorruptError as exc:
+        raise ConfigError(f"the trust store {exc.message}", f"move {path} aside and run git ckpt trust again") from None
     except (ValueError, OSError):
         raise ConfigError(f"the trust store {path} is unreadable", f"remove {path} and run git ckpt trust again") from None
     return data if isinstance(data, dict) else {}

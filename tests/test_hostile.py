@@ -322,7 +322,7 @@ def test_bad_config_exit_6(repo, doc):
 
 def test_config_is_a_directory(repo):
     (repo / ".ckpt.toml").mkdir()
-    refused(repo, "save", rc=6, says=".ckpt.toml is a directory")
+    refused(repo, "save", rc=6, says=".ckpt.toml is not a regular file of at most 1048576 bytes")
 
 
 # ------------------------------------------------------------------------------- the machine
