@@ -315,49 +315,6 @@ def check_repository_format(git_dir: Path) -> None:
                 )
 
 
-STATE_MAX = 64 << 20  # bytes: the most read_state reads of a state file by default
-
-
-def read_state(path: Path, cap: int = STATE_MAX) -> bytes:
-    """The bytes of the state file ``path`` (under ``$GIT_DIR``, or the worktree's
-    ``.ckpt.toml``), read without following a symlink and without blocking on a FIFO: opened
-    ``O_NOFOLLOW|O_NONBLOCK``, ``fstat``-ed, and read only when a regular file of at most ``cap``
-    bytes.  Raises :class:`FileNotFoundError` when absent (the caller's default applies) and
-    :class:`CorruptError` (exit 7) naming ``path`` when it is a symlink, a directory, a FIFO, a
-    device or larger than ``cap``: something git-ckpt did not write.  (Git itself reads its state
-    files, ``MERGE_HEAD``, ``HEAD``, with plain ``open``; these are attacker-reachable through
-    shared or copied ``.git`` directories, so they are read more carefully here.)"""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.ENOTDIR):
-            raise CorruptError(f"{path} is not a regular file git-ckpt wrote", "move it aside") from None
-        raise
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise CorruptError(f"{path} is not a regular file git-ckpt wrote", "move it aside")
-        if st.st_size > cap:
-            raise CorruptError(f"{path} is larger than {cap} bytes", "move it aside")
-        chunks = []
-        left = cap + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        if len(data) > cap:
-            raise CorruptError(f"{path} is larger than {cap} bytes", "move it aside")
-        return data
-    finally:
-        os.close(fd)
-
-
 def ref_number(text: str) -> int | None:
     """N of a checkpoint ref's last component (``refs/ckpt/T/N``) or of an id ``T/N``: ASCII
     decimal digits, no leading zero, at most 9 digits, as ``save`` writes them; None for
