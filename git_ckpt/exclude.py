@@ -42,7 +42,9 @@ def set_block(repo: Repo, begin: str, end: str, patterns: list[str]) -> list[str
         text = read_state(path, cap=8 << 20).decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         text = ""
-    lines = text.splitlines()
+    lines = text.split("\n")  # git's lines: str.splitlines would also split (and rewrite) a user's line at \x85 or \u2028
+    if lines[-1] == "":
+        lines.pop()
     if begin in lines and end in lines[lines.index(begin):]:
         start = lines.index(begin)
         stop = lines.index(end, start)

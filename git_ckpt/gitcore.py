@@ -1369,7 +1369,7 @@ class Repo:
     def paths_in_tree(self, tree: str, paths: list[bytes]) -> set[bytes]:
         """Which of ``paths`` (worktree-relative bytes) name an entry of ``tree``; looked up
         in-process (``git ls-tree TREE -- PATH`` for the rare name that is not UTF-8)."""
-        root = self._pg[tree].peel(pygit2.Tree)
+        dirs = self._dir_cache(tree)
         found: set[bytes] = set()
         slow: list[bytes] = []
         for p in paths:
@@ -1378,14 +1378,36 @@ class Repo:
             except UnicodeDecodeError:
                 slow.append(p)
                 continue
-            try:
-                root[name]
-            except KeyError:
-                continue
-            found.add(p)
+            if self._entry_at(dirs, name) is not None:
+                found.add(p)
         if slow:
-            found |= {e.path for e in self.ls_tree(tree, *slow) if e.path in set(slow)}
+            wanted = set(slow)  # built once, not per entry listed
+            found |= {e.path for e in self.ls_tree(tree, *slow) if e.path in wanted}
         return found
+
+    def _dir_cache(self, tree: str) -> dict[str, pygit2.Tree | None]:
+        """A cache for :meth:`_entry_at`: directory path → its tree (None: not a directory)."""
+        return {"": self._pg[tree].peel(pygit2.Tree)}
+
+    def _entry_at(self, dirs: dict[str, pygit2.Tree | None], path: str) -> pygit2.Object | None:
+        """The entry at ``path`` in the tree of ``dirs`` (:meth:`_dir_cache`), or None; each
+        directory on the way is read once per cache.  ``tree[path]`` re-reads and re-parses
+        every directory on the way (libgit2 caches no large tree), so one lookup in a directory
+        of 20k files cost a parse of 20k entries: quadratic over a 20k-file restore."""
+        parent, _, name = path.rpartition("/")
+        if not name or "\0" in name or path.startswith("/"):
+            return None
+        if parent and parent not in dirs:
+            up = self._entry_at(dirs, parent)
+            dirs[parent] = (cast(pygit2.Tree, self._pg[up.id]) if up is not None and up.filemode == pygit2.enums.FileMode.TREE
+                            else None)
+        where = dirs[parent]
+        if where is None:
+            return None
+        try:
+            return where[name]
+        except KeyError:
+            return None
 
     def entry_mode(self, tree: str, path: bytes) -> int | None:
         """The mode of the entry at ``path`` in ``tree`` (``0o100644``, ``0o40000``, …) or None."""
@@ -1401,12 +1423,14 @@ class Repo:
         """``git update-index -z --index-info`` input holding the blobs of ``paths`` in ``tree``
         (so a small temporary index replaces ``git read-tree`` of the whole tree), or None when a
         path is not a UTF-8 name of a file or symlink there."""
-        root = self._pg[tree].peel(pygit2.Tree)
+        dirs = self._dir_cache(tree)
         out = []
         for p in paths:
             try:
-                entry = root[p.decode("utf-8")]
-            except (UnicodeDecodeError, KeyError):
+                entry = self._entry_at(dirs, p.decode("utf-8"))
+            except UnicodeDecodeError:
+                return None
+            if entry is None:
                 return None
             mode = entry.filemode
             if mode not in (0o100644, 0o100755, 0o120000):
@@ -1419,7 +1443,8 @@ class Repo:
         (literal: a file, or a directory and all below it).  So many paths that they would not
         fit a command line are applied to the whole listing here instead."""
         if _too_many(paths):
-            return [e for e in self.ls_tree(tree) if _under(e.path, set(paths))]
+            wanted = set(paths)  # built once, not per entry of the whole listing
+            return [e for e in self.ls_tree(tree) if _under(e.path, wanted)]
         out = self.git("ls-tree", "-r", "-z", "--full-tree", tree, "--", *paths).stdout
         entries = []
         for rec in out.split(b"\0"):

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
-from .errors import CkptError
+from .errors import CkptError, UsageError
 from .gitcore import Repo, read_state
+from .model import escape
 
 #: Every hook we install.  The gate hooks (pre-commit for ``git commit``, pre-merge-commit for a
 #: merge that commits by itself, pre-applypatch for ``git am``) share one script; prepare-commit-msg
@@ -68,7 +70,7 @@ def hooks_dir(repo: Repo) -> Path:
     """The directory git runs hooks from in ``repo``'s worktree: ``git rev-parse --git-path
     hooks`` (core.hooksPath honoured; a relative core.hooksPath is taken from the root of *this*
     worktree, as git does for hooks, so each linked worktree may have its own)."""
-    out = repo.git("rev-parse", "--git-path", "hooks").stdout.decode().rstrip("\n")
+    out = os.fsdecode(repo.git("rev-parse", "--git-path", "hooks").stdout).removesuffix("\n")  # the path as is
     path = Path(out)
     if not path.is_absolute():
         path = repo.workdir / path
@@ -78,7 +80,7 @@ def hooks_dir(repo: Repo) -> Path:
 def hooks_path_setting(repo: Repo) -> str | None:
     """The value of ``core.hooksPath`` in effect, or None."""
     proc = repo.git("config", "--get", "core.hooksPath", check=False)
-    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+    return os.fsdecode(proc.stdout).removesuffix("\n") or None if proc.returncode == 0 else None
 
 
 @dataclass
@@ -184,13 +186,39 @@ EXCLUDE_BEGIN = "# >>> git-ckpt hooks (git ckpt hooks uninstall removes this blo
 EXCLUDE_END = "# <<< git-ckpt hooks"
 
 
-def _pattern(rel: str) -> str:
-    """``rel`` (a path relative to a worktree root) as a gitignore pattern matching exactly it,
-    anchored at the root: glob characters and a trailing space escaped."""
-    out = "".join("\\" + c if c in "*?[\\" else c for c in rel)  # after "/": no leading # or ! to escape
-    if out.endswith(" "):
-        out = out[:-1] + "\\ "
-    return "/" + out
+# What may not be in a line of info/exclude: git ends a line at \n (and drops a \r before it),
+# str.splitlines (which reads the block back) also at \v, \f, \x1c-\x1e, \x85, \u2028 and
+# \u2029; and every other C0 or C1 control character or DEL, which no path should hold.
+_NOT_IN_A_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _shown(text: str) -> str:
+    """``text`` for a message: control characters and line separators as escapes, never raw."""
+    return escape(text).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def check_exclude_line(rel: str, setting: str | None) -> None:
+    """The one guard of every line git ckpt writes into ``info/exclude``: ``rel`` (the path of a
+    hooks directory inside a worktree, which ``core.hooksPath`` named) must hold no control
+    character or line separator, which would end the line and make the rest a rule of its own
+    (``.githooks\n*`` would ignore every file).  Raises :class:`UsageError` (exit 2)."""
+    if _NOT_IN_A_LINE.search(rel):
+        raise UsageError(
+            f"core.hooksPath {_shown(setting if setting is not None else rel)} is inside the worktree and its path holds a control character",
+            "choose another core.hooksPath (git config core.hooksPath DIR), then run git ckpt hooks install again",
+        )
+
+
+def _in_worktree(repo: Repo, t: Target) -> PurePath | None:
+    """``t.dir`` relative to its worktree's root when it is inside the worktree's files (a
+    relative ``core.hooksPath`` such as ``.githooks``), else None (outside, or in ``.git``)."""
+    try:
+        rel = t.dir.relative_to(t.worktree)
+    except ValueError:
+        return None  # outside the worktree: nothing there to save or restore
+    if rel.parts[:1] == (".git",) or _inside(t.dir, repo.common_dir) or _inside(t.dir, repo.git_dir):
+        return None  # .git/hooks: never part of a worktree's files
+    return rel
 
 
 def _inside(path: Path, d: Path) -> bool:
@@ -208,42 +236,23 @@ def set_excluded(repo: Repo, targets_: list[Target]) -> list[str]:
     checkpoint saved before the install, which switched the gate off without a word.  Ignored,
     no save holds them and no restore touches them (nor does ``git status`` list them).
     ``targets_`` empty removes the block.  Returns the patterns written, in order."""
+    from .exclude import pattern
+
     patterns: list[str] = []
+    setting = hooks_path_setting(repo) if targets_ else None
     for t in targets_:
-        try:
-            rel = t.dir.relative_to(t.worktree)
-        except ValueError:
-            continue  # outside the worktree: nothing there to save or restore
-        if rel.parts[:1] == (".git",) or _inside(t.dir, repo.common_dir) or _inside(t.dir, repo.git_dir):
-            continue  # .git/hooks: never part of a worktree's files
+        rel = _in_worktree(repo, t)
+        if rel is None:
+            continue
+        check_exclude_line(rel.as_posix(), setting)
         for name in HOOKS:
             for n in (name, f"{name}.legacy"):
-                p = _pattern((rel / n).as_posix())
+                p = pattern((rel / n).as_posix())
                 if p not in patterns:
                     patterns.append(p)
-    path = repo.common_dir / "info" / "exclude"
-    try:
-        text = path.read_text(encoding="utf-8", errors="surrogateescape")
-    except FileNotFoundError:
-        text = ""
-    lines = text.splitlines()
-    if EXCLUDE_BEGIN in lines and EXCLUDE_END in lines[lines.index(EXCLUDE_BEGIN):]:
-        start = lines.index(EXCLUDE_BEGIN)
-        end = lines.index(EXCLUDE_END, start)
-        if lines[start + 1:end] == patterns:
-            return patterns  # already so
-        lines = lines[:start] + lines[end + 1:]
-    elif not patterns:
-        return patterns  # no block, none wanted: the file stays byte for byte
-    if patterns:
-        lines += [EXCLUDE_BEGIN, *patterns, EXCLUDE_END]
-    new = "\n".join(lines) + ("\n" if lines else "")
-    if new != text:
-        from .store import atomic_write
+    from .exclude import set_block
 
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, new.encode("utf-8", "surrogateescape"))
-    return patterns
+    return set_block(repo, EXCLUDE_BEGIN, EXCLUDE_END, patterns)
 
 
 def install(repo: Repo, python: str | None = None, since: str | None = None) -> dict[str, Any]:
@@ -264,6 +273,8 @@ def install(repo: Repo, python: str | None = None, since: str | None = None) -> 
     all_targets = targets(repo)
     dirs: list[Path] = []
     for t in all_targets:
+        if (rel := _in_worktree(repo, t)) is not None:
+            check_exclude_line(rel.as_posix(), setting)  # before anything is written
         _check_dir(t, setting)
         if t.dir not in dirs:
             dirs.append(t.dir)

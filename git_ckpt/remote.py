@@ -368,8 +368,8 @@ def _remove_stale_stages(repo: Repo) -> None:
     """Delete staging refs left by a push that was killed (their process is gone)."""
     stale = []
     for name, oid in repo.refs_under(STAGE_PREFIX).items():
-        owner = name[len(STAGE_PREFIX):].split("/", 1)[0].split("-", 1)[0]
-        if owner.isdigit() and not _alive(int(owner)):
+        pid = ref_number(name[len(STAGE_PREFIX):].split("/", 1)[0].split("-", 1)[0])  # as _push names it: PID-TOKEN
+        if pid is not None and not _alive(pid):
             stale.append((name, None, oid))
     if stale:
         try:

@@ -20,6 +20,7 @@ Every step is idempotent, so an interrupted restore is finished by running it ag
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import errno
 import os
@@ -388,7 +389,8 @@ class Fingerprints:
         one ``git hash-object --stdin-paths`` (clean filters applied), the rest one by one."""
         overlay_paths = {path_from_str(f.path) for f in (self.now.overlay_info.files if self.now.overlay_info else [])}
         batch = [p for p in present if p not in overlay_paths and (st := self.stats[p]) is not None and stat.S_ISREG(st[0])]
-        changed = [p for p in present if p not in set(batch) and not _content_matches(self.repo, self.now, p)]
+        in_batch = set(batch)
+        changed = [p for p in present if p not in in_batch and not _content_matches(self.repo, self.now, p)]
         if batch:
             oids = self.repo.git("hash-object", "--stdin-paths", input=b"".join(map(path_line, batch))).stdout.split()
             listed = self.repo.ls_tree(self.now.tree, *batch) if len(batch) <= 500 else self.repo.ls_tree(self.now.tree)
@@ -500,10 +502,12 @@ def _left_ignored(repo: Repo, target: Checkpoint, now: Snapshot, changes: list[A
         found |= {p for p in listed if p}
     overlay_paths = set(cur) | set(tgt)
     written = set(plan.write) | set(plan.blocked)
+    decided = sorted(overlay_paths | written)  # once: a directory is looked up by bisection
 
     def handled(p: bytes) -> bool:  # the overlay or the target's own files decide these
         if p.endswith(b"/"):
-            return any(o.startswith(p) for o in overlay_paths | written)
+            i = bisect.bisect_left(decided, p)
+            return i < len(decided) and decided[i].startswith(p)
         return p in overlay_paths or p in written
 
     cand = sorted(p for p in found if _under(p.rstrip(b"/"), paths) and not handled(p))
@@ -555,12 +559,14 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
     absent = {path_from_str(p) for p in target.manifest.skip_worktree_absent}
     if absent:
         plan.write = [p for p in plan.write if p not in absent]
-        cand = [p for p in sorted(absent) if _under(p, paths) and p not in plan.delete and os.path.lexists(os.path.join(root, p))]
+        deleting = set(plan.delete)
+        cand = [p for p in sorted(absent) if _under(p, paths) and p not in deleting and os.path.lexists(os.path.join(root, p))]
         if cand:  # on disk now and held by the current snapshot (so saved): it goes
             held = repo.paths_in_tree(now.tree, cand) | set(now.skip_worktree)
             plan.delete += [p for p in cand if p in held]
     # files absent now under skip-worktree that the target has on disk come back
-    back = [p for p in now.skip_absent if p not in absent and p not in plan.write and _under(p, paths)]
+    writing = set(plan.write)
+    back = [p for p in now.skip_absent if p not in absent and p not in writing and _under(p, paths)]
     if back:
         plan.write += sorted(p for p in repo.paths_in_tree(target.tree, back) if repo.entry_mode(target.tree, p) != GITLINK)
     # A sparse checkout: tracked files outside the cone are never written (git keeps them
@@ -573,15 +579,18 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
             plan.sparse_index_changes = {c.path for c in repo.diff_trees(now.index_tree, target.index_tree, plan.sparse_skipped)}
             plan.write = [p for p in plan.write if p not in outside]
             held = repo.paths_in_tree(now.tree, [p for p in outside if os.path.lexists(os.path.join(root, p))])
-            plan.delete += sorted(p for p in held if p not in plan.delete)
+            deleting = set(plan.delete)
+            plan.delete += sorted(p for p in held if p not in deleting)
     target_raw = _raw_map(repo, target)
     now_raw = {p for p, _m, _o in now.raw}
     written = set(plan.write)
     for p in sorted(now_raw - set(target_raw)):
         if _under(p, paths) and p not in written and repo.paths_in_tree(target.tree, [p]):
             plan.write.append(p)
+            written.add(p)
+    skipped = set(plan.sparse_skipped)
     for p, e in sorted(target_raw.items()):  # validated by Checkpoint.raw_entries
-        if _under(p, paths) and p not in plan.sparse_skipped and (p in set(plan.write) or not _same_bytes(repo, p, e.oid)):
+        if _under(p, paths) and p not in skipped and (p in written or not _same_bytes(repo, p, e.oid)):
             plan.raw_write.append(p)
     target.stage_entries()  # a malformed stages/ tree is refused before anything is written
     # overlay
@@ -597,8 +606,12 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
     for p in plan.overlay_write:
         plan.blocked += _in_the_way(root, p, removed, saved=p in cur)
     # an untracked file (saved) where overlay content goes is replaced by it: one action, a write
-    plan.delete = [p for p in plan.delete if p not in set(plan.overlay_write)]
-    same = _already_there(repo, target.tree, [p for p in plan.blocked if p in set(plan.write)])
+    # (each list made a set once: a list's ``in`` inside a loop is quadratic on a 20k-file tree;
+    # the deletions deduplicated in their order)
+    overlay_written = set(plan.overlay_write)
+    plan.delete = [p for p in dict.fromkeys(plan.delete) if p not in overlay_written]
+    writing = set(plan.write)
+    same = _already_there(repo, target.tree, [p for p in plan.blocked if p in writing])
     if same:  # an unsaved (ignored) file that already holds exactly the target's content: nothing to do
         plan.blocked = [p for p in plan.blocked if p not in same]
         plan.write = [p for p in plan.write if p not in same]
@@ -976,10 +989,11 @@ def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprint
         prints.stats[p] = None  # gone by our hand: a write there later expects nothing
     fault("restore.after-delete")
     if plan.write:
+        protected = cwd_dirs(root)
         for p in plan.write:  # a directory may have to give way to a file: only an empty one
             full = os.path.join(root, p)
             with contextlib.suppress(OSError):
-                if stat.S_ISDIR(os.lstat(full).st_mode) and p not in cwd_dirs(root):
+                if stat.S_ISDIR(os.lstat(full).st_mode) and p not in protected:
                     for dirpath, _dirs, _files in os.walk(full, topdown=False):
                         with contextlib.suppress(OSError):
                             os.rmdir(dirpath)
@@ -1018,8 +1032,9 @@ def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprint
     fault("restore.after-write")
     if plan.raw_write:
         raw = _raw_map(repo, target)
+        writing = set(plan.write)
         for p in plan.raw_write:
-            if p not in plan.write:
+            if p not in writing:
                 check(p)
             if _same_bytes(repo, p, raw[p].oid):
                 continue
@@ -1101,7 +1116,8 @@ def _apply_index(repo: Repo, target: Checkpoint, paths: list[bytes] | None, now:
         root = os.fsencode(repo.workdir)
         entries = [e.path for e in repo.ls_tree(target.index_tree) if _under(e.path, paths)]
         skip = sorted(set(skip) | {p for p in repo.outside_sparse_cone(target.index_tree, entries) if not os.path.lexists(os.path.join(root, p))})
-    unskip = [p for p in now.skip_worktree if p not in set(skip) and _under(p, paths)]
+    skipping = set(skip)
+    unskip = [p for p in now.skip_worktree if p not in skipping and _under(p, paths)]
     if unskip:  # read-tree keeps the flags of unchanged entries; clear the ones the target lacks
         repo.git("update-index", "-z", "--no-skip-worktree", "--stdin", input=b"".join(p + b"\0" for p in unskip), check=False)
     if skip:

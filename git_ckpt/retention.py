@@ -34,7 +34,7 @@ import msgspec
 from . import ledger, store
 from .config import Config, parse_duration, parse_size
 from .errors import CkptError, CorruptError, UsageError
-from .gitcore import Repo, fault, read_state
+from .gitcore import Repo, fault, read_state, ref_number
 
 
 @dataclass
@@ -236,7 +236,7 @@ def gc(
             c = movable.pop(0)
             survivors.remove(c)
             doomed.append(c)
-    doomed.sort(key=lambda c: (c.task, int(c.id.rsplit("/", 1)[1])))
+    doomed.sort(key=lambda c: (c.task, ref_number(c.id.rpartition("/")[2]) or 0))
     if not dry_run:
         # The event is written first: a crash after it leaves refs a re-run prunes; a crash
         # before it leaves everything as it was.  Never a ref gone without a record of it.

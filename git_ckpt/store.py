@@ -334,8 +334,11 @@ def fetched_elsewhere(repo: Repo, task: str) -> list[str]:
         rprefix = f"{REMOTE_PREFIX}{remote}/{task}/"
         for ref, oid in repo.refs_under(rprefix).items():
             name = ref[len(rprefix):]
+            n = ref_number(name)
+            if n is None and name not in ("log", "promoted"):
+                continue  # no checkpoint ref (``T/²``, ``T/007``, ``T/1_0``): no push sends or meets it
             mine = local.get(f"{PREFIX}{task}/{name}")
-            if mine is None and name.isdigit() and top is not None and int(name) <= top[0]:
+            if mine is None and n is not None and top is not None and n <= top[0]:
                 continue  # a number this repository gave and dropped since: never given again, never pushed
             if push_refused(repo, name, mine, oid):
                 out.append(remote)
@@ -598,7 +601,7 @@ def latest(repo: Repo, task: str) -> Checkpoint | None:
     return load(repo, oid, id=f"{task}/{n}", ref=ckpt_ref(task, n))
 
 
-_AT = re.compile(r"@(?:~(\d+))?")
+_AT = re.compile(r"@(?:~([0-9]{1,9}))?")  # ASCII digits only (``\d`` takes ``١`` too)
 
 
 def _newest_event(repo: Repo, task: str, match: Callable[[Event], bool], limit: int = 500) -> Event | None:
@@ -731,23 +734,27 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
     if not sep:
         t, rest = task, body
     if _TASK_RE.fullmatch(t or "") and ".." not in t:
-        if rest.isascii() and rest.isdigit() and len(rest) <= 9:
-            ref = f"{prefix}{t}/{int(rest)}"
+        n = ref_number(rest)
+        if n is None and (rest.isnumeric() or (rest[:2] == "@~" and rest[2:].isnumeric() and not _AT.fullmatch(rest))):
+            raise NotFoundError(f"no checkpoint {escape(spec)}: a checkpoint number is ASCII digits without a leading "
+                                "zero (T/3), and so is K in @~K (@~2)", "git ckpt list shows the checkpoints")
+        if n is not None:
+            ref = f"{prefix}{t}/{n}"
             oid = repo.read_ref(ref)
             if oid is None:
                 if not task_exists(repo, t, prefix):
-                    raise NotFoundError(f"no checkpoint {shown_prefix}{t}/{int(rest)}: there is no task {shown_prefix}{t}",
+                    raise NotFoundError(f"no checkpoint {shown_prefix}{t}/{n}: there is no task {shown_prefix}{t}",
                                         task_hint(repo, t, prefix, shown_prefix, fetched=True))
                 listing = f"git ckpt list{' --remote ' + shown_prefix[:-1] if shown_prefix else ''} --task {t} shows its checkpoints"
-                gone = _removed_how(repo, t, f"{t}/{int(rest)}") if not shown_prefix else None
+                gone = _removed_how(repo, t, f"{t}/{n}") if not shown_prefix else None
                 if gone is not None:
-                    raise NotFoundError(f"no checkpoint {t}/{int(rest)}: it was {gone} (numbers are never given again)",
+                    raise NotFoundError(f"no checkpoint {t}/{n}: it was {gone} (numbers are never given again)",
                                         f"git ckpt log --task {t} shows when; {listing}")
                 newest = highest(repo, t, prefix)
-                raise NotFoundError(f"no checkpoint {shown_prefix}{t}/{int(rest)}",
+                raise NotFoundError(f"no checkpoint {shown_prefix}{t}/{n}",
                                     f"did you mean {shown_prefix}{t}/{newest[0]} (the latest of {shown_prefix}{t})? {listing}"
                                     if newest is not None else listing)
-            return load(repo, oid, id=f"{shown_prefix}{t}/{int(rest)}", ref=ref)
+            return load(repo, oid, id=f"{shown_prefix}{t}/{n}", ref=ref)
         if rest == "promoted":
             ref = f"{prefix}{t}/promoted"
             oid = repo.read_ref(ref)

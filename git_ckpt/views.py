@@ -126,7 +126,7 @@ def listing(repo: Repo, tasks: list[str] | None, prefix: str = store.PREFIX, sho
         task, sep, last = ref[len(prefix):].partition("/") if ref.startswith(prefix) else ("", "", "")
         if sep:
             listed.setdefault(task, {})[last] = (oid, kind)
-            if kind == "commit" and size.isdigit() and int(size) <= MAX_ROW_COMMIT and ref_number(last) is not None:
+            if kind == "commit" and size.isascii() and size.isdigit() and int(size) <= MAX_ROW_COMMIT and ref_number(last) is not None:
                 wanted[oid] = None
     messages: dict[str, bytes] = {}
     for oid, kind, content in repo.iter_objects(list(wanted), MAX_ROW_COMMIT):

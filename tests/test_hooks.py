@@ -226,3 +226,64 @@ def test_hooks_inside_the_worktree_are_neither_saved_nor_deleted(repo, tmp_path,
     assert f"removed them from {wt / hooks_path} too (another worktree ran its hooks from there)\n" in out, out
     assert not (wt / hooks_path / "pre-commit").exists()
     assert exclude.read_bytes() == original
+
+
+# Every character that would end a line of info/exclude (git's \n; what str.splitlines splits at)
+# or that a terminal acts on: a core.hooksPath inside the worktree holding one is refused.
+CONTROLS = ["\n", "\r", "\t", "\x1b", "\x01", "\x7f", "\x0b", "\x1c", "\x85", "\u2028"]
+
+
+@pytest.mark.parametrize("char", CONTROLS, ids=lambda c: f"U+{ord(c):04X}")
+@pytest.mark.parametrize("shape", ["hooks{c}*", "{c}/.githooks", "tools/a{c}b/hooks"])
+def test_a_hooks_path_inside_the_worktree_with_a_control_character_is_refused(repo, char, shape):
+    """``core.hooksPath = .githooks\\n*`` (a repository-local setting) made install write the
+    exclude line ``/.githooks`` and then the rule ``*/pre-commit``, or worse: refused, exit 2,
+    the path escaped in one line, nothing written (no hooks, no info/exclude change, the gate
+    off)."""
+    value = shape.format(c=char)
+    git(repo, "config", "core.hooksPath", value)
+    exclude = repo / ".git" / "info" / "exclude"
+    before = exclude.read_bytes()
+    listing = sorted(os.listdir(repo))
+    res = ckpt(repo, "hooks", "install", rc=2)
+    shown = value.encode("unicode_escape").decode("ascii")
+    assert res.err.splitlines() == [
+        f"error: core.hooksPath {shown} is inside the worktree and its path holds a control character",
+        "hint: choose another core.hooksPath (git config core.hooksPath DIR), then run git ckpt hooks install again",
+    ], res
+    assert res.out == ""
+    assert exclude.read_bytes() == before
+    assert sorted(os.listdir(repo)) == listing
+    assert git(repo, "config", "--get", "ckpt.gate", check=False) == b""
+    res = ckpt(repo, "hooks", "install", "--json", rc=2)
+    assert res.json()["error"]["code"] == "usage"
+
+
+def test_a_hooks_path_outside_the_worktree_with_a_control_character_is_used_and_shown_escaped(repo, tmp_path):
+    """Outside the worktree nothing goes into info/exclude: the hooks are installed there, and
+    every line naming the directory shows it escaped."""
+    outside = tmp_path / "hooks\x1b[31m\ndir"
+    git(repo, "config", "core.hooksPath", str(outside))
+    exclude = repo / ".git" / "info" / "exclude"
+    before = exclude.read_bytes()
+    res = ckpt(repo, "hooks", "install")
+    assert sorted(p.name for p in outside.iterdir()) == sorted(HOOKS)
+    assert "\x1b" not in res.out + res.err and "hooks\\x1b[31m\\ndir" in res.out and "hooks\\x1b[31m\\ndir" in res.err
+    assert exclude.read_bytes() == before
+    assert "\x1b" not in ckpt(repo, "hooks", "status").out
+    ckpt(repo, "hooks", "uninstall")
+    assert not outside.exists()
+
+
+def test_install_and_uninstall_keep_a_users_exclude_lines_that_hold_line_separators(repo):
+    """info/exclude is read as git reads it, line by line at \\n: a user's pattern holding U+2028
+    or U+0085 (which str.splitlines also splits at) comes back byte for byte."""
+    exclude = repo / ".git" / "info" / "exclude"
+    mine = "/odd\u2028name\n/other\x85one\n".encode()
+    exclude.write_bytes(exclude.read_bytes() + mine)
+    before = exclude.read_bytes()
+    git(repo, "config", "core.hooksPath", ".githooks")
+    ckpt(repo, "hooks", "install")
+    assert exclude.read_bytes().startswith(before)
+    ckpt(repo, "hooks", "uninstall")
+    assert exclude.read_bytes() == before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..model import escape
 from . import emit, json_option, open_repo, say
 
 
@@ -41,10 +42,10 @@ def install_cmd(since: str | None, as_json: bool) -> int:
     res = install(repo, since=since)
 
     def human() -> None:
-        say(f"installed {', '.join(res['installed'])} in {res['dir']}")
+        say(f"installed {', '.join(res['installed'])} in {escape(res['dir'])}")
         for d in res["dirs"]:
             if d != res["dir"]:
-                say(f"installed them in {d} too (another worktree runs its hooks from there)")
+                say(f"installed them in {escape(d)} too (another worktree runs its hooks from there)")
         for name in res["legacy"]:
             say(f"kept your existing {name} hook as {name}.legacy; it runs first")
         if res["since"]:
@@ -54,7 +55,7 @@ def install_cmd(since: str | None, as_json: bool) -> int:
                 "and no restore deletes them (hooks uninstall removes those lines)")
         say("gate on: commits must match the promoted, verified checkpoint (git config ckpt.gate true)")
         if res["hooks_path"]:
-            click.echo(f"hint: core.hooksPath is set to {res['hooks_path']}; the hooks were installed there, and the setting was left alone", err=True)
+            click.echo(f"hint: core.hooksPath is set to {escape(res['hooks_path'])}; the hooks were installed there, and the setting was left alone", err=True)
 
     emit("hooks install", res, as_json, human)
     return 0
@@ -74,15 +75,15 @@ def uninstall_cmd(as_json: bool) -> int:
 
     def human() -> None:
         if not res["changed"]:
-            say(f"nothing to remove: no git ckpt hooks in {res['dir']}, and the gate is off")
+            say(f"nothing to remove: no git ckpt hooks in {escape(res['dir'])}, and the gate is off")
             return
         if res["removed"]:
-            say(f"removed {', '.join(res['removed'])} from {res['dir']}")
+            say(f"removed {', '.join(res['removed'])} from {escape(res['dir'])}")
         else:
-            say(f"no git ckpt hooks in {res['dir']}")
+            say(f"no git ckpt hooks in {escape(res['dir'])}")
         for d in res["removed_from"]:
             if d != res["dir"]:
-                say(f"removed them from {d} too (another worktree ran its hooks from there)")
+                say(f"removed them from {escape(d)} too (another worktree ran its hooks from there)")
         for name in res["restored"]:
             say(f"restored your previous {name} hook")
         say("gate off (git config ckpt.gate unset)")
@@ -101,7 +102,7 @@ def status_cmd(as_json: bool) -> int:
     res = status(repo)
 
     def human() -> None:
-        say(f"hooks directory: {res['dir']}" + (f" (core.hooksPath = {res['hooks_path']})" if res["hooks_path"] else ""))
+        say(f"hooks directory: {escape(res['dir'])}" + (f" (core.hooksPath = {escape(res['hooks_path'])})" if res["hooks_path"] else ""))
         for h in res["hooks"]:
             line = f"  {h['name']:<20} {h['state']}"
             if h["legacy"]:
@@ -113,11 +114,11 @@ def status_cmd(as_json: bool) -> int:
             say(line)
         for w in res["worktrees"]:
             if w["dir"] != res["dir"]:
-                say(f"worktree {w['worktree']}: hooks from {w['dir']}" + ("" if w["active"] else " (git ckpt hooks are not there)"))
+                say(f"worktree {escape(w['worktree'])}: hooks from {escape(w['dir'])}" + ("" if w["active"] else " (git ckpt hooks are not there)"))
         if res["active"]:
             say("gate: on (ckpt.gate = true)")
         elif res["gate"]:
-            say(f"gate: NOT active in this worktree: git runs its hooks from {res['dir']}, where the git ckpt hooks are not installed (git ckpt hooks install)")
+            say(f"gate: NOT active in this worktree: git runs its hooks from {escape(res['dir'])}, where the git ckpt hooks are not installed (git ckpt hooks install)")
         else:
             say("gate: off")
 
