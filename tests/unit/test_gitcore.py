@@ -262,19 +262,15 @@ def test_ignore_rules_judge_names_git_would_read_as_pathspec_magic(core, repo, n
 def test_lookups_of_20k_paths_are_linear(repo, core, name):
     """So many paths that they do not fit a command line (``ls_tree`` filters the whole listing,
     ``paths_in_tree`` looks non-UTF-8 names up through it): each set is built once, not once per
-    entry listed (20k x 20k: minutes).  The answers stay exact."""
-    import time
-
+    entry listed (20k x 20k: minutes; bench/ pair 2, restore on a 100k-file tree, measures the
+    speed side by side with git stash).  The answers stay exact."""
     paths = [name % (i % 7, i) for i in range(20000)]
     blob = git(repo, "hash-object", "-w", "--stdin", input=b"x\n").decode().strip()
     env = {"GIT_INDEX_FILE": str(repo / ".git" / "big-index")}
     git(repo, "update-index", "-z", "--index-info", input=b"".join(b"100644 %s\t%s\0" % (blob.encode(), p) for p in paths), env=env)
     tree = git(repo, "write-tree", env=env).decode().strip()
     asked = paths + [b"dir9/none", b"dir1"]  # over the command-line budget: the whole listing, filtered
-    started = time.monotonic()
     listed = core.ls_tree(tree, *asked)
     found = core.paths_in_tree(tree, asked)
-    took = time.monotonic() - started
     assert sorted(e.path for e in listed) == sorted(paths)
     assert found == set(paths) | {b"dir1"}
-    assert took < 12, took  # under a second; the old code took over 30s
