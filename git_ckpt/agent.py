@@ -252,6 +252,21 @@ def _load_settings(path: Path, data: bytes) -> dict[str, Any]:
     return obj
 
 
+def settings_bytes(repo: Repo, path: Path) -> bytes | None:
+    """The bytes of the agent settings file ``path`` (in the worktree: a clone's committed file,
+    attacker-shaped), or None when absent.  Read as a state file (:func:`git_ckpt.gitcore.read_state`:
+    no symlink followed, no FIFO waited on, at most :data:`MAX_SETTINGS` bytes); anything else is
+    :class:`CkptError` (exit 1) naming the file, and nothing is written."""
+    try:
+        return read_state(path, cap=MAX_SETTINGS)
+    except FileNotFoundError:
+        return None
+    except (CkptError, OSError):
+        rel = path.relative_to(repo.workdir) if path.is_relative_to(repo.workdir) else path
+        raise CkptError(f"{rel} is not a regular file of at most {MAX_SETTINGS} bytes (a symlink, a FIFO, a directory or too large)",
+                        f"replace {rel} with a regular JSON file, then run the command again") from None
+
+
 def _has_hooks(repo: Repo, records: dict[str, Any], agent: str) -> bool:
     """Whether ``agent``'s git ckpt hooks are here: installed from this clone (``records``) or in
     its settings file (a teammate's committed one included)."""
@@ -260,8 +275,8 @@ def _has_hooks(repo: Repo, records: dict[str, Any], agent: str) -> bool:
     wanted = set(commands(agent).values())
     for rel in settings_files(repo, agent):
         try:
-            hooks = json.loads((repo.workdir / rel).read_bytes()).get("hooks")
-        except (OSError, ValueError, AttributeError):
+            hooks = json.loads(settings_bytes(repo, repo.workdir / rel) or b"{}").get("hooks")
+        except (CkptError, ValueError, AttributeError):
             continue
         if isinstance(hooks, dict) and any(c in wanted for entries in hooks.values() if isinstance(entries, list)
                                            for e in entries for c in _commands_in(e)):
@@ -288,8 +303,9 @@ def install(repo: Repo, agent: str, *, local: bool = False) -> dict[str, Any]:
     path = settings_path(repo, agent, local)
     rel = str(path.relative_to(repo.workdir))
     records = _read_records(repo)
-    existed = path.exists()
-    original = path.read_bytes() if existed else b""
+    current = settings_bytes(repo, path)
+    existed = current is not None
+    original = current or b""
     mode = stat.S_IMODE(path.stat().st_mode) if existed else None
     settings = _load_settings(path, original)
     hooks = settings.get("hooks")
@@ -433,9 +449,9 @@ def uninstall(repo: Repo, agent: str, *, local: bool | None = None) -> list[dict
 def _uninstall_one(repo: Repo, spec: Spec, rel: str, rec: dict[str, Any]) -> dict[str, Any]:
     path = repo.workdir / rel
     removed = sorted({a["event"] for a in rec["added"]})
-    if not path.exists():
+    current = settings_bytes(repo, path)
+    if current is None:
         return {"path": rel, "restored": "gone", "removed": removed}
-    current = path.read_bytes()
     mode = stat.S_IMODE(path.stat().st_mode)
     if hashlib.sha256(current).hexdigest() == rec.get("written_sha256"):
         if rec["existed"]:
@@ -491,8 +507,12 @@ def status(repo: Repo) -> list[dict[str, Any]]:
     rows = []
     for rel, rec in sorted(_read_records(repo).items()):
         path = repo.workdir / rel
-        state = ("gone" if not path.is_file() else
-                 "intact" if hashlib.sha256(path.read_bytes()).hexdigest() == rec.get("written_sha256") else "edited")
+        try:
+            data = settings_bytes(repo, path)
+        except CkptError:
+            data = b""  # not a file install wrote: edited
+        state = ("gone" if data is None else
+                 "intact" if hashlib.sha256(data).hexdigest() == rec.get("written_sha256") else "edited")
         spec = SPECS.get(str(rec.get("agent")))
         rows.append({"path": rel, "agent": rec.get("agent"), "events": sorted({a["event"] for a in rec.get("added", [])}),
                      "state": state, "intact": state == "intact", "local": spec is not None and spec.local_path == rel})

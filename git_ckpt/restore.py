@@ -764,10 +764,11 @@ MARK_MAX = 1 << 20  # the largest MERGE_RESTORED or last-jump read (a few ids, o
 
 
 def _read(path: Path) -> bytes | None:
+    """``path`` (``MERGE_HEAD``) as :func:`git_ckpt.gitcore.read_state` reads it, or None when
+    absent or not a regular file of at most 1 MiB (no merge a restore wrote)."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except (FileNotFoundError, NotADirectoryError):
+        return read_state(path, cap=1 << 20)
+    except (OSError, CkptError):
         return None
 
 

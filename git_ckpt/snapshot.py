@@ -257,8 +257,8 @@ def _add_all(repo: Repo, idx: os.PathLike[str], exclude: list[bytes], sparse: bo
 def _merge_heads(repo: Repo) -> list[str]:
     """The commits in ``$GIT_DIR/MERGE_HEAD`` (a merge in progress), or []."""
     try:
-        text = (repo.git_dir / "MERGE_HEAD").read_text()
-    except (FileNotFoundError, UnicodeDecodeError):
+        text = read_state(repo.git_dir / "MERGE_HEAD", cap=1 << 20).decode()
+    except (OSError, CkptError, UnicodeDecodeError):  # absent, or nothing git wrote: no merge to keep
         return []
     return [ln.strip() for ln in text.splitlines() if re.fullmatch(r"[0-9a-f]{40,64}", ln.strip())]
 
@@ -270,8 +270,6 @@ def _merge_msg(repo: Repo) -> bytes | None:
     """``$GIT_DIR/MERGE_MSG`` (the message ``git commit`` will offer for the merge in progress), or
     None when absent, not a regular file, or over :data:`MERGE_MSG_MAX` bytes (git writes a few
     lines; anything else is not worth keeping)."""
-    from .gitcore import read_state
-
     try:
         return read_state(repo.git_dir / "MERGE_MSG", cap=MERGE_MSG_MAX)
     except (OSError, CkptError):

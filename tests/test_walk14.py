@@ -114,3 +114,31 @@ def test_agent_local_settings_are_kept_out_of_checkpoints_and_restores(repo):
     ckpt(repo, "agent", "uninstall", "claude-code")
     assert exclude.read_bytes() == original
     assert not (repo / ".claude").exists()
+
+
+@pytest.mark.parametrize("kind", ["symlink-to-dev-zero", "fifo", "directory", "too-large"])
+def test_an_agent_settings_file_that_is_no_regular_file_is_refused_not_read(repo, kind):
+    """A clone can commit .claude/settings.json as a symlink to /dev/zero (or leave a FIFO
+    there): agent install, status and a cursor install (which looks for Claude Code's hooks)
+    must neither hang nor read without bound; install refuses with one line, writing nothing."""
+    import os
+
+    settings = repo / ".claude/settings.json"
+    settings.parent.mkdir()
+    if kind == "symlink-to-dev-zero":
+        settings.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(settings)
+    elif kind == "directory":
+        settings.mkdir()
+    else:
+        settings.write_bytes(b" " * ((8 << 20) + 1))
+    before = sorted(p.name for p in repo.iterdir())
+    res = ckpt(repo, "agent", "install", "claude-code", rc=1)
+    assert res.err == (f"error: .claude/settings.json is not a regular file of at most {8 << 20} bytes (a symlink, a FIFO, "
+                       "a directory or too large)\nhint: replace .claude/settings.json with a regular JSON file, then run "
+                       "the command again\n")
+    assert sorted(p.name for p in repo.iterdir()) == before and not (repo / ".cursor").exists()
+    assert ckpt(repo, "agent", "status").out == "no agent hooks installed\n"
+    ckpt(repo, "agent", "install", "cursor")  # reads Claude Code's settings to warn of double hooks: skipped
+    assert (repo / ".cursor/hooks.json").is_file()
