@@ -1759,14 +1759,18 @@ def read_state(path: Path, cap: int = STATE_MAX) -> bytes:
     Raises :class:`FileNotFoundError` when ``path`` does not exist (callers keep their "absent
     means the default"), :class:`CorruptError` (exit 7) ``PATH is not a regular file git-ckpt
     wrote`` for a symlink, directory, FIFO, socket or device, and ``PATH is larger than N bytes``
-    beyond ``cap`` (hint: move it aside); any other :class:`OSError` (permission denied, a
-    parent that is not a directory) propagates unchanged.
+    beyond ``cap``, and ``DIR is not a directory git-ckpt made`` when a file stands where a
+    directory on the way must be (hint: move it aside); any other :class:`OSError` (permission
+    denied) propagates unchanged.
     """
     try:
         fd = os.open(path, _STATE_FLAGS)
     except OSError as exc:
         if exc.errno in _IRREGULAR:
             raise _irregular_state(path) from None
+        if exc.errno == errno.ENOTDIR:  # a file where a directory must be ($GIT_DIR/ckpt): damage
+            parent = next((p for p in Path(path).parents if os.path.lexists(p)), Path(path).parent)
+            raise CorruptError(f"{parent} is not a directory git-ckpt made", "move it aside") from None
         raise
     try:
         st = os.fstat(fd)

@@ -323,3 +323,15 @@ def test_the_kept_ignored_cache_counts_as_none(repo, tmp_path, kind):
     if kind == "symlink":
         assert outside.read_bytes() == b"notes.txt\0"
     fsck_clean(repo)
+
+
+@pytest.mark.parametrize("args", [["list"], ["save", "-m", "x"], ["status"], ["undo"], ["task", "list"]])
+def test_a_file_where_the_ckpt_directory_goes_is_damage_not_a_crash(repo, args):
+    """``$GIT_DIR/ckpt`` a regular file: every read below it met ENOTDIR (exit 70, internal
+    error).  It is named as what it is, exit 7, and nothing is written."""
+    (repo / "f.txt").write_text("1\n")
+    (repo / ".git/ckpt").write_bytes(b"not a directory\n")
+    res = run(repo, *args)
+    assert (res.rc, res.err) == (7, f"error: {repo / '.git/ckpt'} is not a directory git-ckpt made\nhint: move it aside\n")
+    assert (repo / ".git/ckpt").read_bytes() == b"not a directory\n"
+    assert git(repo, "for-each-ref", "refs/ckpt/") == b""
