@@ -216,22 +216,25 @@ def task_hint(repo: Repo, task: str, prefix: str = PREFIX, shown: str = "", *, f
     """The hint for an unknown task: "did you mean …?" when a task's name is close, else the
     tasks there are; always how to see them all.  With ``fetched`` (a command that reads fetched
     tasks too: the views, and ids, REMOTE:T/N) the fetched ``REMOTE:T`` names are among them,
-    after the local ones, and the listing named is ``git ckpt task list``, which has both."""
+    after the local ones.  The listing named is ``git ckpt task list`` (which has both) for
+    every command alike; ``git ckpt list --remote R`` for a name under a remote (``shown``)."""
     import difflib
 
     bare = _task_names(repo, prefix)
     names = [shown + n for n in bare]
     theirs = {f"{r}:{t}": t for t, remotes in fetched_tasks(repo).items() for r in remotes} if fetched and not shown else {}
-    listing = (f"git ckpt list --remote {shown[:-1]}" if shown else "git ckpt task list" if theirs else "git ckpt list --all")
+    # one listing for every unknown task name: task list (this repository's tasks, then fetched
+    # ones); a fetched REMOTE:T's is that remote's checkpoints
+    listing = f"git ckpt list --remote {shown[:-1]} shows every checkpoint" if shown else "git ckpt task list shows every task"
     close = [shown + c for c in difflib.get_close_matches(task, bare, n=3, cutoff=0.6)]
     near = difflib.get_close_matches(task, sorted(set(theirs.values())), n=3, cutoff=0.6)
     close += [spec for spec, t in theirs.items() if t in near]
     if close:
-        return f"did you mean {' or '.join(close[:3])}? {listing} shows every {'task' if theirs else 'checkpoint'}"
+        return f"did you mean {' or '.join(close[:3])}? {listing}"
     names += list(theirs)
     if names:
         more = " …" if len(names) > 5 else ""
-        return f"the tasks are {', '.join(names[:5])}{more}; {listing} shows every {'task' if theirs else 'checkpoint'}"
+        return f"the tasks are {', '.join(names[:5])}{more}; {listing}"
     return f"git ckpt fetch {shown[:-1]} brings its checkpoints" if shown else "no task has checkpoints yet; git ckpt save makes one"
 
 

@@ -300,8 +300,8 @@ def test_unknown_task_gets_did_you_mean_everywhere(repo):
     ckpt(repo, "save", "-m", "one")
     ckpt(repo, "task", "start", "docs")
     ckpt(repo, "save", "-m", "two")
-    close = "hint: did you mean fix-auth? git ckpt list --all shows every checkpoint\n"
-    far = "hint: the tasks are docs, fix-auth; git ckpt list --all shows every checkpoint\n"
+    close = "hint: did you mean fix-auth? git ckpt task list shows every task\n"
+    far = "hint: the tasks are docs, fix-auth; git ckpt task list shows every task\n"
     for args, msg in ((["restore", "fix-aut/1"], "no checkpoint fix-aut/1: there is no task fix-aut"),
                       (["show", "fix-aut/@"], "no task fix-aut"), (["diff", "fix-aut/promoted"], "no task fix-aut"),
                       (["verify", "fix-aut/1"], "no checkpoint fix-aut/1: there is no task fix-aut"),

@@ -191,7 +191,7 @@ def test_the_no_task_hint_of_a_view_names_fetched_tasks(tmp_path):
         res = ckpt(bob, *typo, rc=4)
         assert res.err.splitlines()[1] == "hint: did you mean origin:fix-add? git ckpt task list shows every task", (typo, res.err)
     res = ckpt(bob, "gc", "--task", "nosuchtask", rc=4)  # a command that writes: only local tasks
-    assert res.err.splitlines()[1] == "hint: the tasks are mine; git ckpt list --all shows every checkpoint"
+    assert res.err.splitlines()[1] == "hint: the tasks are mine; git ckpt task list shows every task"
 
 
 @pytest.mark.parametrize("how", ["save", "agent"])

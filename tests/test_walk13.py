@@ -36,7 +36,7 @@ def test_a_typo_in_a_task_name_begins_no_task(repo, args):
     res = ckpt(repo, *args, rc=4)
     name = args[2]
     near = "did you mean default? " if name == "defualt" else "the tasks are default; "
-    assert res.err == (f"error: no task {name}\nhint: {near}git ckpt list --all shows every checkpoint; "
+    assert res.err == (f"error: no task {name}\nhint: {near}git ckpt task list shows every task; "
                        f"git ckpt task start {name} begins a task of that name\n")
     assert _refs(repo) == before
     assert ckpt(repo, "task", "list", "--json").json()["result"][0]["task"] == "default"

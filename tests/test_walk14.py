@@ -71,7 +71,7 @@ def test_a_fetched_task_is_listed_however_it_is_named(tmp_path, args):
     (["verify", "--only", "zzzz"], 4, "hint: git ckpt trust --show lists the verifiers\n"),
     (["agent", "install", "claude", "--print"], 2, "hint: did you mean 'claude-code'? git ckpt agent install -h shows the usage\n"),
     (["agent", "install", "gemni", "--print"], 2, "hint: did you mean 'gemini' or 'generic'? git ckpt agent install -h shows the usage\n"),
-    (["push", "--task", "dfault"], 4, "hint: did you mean default? git ckpt list --all shows every checkpoint\n"),
+    (["push", "--task", "dfault"], 4, "hint: did you mean default? git ckpt task list shows every task\n"),
 ])
 def test_a_mistyped_name_gets_a_suggestion(repo, args, rc, hint):
     git(repo, "config", "ckpt.verifier.tests.command", "true")
