@@ -167,6 +167,8 @@ def graph_lines(tl: Timeline) -> list[str]:
     checkpoint it grew from."""
     out: list[str] = []
     last_save: str | None = None
+    # ids in one column however long (origin:fix-auth-null/12 is 24 characters)
+    width = max([18] + [len(n.id) for n in tl.nodes.values()])
     for s in tl.steps:
         time = s.at.replace("T", " ").rstrip("Z")
         if s.type == "save" and s.node in tl.nodes:
@@ -174,7 +176,7 @@ def graph_lines(tl: Timeline) -> list[str]:
             mark = "o" if n.kind == "pre-restore" else "*"
             grew = f"  (from {n.parent})" if n.parent and n.parent != last_save else ""
             gone = "  [pruned]" if n.gone else ""
-            out.append(f"{mark} {n.id:<18} {n.kind:<11} {n.message}{grew}{gone}".rstrip() + f"  {time}")
+            out.append(f"{mark} {n.id:<{width}} {n.kind:<11} {n.message}{grew}{gone}".rstrip() + f"  {time}")
             last_save = n.id
         elif s.type == "verify":
             out.append(f"|   {'pass' if s.ok else 'FAIL'}  {s.text}  {time}")

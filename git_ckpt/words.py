@@ -52,31 +52,31 @@ def did_you_mean(possibilities: list[str]) -> str:
 
 
 def _edits(a: str, b: str) -> int:
-    """The optimal-string-alignment distance of ``a`` and ``b``: insertions, deletions,
-    substitutions and swaps of two neighbours, one each (git's ``levenshtein()`` with unit
-    weights, which is what makes ``tset`` close to ``test``)."""
+    """How far the typed ``a`` is from the name ``b``, weighted as git's ``levenshtein()`` is
+    for ``help.autocorrect``: a swap of two neighbours costs 0, a letter left out (to insert) 1,
+    a wrong letter 2, an extra letter (to delete) 3 (optimal string alignment)."""
+    swap, ins, sub, dele = 0, 1, 2, 3
     prev2: list[int] = []
-    prev = list(range(len(b) + 1))
+    prev = [j * ins for j in range(len(b) + 1)]
     for i, ca in enumerate(a, 1):
-        row = [i] + [0] * len(b)
+        row = [i * dele] + [0] * len(b)
         for j, cb in enumerate(b, 1):
-            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                row[j] = min(row[j], prev2[j - 2] + 1)
+            row[j] = min(prev[j] + dele, row[j - 1] + ins, prev[j - 1] + (sub if ca != cb else 0))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb and ca != cb:
+                row[j] = min(row[j], prev2[j - 2] + swap)
         prev2, prev = prev, row
     return prev[-1]
 
 
 def suggestion(name: str, known: Iterable[str]) -> str | None:
     """:func:`did_you_mean` of the (at most three) names in ``known`` close to ``name``, closest
-    first: ``difflib``'s ratio of at least 0.6, or at most two edits (one for a name of three
-    letters or fewer; a swap of neighbours is one edit), or None when none is close."""
+    first: ``difflib``'s ratio of at least 0.6, or :func:`_edits` of at most 2 (neighbours
+    swapped, a letter or two left out, one wrong letter: ``tset`` for ``tests``), or None."""
     import difflib
 
     names = sorted(set(known))
-    limit = 1 if len(name) <= 3 else 2
     scored = sorted((d, n) for n in names
-                    if (d := _edits(name, n)) <= limit or difflib.SequenceMatcher(None, name, n).ratio() >= 0.6)
+                    if (d := _edits(name, n)) <= 2 or difflib.SequenceMatcher(None, name, n).ratio() >= 0.6)
     close = [n for _d, n in scored[:3]]
     return did_you_mean(close) if close else None
 

@@ -142,3 +142,18 @@ def test_an_agent_settings_file_that_is_no_regular_file_is_refused_not_read(repo
     assert ckpt(repo, "agent", "status").out == "no agent hooks installed\n"
     ckpt(repo, "agent", "install", "cursor")  # reads Claude Code's settings to warn of double hooks: skipped
     assert (repo / ".cursor/hooks.json").is_file()
+
+
+def test_log_graph_keeps_its_columns_for_long_fetched_ids(tmp_path):
+    _bare, alice, bob = _team(tmp_path)
+    ckpt(alice, "task", "start", "fix-auth-null")
+    for i in range(1, 11):
+        (alice / "a").write_text(f"{i}\n")
+        ckpt(alice, "save", "-m", f"step {i}")
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    saves = [ln for ln in ckpt(bob, "log", "--graph", "--task", "origin:fix-auth-null").out.splitlines() if ln.startswith("* ")]
+    assert len(saves) == 10
+    assert saves[0].startswith("* origin:fix-auth-null/1  manual      step 1  ")
+    assert saves[9].startswith("* origin:fix-auth-null/10 manual      step 10  ")
+    assert {ln.index("manual") for ln in saves} == {26}
