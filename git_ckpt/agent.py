@@ -303,6 +303,10 @@ def install(repo: Repo, agent: str, *, local: bool = False) -> dict[str, Any]:
     path = settings_path(repo, agent, local)
     rel = str(path.relative_to(repo.workdir))
     records = _read_records(repo)
+    if local:
+        from . import exclude
+
+        exclude.read(repo)  # the block goes in last: an info/exclude that cannot take it refuses first
     current = settings_bytes(repo, path)
     existed = current is not None
     original = current or b""
@@ -354,8 +358,8 @@ def install(repo: Repo, agent: str, *, local: bool = False) -> dict[str, Any]:
     rec["set_keys"] = sorted(set(rec.get("set_keys", [])) | set(set_keys))
     rec["written_sha256"] = hashlib.sha256(data).hexdigest()
     records[rel] = rec
-    _write_records(repo, records)  # the record first: a crash leaves something uninstall can use
-    _exclude_local(repo, records)
+    _exclude_local(repo, records)  # first: an info/exclude that cannot take its block refuses before anything is written
+    _write_records(repo, records)  # the record next: a crash leaves something uninstall can use
     store.atomic_write(path, data, mode)  # the file keeps its permissions
     return result
 
@@ -390,10 +394,9 @@ def hooks_off(repo: Repo, agent: str, known: dict[str, Any] | None = None) -> st
     for shown, path in places:
         obj = (known or {}).get(shown)
         if obj is None:
-            try:
-                with open(path, "rb") as fh:
-                    obj = json.loads(fh.read(MAX_SETTINGS))
-            except (OSError, ValueError, RecursionError):
+            try:  # the worktree's files as state files; the user's own (~/...) may be a symlink (dotfiles)
+                obj = json.loads(read_state(path, cap=MAX_SETTINGS, follow=shown.startswith("~/")))
+            except (OSError, CkptError, ValueError, RecursionError):
                 continue
         for key, value in spec.off:
             got = _get_dotted(obj, key) if isinstance(obj, dict) else None
@@ -429,6 +432,9 @@ def uninstall(repo: Repo, agent: str, *, local: bool | None = None) -> list[dict
         return []
     spec = SPECS[agent]
     records = _read_records(repo)
+    from . import exclude
+
+    exclude.read(repo)  # its block is updated last: one that cannot be is refused before anything is removed
     wanted = set(settings_files(repo, agent, local))
     rels = sorted(rel for rel, rec in records.items() if rec.get("agent") == agent and rel in wanted)
     if not rels:

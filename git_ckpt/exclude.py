@@ -29,19 +29,41 @@ def pattern(rel: str) -> str:
     return "/" + out
 
 
+EXCLUDE_MAX = 8 << 20  # bytes of info/exclude read
+
+
+def read(repo: Repo) -> str:
+    """The text of ``info/exclude`` ("" when absent), read as the user's file: a symlink is
+    followed (a shared exclude file is a common set-up), but what it reaches must be a regular
+    file of at most :data:`EXCLUDE_MAX` bytes (no FIFO waited on).  Raises :class:`CkptError`
+    (exit 1) naming the file otherwise.  Call it before any other write, so a command that
+    cannot update its block writes nothing."""
+    from .errors import CkptError
+    from .gitcore import read_state
+
+    path = repo.common_dir / "info" / "exclude"
+    try:
+        return read_state(path, cap=EXCLUDE_MAX, follow=True).decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return ""
+    except (CkptError, OSError):
+        raise CkptError(f"{path} is not a regular file of at most {EXCLUDE_MAX} bytes, so git ckpt cannot add its lines to it",
+                        f"make {path} a regular file (or remove it), then run the command again") from None
+
+
 def set_block(repo: Repo, begin: str, end: str, patterns: list[str]) -> list[str]:
     """Make the block of ``info/exclude`` between the lines ``begin`` and ``end`` hold exactly
     ``patterns`` (in order), appended at the end when absent; ``patterns`` empty removes the
     block.  The file is rewritten atomically and only when it changes (with no block and none
-    wanted it stays byte for byte).  Returns ``patterns``."""
-    from .gitcore import read_state
+    wanted it stays byte for byte); a symlink is written through (the file it names is
+    replaced), so a shared exclude file stays shared.  Raises as :func:`read`.  Returns
+    ``patterns``."""
+    import os
+
     from .store import atomic_write
 
     path = repo.common_dir / "info" / "exclude"
-    try:
-        text = read_state(path, cap=8 << 20).decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        text = ""
+    text = read(repo)
     lines = text.split("\n")  # git's lines: str.splitlines would also split (and rewrite) a user's line at \x85 or \u2028
     if lines[-1] == "":
         lines.pop()
@@ -58,5 +80,5 @@ def set_block(repo: Repo, begin: str, end: str, patterns: list[str]) -> list[str
     new = "\n".join(lines) + ("\n" if lines else "")
     if new != text:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, new.encode("utf-8", "surrogateescape"))
+        atomic_write(os.path.realpath(path), new.encode("utf-8", "surrogateescape"))
     return patterns

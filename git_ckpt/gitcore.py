@@ -1322,14 +1322,23 @@ class Repo:
         and the auto-detected one.  The time is now whatever ``GIT_*_DATE`` says: checkpoint
         ages (gc, list) must not move with a date exported for some other commit.  When git
         finds no identity (``user.useConfigOnly``, no domain) it is ``git-ckpt
-        <git-ckpt@localhost>``: a checkpoint is never refused for want of a name.  One ``git var``
+        <git-ckpt@localhost>``, and so is a part libgit2 cannot write (an empty e-mail, which git
+        accepts): a checkpoint is never refused for want of a name.  One ``git var``
         per kind per :class:`Repo`, cached."""
         cached = self._idents.get(who)
         if cached is None:
             proc = self.git("var", f"GIT_{who}_IDENT", check=False)
             m = re.fullmatch(rb"(.*) <([^<>]*)> \d+ [+-]\d{4}\n?", proc.stdout) if proc.returncode == 0 else None
             name, email = (m.group(1), m.group(2)) if m else (b"git-ckpt", b"git-ckpt@localhost")
-            cached = self._idents[who] = (name.decode("utf-8", "replace"), email.decode("utf-8", "replace"))
+            # git accepts an empty e-mail (user.email "" or only crud such as "." that it strips);
+            # libgit2 refuses one, and a name or e-mail it cannot take: the placeholder for that part
+            ident = (name.decode("utf-8", "replace").strip() or "git-ckpt",
+                     email.decode("utf-8", "replace").strip() or "git-ckpt@localhost")
+            try:
+                pygit2.Signature(*ident)
+            except (ValueError, pygit2.GitError):
+                ident = ("git-ckpt", "git-ckpt@localhost")
+            cached = self._idents[who] = ident
         return pygit2.Signature(*cached)
 
     def mktree(self, entries: list[tuple[int, str, bytes]]) -> Oid:
@@ -1743,7 +1752,7 @@ _STATE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBL
 _IRREGULAR = {errno.ELOOP, errno.EMLINK, errno.EISDIR, errno.ENXIO, getattr(errno, "EFTYPE", errno.ELOOP)}
 
 
-def read_state(path: Path, cap: int = STATE_MAX) -> bytes:
+def read_state(path: Path, cap: int = STATE_MAX, *, follow: bool = False) -> bytes:
     """The bytes of the state file ``path`` (``$GIT_DIR/ckpt/*``, ``.ckpt.toml``, the trust
     store), read only when it is a regular file of at most ``cap`` bytes.
 
@@ -1756,6 +1765,9 @@ def read_state(path: Path, cap: int = STATE_MAX) -> bytes:
     ``S_ISREG`` or is larger than 1 MiB, and ``open_nofollow`` (``wrapper.c``, since 2.32) reads
     ``.gitattributes``, ``.gitignore`` and ``.mailmap`` without following a symlink.
 
+    With ``follow`` a symlink is followed (a file the user owns and may keep elsewhere:
+    ``info/exclude``, ``~/.claude/settings.json``); what it reaches must still be a regular file.
+
     Raises :class:`FileNotFoundError` when ``path`` does not exist (callers keep their "absent
     means the default"), :class:`CorruptError` (exit 7) ``PATH is not a regular file git-ckpt
     wrote`` for a symlink, directory, FIFO, socket or device, and ``PATH is larger than N bytes``
@@ -1764,7 +1776,7 @@ def read_state(path: Path, cap: int = STATE_MAX) -> bytes:
     denied) propagates unchanged.
     """
     try:
-        fd = os.open(path, _STATE_FLAGS)
+        fd = os.open(path, _STATE_FLAGS & ~getattr(os, "O_NOFOLLOW", 0) if follow else _STATE_FLAGS)
     except OSError as exc:
         if exc.errno in _IRREGULAR:
             raise _irregular_state(path) from None

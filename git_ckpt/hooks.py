@@ -278,6 +278,9 @@ def install(repo: Repo, python: str | None = None, since: str | None = None) -> 
         _check_dir(t, setting)
         if t.dir not in dirs:
             dirs.append(t.dir)
+    from . import exclude
+
+    exclude.read(repo)  # its block is written last: one that cannot be is refused before any hook is
     state = _read_state(repo)
     here = all_targets[0].dir if all_targets else hooks_dir(repo)
     legacy_here: list[str] = []
@@ -326,6 +329,9 @@ def uninstall(repo: Repo) -> dict[str, Any]:
     worktree's directory; ``changed`` False: there was nothing to remove, no hook anywhere and
     the gate already off).
     """
+    from . import exclude
+
+    exclude.read(repo)  # (as install: refused before anything is removed)
     state = _read_state(repo)
     here = hooks_dir(repo)
     dirs = [here] + [t.dir for t in targets(repo)] + [Path(d) for d in state]

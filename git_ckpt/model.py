@@ -32,7 +32,8 @@ Sha256 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
 TaskName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")]
 Number = Annotated[int, msgspec.Meta(ge=1, le=MAX_NUMBER)]
 Text = Annotated[str, msgspec.Meta(max_length=MAX_TEXT)]
-Short = Annotated[str, msgspec.Meta(max_length=1024)]
+SHORT = 1024  # characters of a short free-text field (author, host, branch)
+Short = Annotated[str, msgspec.Meta(max_length=SHORT)]
 PathText = Annotated[str, msgspec.Meta(max_length=2 * MAX_PATH)]
 PathList = Annotated[list[PathText], msgspec.Meta(max_length=MAX_ITEMS)]
 _TASK_EXTRA = re.compile(r"^\d+$|\.\.|\.lock$|\.$")
@@ -93,6 +94,12 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 _CONTROL_NET = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def fit(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters (its end replaced by ``…``): for a field
+    whose reader enforces that bound, written from something unbounded (a git identity)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def escape_controls(text: str) -> str:

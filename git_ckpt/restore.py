@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import errno
+import hashlib
 import os
 import shutil
 import stat
@@ -788,22 +789,28 @@ def merge_restored(repo: Repo) -> bool:
 def set_merge_state(repo: Repo, target: Checkpoint) -> list[str]:
     """After a whole restore: bring back the ``MERGE_HEAD`` of a checkpoint saved mid-merge (its
     conflict stages are already in the index), or remove one an earlier restore wrote.  Only
-    when HEAD is the checkpoint's base (a merge state is relative to it) and the merged commits
-    exist; otherwise a warning says why not.  ``MERGE_MSG`` is the one saved with the checkpoint
-    (git's own "Merge commit 'X'" for a checkpoint saved before merge messages were kept), written
-    when absent or written by an earlier restore: a message the user is editing is kept.
-    Returns warnings."""
+    when HEAD is the checkpoint's base (a merge state is relative to it) and the merged objects
+    are commits here (as git, which calls any other MERGE_HEAD corrupt); otherwise a warning
+    says why not.  ``MERGE_MSG`` is the one saved with the checkpoint (git's own "Merge commit
+    'X'" for a checkpoint saved before merge messages were kept); it replaces only a message an
+    earlier restore wrote and nobody edited since (its sha256 is in ``ckpt/MERGE_MSG_RESTORED``):
+    a message the user wrote or is editing is never replaced nor removed.  Returns warnings."""
     import re
 
     git_dir = repo.git_dir
     heads = [h for h in target.manifest.merge_heads if isinstance(h, str) and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", h)]
     mark = git_dir / "ckpt" / MERGE_MARK
+    msg_mark = git_dir / "ckpt" / MERGE_MSG_MARK
     if not heads:
         if merge_restored(repo):
-            for name in ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE"):
+            for name in ("MERGE_HEAD", "MERGE_MODE"):
                 with contextlib.suppress(FileNotFoundError):
                     (git_dir / name).unlink()
-            mark.unlink()
+            if _msg_unedited(repo):
+                (git_dir / "MERGE_MSG").unlink()
+            for m in (mark, msg_mark):
+                with contextlib.suppress(FileNotFoundError):
+                    m.unlink()
         return []
     if repo.in_progress() and not merge_restored(repo):
         return []
@@ -811,17 +818,28 @@ def set_merge_state(repo: Repo, target: Checkpoint) -> list[str]:
     if head != target.manifest.base:
         return [f"{target.id} was saved during a merge; MERGE_HEAD was not brought back because HEAD moved since "
                 f"({reset_head_command(target, branch)} brings HEAD back too)"]
-    if not all(repo.object_exists(h) for h in heads):
+    if not all(repo.object_type(h) == "commit" for h in heads):
         return [f"{target.id} was saved during a merge of a commit this repository does not have; MERGE_HEAD was not brought back"]
     data = "".join(h + "\n" for h in heads).encode()
-    ours = merge_restored(repo)  # a MERGE_MSG there now is one an earlier restore wrote
+    replace = not (git_dir / "MERGE_MSG").exists() or (merge_restored(repo) and _msg_unedited(repo))
     store.atomic_write(git_dir / "MERGE_HEAD", data)
-    if ours or not (git_dir / "MERGE_MSG").exists():
+    if replace:
         msg = _saved_merge_msg(target)
-        store.atomic_write(git_dir / "MERGE_MSG", msg if msg is not None else
-                           ("Merge " + ", ".join(f"commit '{h}'" for h in heads) + "\n").encode())
+        msg = msg if msg is not None else ("Merge " + ", ".join(f"commit '{h}'" for h in heads) + "\n").encode()
+        store.atomic_write(git_dir / "MERGE_MSG", msg)
+        store.atomic_write(msg_mark, hashlib.sha256(msg).hexdigest().encode())
     store.atomic_write(mark, data)
     return []
+
+
+MERGE_MSG_MARK = "MERGE_MSG_RESTORED"  # in $GIT_DIR/ckpt: sha256 of the MERGE_MSG a restore wrote
+
+
+def _msg_unedited(repo: Repo) -> bool:
+    """Whether ``$GIT_DIR/MERGE_MSG`` is byte for byte the one a restore wrote (no edit since)."""
+    mark = _read(repo.git_dir / "ckpt" / MERGE_MSG_MARK)
+    msg = _read(repo.git_dir / "MERGE_MSG")
+    return mark is not None and msg is not None and hashlib.sha256(msg).hexdigest().encode() == mark
 
 
 def _saved_merge_msg(target: Checkpoint) -> bytes | None:

@@ -17,8 +17,8 @@ What is captured, and how (DESIGN.md "Storage layout", behaviour 2):
 from __future__ import annotations
 
 import contextlib
-import os
 import hashlib
+import os
 import re
 import shutil
 import stat
@@ -29,12 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
+import msgspec
+
 from . import ledger, overlay, store
 from . import config
 from .config import Config
-from .errors import BusyError, CkptError, CorruptError
+from .errors import BusyError, CkptError, CorruptError, UsageError
 from .gitcore import EMPTY_BLOB, RefConflict, Repo, fault, git_failure, read_state, ref_number
-from .model import Card, Kind, Manifest, OverlayInfo, digest, encode, path_display, path_from_str, path_to_str, row_line
+from .model import Card, Kind, Manifest, OverlayInfo, SHORT, decode_manifest, digest, encode, fit, path_display, path_from_str, path_to_str, row_line
 
 
 @dataclass
@@ -660,9 +662,9 @@ def write_checkpoint(
             number=number,
             kind=kind,
             base=snap.base,
-            branch=snap.branch,
+            branch=snap.branch if snap.branch is None or len(snap.branch) <= SHORT else None,  # (a 1 KiB ref name: none)
             created_at=ledger.now_iso(),
-            author=f"{sig.name} <{sig.email}>",
+            author=fit(f"{sig.name} <{sig.email}>", SHORT),
             host=ledger.HOST,
             message=message,
             tree=snap.tree,
@@ -684,7 +686,13 @@ def write_checkpoint(
             agent=agent,
             agent_session=agent_session,
         )
-        meta_tree = store.write_meta_tree(repo, manifest=repo.blob(encode(manifest)), overlay_tar=tar_blob,
+        data = encode(manifest)
+        try:  # what a restore will read: never write a checkpoint nothing can read back
+            decode_manifest(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise UsageError(f"nothing saved: the checkpoint's manifest would not read back ({exc})",
+                             "a message, --next or --hypothesis is at most 65536 characters") from None
+        meta_tree = store.write_meta_tree(repo, manifest=repo.blob(data), overlay_tar=tar_blob,
                                           stages=snap.stages, raw=snap.raw,
                                           merge_msg=repo.blob(snap.merge_msg) if snap.merge_msg is not None else None)
         meta_commit = repo.commit(meta_tree, [], f"ckpt meta {cid}\n")

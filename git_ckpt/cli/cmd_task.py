@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..model import escape
-from . import emit, json_option, open_repo, say
+from . import emit, json_option, open_repo, say, task_argument
 
 
 @click.group("task")
@@ -41,11 +41,13 @@ def start_cmd(name: str, goal: str | None, constraints: tuple[str, ...], accepta
 
 
 @command.command("show")
-@click.argument("name", required=False)
+@task_argument("The task (default: the current one; a fetched REMOTE:T too).")
 @json_option
-def show_cmd(name: str | None, as_json: bool) -> int:
-    """Show the card of NAME (default: the current task)."""
-    from .. import ledger, store, task
+def show_cmd(task: str | None, as_json: bool) -> int:
+    """Show the card of TASK (default: the current task)."""
+    name = task
+    from .. import ledger, store
+    from .. import task as task_mod
     from ..card import evidence_suffix, evidence_texts
 
     repo = open_repo()
@@ -70,7 +72,7 @@ def show_cmd(name: str | None, as_json: bool) -> int:
         if card.hypothesis:
             say(f"hypothesis: {e(card.hypothesis)}")
 
-    emit("task show", task.card_json(card), as_json, human)
+    emit("task show", task_mod.card_json(card), as_json, human)
     return 0
 
 
@@ -93,21 +95,22 @@ def list_cmd(as_json: bool) -> int:
 
 
 @command.command("done")
-@click.argument("name", required=False)
+@task_argument("The task (default: the current one).")
 @json_option
-def done_cmd(name: str | None, as_json: bool) -> int:
-    """Mark NAME (default: the current task) done."""
-    from .. import store, task
+def done_cmd(task: str | None, as_json: bool) -> int:
+    """Mark TASK (default: the current task) done."""
+    from .. import store
+    from .. import task as task_mod
 
     repo = open_repo()
-    name = store.existing_task(repo, name) if name else store.current_task(repo)
-    card = task.done(repo, name)
-    emit("task done", task.card_json(card), as_json, lambda: say(f"task {name} marked done"))
+    name = store.existing_task(repo, task) if task else store.current_task(repo)
+    card = task_mod.done(repo, name)
+    emit("task done", task_mod.card_json(card), as_json, lambda: say(f"task {name} marked done"))
     return 0
 
 
 @command.command("note")
-@click.argument("name", required=False)
+@task_argument("The task (default: the current one).")
 @click.option("--read", "read", multiple=True, metavar="FILE", help="A file you read (repeatable).")
 @click.option("--fact", default=None, metavar="TEXT", help="A fact you verified (needs --evidence).")
 @click.option("--evidence", "evidence", multiple=True, metavar="E",
@@ -122,17 +125,18 @@ def done_cmd(name: str | None, as_json: bool) -> int:
 @click.option("--question", "question", multiple=True, metavar="TEXT", help="An open question (repeatable).")
 @click.option("--next", "next_", default=None, metavar="TEXT", help="The next step.")
 @json_option
-def note_cmd(name: str | None, read: tuple[str, ...], fact: str | None, evidence: tuple[str, ...], decided: tuple[str, ...],
+def note_cmd(task: str | None, read: tuple[str, ...], fact: str | None, evidence: tuple[str, ...], decided: tuple[str, ...],
              failed: str | None, reason: str | None, assume: tuple[str, ...], confirm: int | None, refute: int | None,
              question: tuple[str, ...], next_: str | None, as_json: bool) -> int:
-    """Add to the card of NAME (default: the current task); one ledger event per call."""
+    """Add to the card of TASK (default: the current task); one ledger event per call."""
     import os
 
     from .. import card as card_mod
-    from .. import store, task
+    from .. import store
+    from .. import task as task_mod
 
     repo = open_repo()
-    name = store.writable_task(repo, name) if name else store.current_task(repo)
+    name = store.writable_task(repo, task) if task else store.current_task(repo)
     edit = card_mod.Edit(read=list(read), fact=fact, decided=list(decided), failed=failed, reason=reason,
                          evidence=list(evidence), assume=list(assume), confirm=confirm, refute=refute,
                          question=list(question), next=next_)
@@ -141,5 +145,5 @@ def note_cmd(name: str | None, read: tuple[str, ...], fact: str | None, evidence
     reversed_ = card_mod.reversals(ledger.card(repo, name), edit)
     rec = card_mod.note(repo, name, edit, cwd=os.getcwd())
     why = f" ({'; '.join(reversed_)}: the earlier judgement's evidence stays in git ckpt log)" if reversed_ else ""
-    emit("task note", task.card_json(rec.card), as_json, lambda: say(f"task card of {name} updated (event #{rec.event.seq}){why}"))
+    emit("task note", task_mod.card_json(rec.card), as_json, lambda: say(f"task card of {name} updated (event #{rec.event.seq}){why}"))
     return 0
