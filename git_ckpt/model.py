@@ -90,10 +90,15 @@ def _shown(text: str) -> str:
     return repr(escape(text[:120]))
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# what a terminal must not be handed raw from stored text: C0, DEL and C1 controls, and the
+# invisible format characters that reorder or hide what is shown (bidi embeddings, overrides and
+# isolates, zero-width characters, the line and paragraph separators, the BOM), the
+# "Trojan Source" set (CVE-2021-42574)
+_INVISIBLE = "\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
+_CONTROL = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
 
 
-_CONTROL_NET = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_NET = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
 
 
 def fit(text: str, limit: int) -> str:

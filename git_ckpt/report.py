@@ -13,7 +13,7 @@ from . import store
 from .errors import CkptError
 from .gitcore import EMPTY_TREE, Repo
 from .ledger import now_iso
-from .model import CardItem, path_display
+from .model import CardItem, escape_controls, path_display
 from .timeline import Step, Timeline, build
 
 STEP_X, LANE_Y, LEFT, TOP, R = 92, 74, 50, 46, 15
@@ -21,7 +21,9 @@ MAX_FILES = 200
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text if text is not None else ""), quote=True)
+    """Stored text for the page: control and invisible format characters shown as escapes (as in
+    the terminal; a raw ESC or CR in the file reaches whoever cats it) and markup escaped."""
+    return html.escape(escape_controls(str(text if text is not None else "")), quote=True)
 
 
 def _slug(cid: str) -> str:

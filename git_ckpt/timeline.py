@@ -14,16 +14,14 @@ from dataclasses import dataclass, field
 
 from . import ledger, store
 from .gitcore import Repo
-from .model import Card
+from .model import Card, escape
 from .words import result_word
 
 
 def plain(text: object) -> str:
-    """Stored text for a terminal: one line, control characters escaped."""
-    s = str(text if text is not None else "")
-    if any(ord(c) < 32 or c == "\x7f" for c in s):
-        s = s.encode("unicode_escape", "backslashreplace").decode("ascii")
-    return s
+    """Stored text for a terminal: one line, control and invisible format characters escaped
+    (:func:`git_ckpt.model.escape`)."""
+    return escape(str(text if text is not None else ""))
 
 
 @dataclass

@@ -151,3 +151,22 @@ def test_an_info_exclude_that_cannot_take_a_block_refuses_before_writing(repo, a
     assert not (repo / ".claude").exists() and not (repo / ".githooks").exists()
     assert not (repo / ".git/ckpt/agent-install.json").exists() and not (repo / ".git/ckpt/hooks.json").exists()
     assert git(repo, "config", "--get", "ckpt.gate", check=False) == b""
+
+
+BIDI = "pay\u202eredaolnwod\u202c \u2028zero\u200bwidth\u2066iso\u2069\ufeff"
+
+
+def test_invisible_format_characters_are_shown_escaped_everywhere(repo):
+    """Bidi overrides, isolates, zero-width characters and line separators in stored text
+    (a teammate's message) reorder or hide what a terminal shows (Trojan Source): escaped in
+    every view, as control characters are; the HTML page holds no raw control character."""
+    (repo / "f.txt").write_text("1\n")
+    ckpt(repo, "save", "-m", BIDI + "\x1b[2J\r")
+    want = "pay\\u202eredaolnwod\\u202c \\u2028zero\\u200bwidth\\u2066iso\\u2069\\ufeff\\x1b[2J\\r"
+    for args in (["list"], ["show", "default/1"], ["log"], ["log", "--graph"], ["handoff"]):
+        out = ckpt(repo, *args).out
+        assert not any(c in out for c in "\u202e\u202c\u2028\u200b\u2066\u2069\ufeff\x1b\r"), args
+        assert want in out or args[0] in ("log", "handoff") and args[1:] == [], (args, out)
+    page = ckpt(repo, "report", "--html", "-").out
+    assert not any(c in page for c in "\u202e\u2028\u200b\x1b\r"), "raw control in the page"
+    assert want in page
