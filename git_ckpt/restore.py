@@ -1355,19 +1355,24 @@ def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
         return RestoreResult(target.id, j.from_id, None, plan, type=j.type, warnings=warns, continued=True, paths=paths)
 
 
-def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> RestoreResult:
+def undo(repo: Repo, cfg: Config | None, *, task: str, dry_run: bool = False) -> RestoreResult:
     """Return to the state before the last restore or undo in this worktree that changed the
     state, whichever task logged it (the task that logged the newest is recorded in
     ``$GIT_DIR/ckpt/last-jump``; then ``task``'s ledger): itself a restore into ``task``, so a
     second undo goes back again; a restore to the state the worktree already held is passed
     over.  An interrupted restore is undone from its journal.
 
+    ``cfg`` None: the worktree's ``.ckpt.toml`` cannot be read, and the configuration of the
+    state undo returns to is used (:func:`git_ckpt.config.load_at`).
+
     Raises :class:`UsageError` when there is nothing to undo (nothing to act on).
     """
+    from .config import load_at
+
     j = read_journal(repo)
     if j is not None:
         target = store.load(repo, j.from_commit, id=j.from_id)
-        result = restore(repo, cfg, target, task=j.task, dry_run=dry_run, type="undo", ignore_journal=True)
+        result = restore(repo, cfg or load_at(repo, target.tree), target, task=j.task, dry_run=dry_run, type="undo", ignore_journal=True)
         if not dry_run:
             with contextlib.suppress(FileNotFoundError):
                 _journal_path(repo).unlink()
@@ -1385,7 +1390,7 @@ def undo(repo: Repo, cfg: Config, *, task: str, dry_run: bool = False) -> Restor
                     continue
                 target = store.load(repo, ev.data["from_commit"], id=ev.data["from"])
                 paths = [path_from_str(p) for p in ev.data.get("paths") or []] or None
-                return restore(repo, cfg, target, task=task, paths=paths, dry_run=dry_run, type="undo",
+                return restore(repo, cfg or load_at(repo, target.tree), target, task=task, paths=paths, dry_run=dry_run, type="undo",
                                reset_head=bool(ev.data.get("reset_head")))
     if passed_over:
         raise UsageError(f"nothing to undo: the worktree already matched {passed_over} when it was restored, "

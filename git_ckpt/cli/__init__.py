@@ -25,6 +25,7 @@ from ..errors import (
 )
 
 if TYPE_CHECKING:
+    from ..config import Config
     from ..gitcore import Repo
 
 SCHEMA = "ckpt/1"
@@ -293,6 +294,24 @@ def open_repo(lazy: bool = False) -> Repo:
     repo = Repo.discover(cwd, os.environ.get("GIT_DIR"), os.environ.get("GIT_WORK_TREE"), lazy=lazy)
     repo.on_wait = lambda holder: warn(f"waiting: {holder}")
     return repo
+
+
+def jump_config(repo: Repo, where: str) -> Config | None:
+    """The configuration for a restore or undo (``where``: the state it goes to, in words): the
+    worktree's, or None with a warning when its ``.ckpt.toml`` cannot be read, so the caller
+    uses that of the state it goes to (:func:`git_ckpt.config.load_at`): a broken
+    ``.ckpt.toml``, perhaps brought by a restore, never keeps the user from going back.  A
+    broken ``git config ckpt.*`` still raises :class:`ConfigError` (no state holds that)."""
+    from .. import config
+    from ..errors import ConfigError
+
+    try:
+        return config.load(repo)
+    except ConfigError as exc:
+        if exc.message.startswith(config.GIT_ORIGIN):
+            raise
+        warn(f"{exc.message}; using the .ckpt.toml of {where}")
+        return None
 
 
 def emit(command: str, result: Any, as_json: bool, human: Callable[[], object]) -> None:

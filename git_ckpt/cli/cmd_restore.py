@@ -98,9 +98,11 @@ def command(ckpt: str | None, paths: tuple[str, ...], dry_run: bool, reset_head:
     from ..errors import UsageError
     from ..restore import continue_restore, parse_paths, restore
 
+    from . import jump_config
+
     repo = open_repo()
-    cfg = config.load(repo)
     if cont:
+        cfg = config.load(repo)
         if ckpt or paths:
             raise UsageError("--continue takes no checkpoint or paths")
         report(continue_restore(repo, cfg), as_json, "restore")
@@ -124,6 +126,7 @@ def command(ckpt: str | None, paths: tuple[str, ...], dry_run: bool, reset_head:
         report(res, as_json, "restore")
         return 0
     rel = parse_paths(repo, paths, os.getcwd()) if paths else None
+    cfg = jump_config(repo, cp.id) or config.load_at(repo, cp.tree)
     res = restore(repo, cfg, cp, task=task, paths=rel or None, dry_run=dry_run, reset_head=reset_head, force=force)
     report(res, as_json, "restore")
     return 0

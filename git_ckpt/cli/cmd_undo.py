@@ -16,12 +16,14 @@ def command(dry_run: bool, as_json: bool) -> int:
     Undo is itself a restore, so a second undo returns to where the first started.  After an
     interrupted restore it goes back to the state saved before it.
     """
-    from .. import config, store
+    from .. import store
     from ..restore import undo
     from .cmd_restore import report
 
+    from . import jump_config
+
     repo = open_repo()
-    cfg = config.load(repo)
+    cfg = jump_config(repo, "the state undo goes back to")
     res = undo(repo, cfg, task=store.current_task(repo), dry_run=dry_run)
     report(res, as_json, "undo")
     return 0
