@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from bench_inputs import BIN, BenchError, Tree, run, timed
+from bench_inputs import BIN, TASK, BenchError, Tree, run, timed
 
 
 @dataclass
@@ -406,6 +406,9 @@ def growth(tree: Tree, s: Settings, count: int) -> dict:
     before = _dir_bytes(tree.root / ".git")
     compressed = 0
     raw = 0
+    # save --task writes into an existing task only: begin it, then go back to the bench's own
+    run(["git", "ckpt", "task", "start", "growth"], tree.root, tree.env)
+    run(["git", "ckpt", "task", "start", TASK], tree.root, tree.env)
     for j in range(count):
         for i, rel in enumerate(tree.changed):
             data = tree.originals[rel] + f"\n# growth step {j} file {i}\n".encode()
