@@ -135,7 +135,9 @@ def attempt(
     post = _save(repo, cfg, task, message or f"attempt: {shown}")
     res.after = post.id
     warned(post.warnings)
-    log(f"checkpoint saved: {post.id}" if post.created else f"checkpoint: {post.id} ({shown} changed nothing)")
+    log(f"checkpoint saved: {post.id}" if post.created else
+        f"checkpoint: {post.id} ({shown} changed nothing)" if post.id == pre.id else
+        f"checkpoint: {post.id} ({shown} left the worktree as {post.id} holds it already)")
     if interrupted:
         res.outcome = "interrupted"
         _event(repo, res)

@@ -1321,14 +1321,21 @@ class Repo:
         ``user.*`` from every config git reads (``GIT_CONFIG_GLOBAL``, includes), then ``EMAIL``
         and the auto-detected one.  The time is now whatever ``GIT_*_DATE`` says: checkpoint
         ages (gc, list) must not move with a date exported for some other commit.  When git
-        finds no identity (``user.useConfigOnly``, no domain) it is ``git-ckpt
-        <git-ckpt@localhost>``, and so is a part libgit2 cannot write (an empty e-mail, which git
+        finds no identity (an empty name, ``user.useConfigOnly``, no domain) the missing part is
+        ``git-ckpt`` / ``git-ckpt@localhost`` (an e-mail git finds is kept), and so is a part libgit2 cannot write (an empty e-mail, which git
         accepts): a checkpoint is never refused for want of a name.  One ``git var``
         per kind per :class:`Repo`, cached."""
         cached = self._idents.get(who)
         if cached is None:
-            proc = self.git("var", f"GIT_{who}_IDENT", check=False)
-            m = re.fullmatch(rb"(.*) <([^<>]*)> \d+ [+-]\d{4}\n?", proc.stdout) if proc.returncode == 0 else None
+            m = None
+            # git refuses an empty name (or finds none): then the placeholder name, with the e-mail
+            # git would use, and only when that fails too the placeholder e-mail as well
+            for env in ({}, {f"GIT_{who}_NAME": "git-ckpt"},
+                        {f"GIT_{who}_NAME": "git-ckpt", f"GIT_{who}_EMAIL": "git-ckpt@localhost"}):
+                proc = self.git("var", f"GIT_{who}_IDENT", check=False, env=env)
+                m = re.fullmatch(rb"(.*) <([^<>]*)> \d+ [+-]\d{4}\n?", proc.stdout) if proc.returncode == 0 else None
+                if m:
+                    break
             name, email = (m.group(1), m.group(2)) if m else (b"git-ckpt", b"git-ckpt@localhost")
             # git accepts an empty e-mail (user.email "" or only crud such as "." that it strips);
             # libgit2 refuses one, and a name or e-mail it cannot take: the placeholder for that part

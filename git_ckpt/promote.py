@@ -78,8 +78,8 @@ def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, rea
     passing result of this repository's own on this content, else :class:`CheckFailed` (exit 1)
     names the first missing one.  With ``force`` and an untrusted config the promotion is
     recorded as forced.  A fetched checkpoint is refused (:class:`UsageError`).  A checkpoint
-    that is already promoted is left alone (``changed`` False, no event) unless ``force`` adds
-    a forced record.
+    that is already promoted is left alone (``changed`` False, no event) unless ``force``
+    overrides something (a missing result, an untrusted config): then a forced record is added.
     """
     if not store.is_local(repo, cp):
         raise UsageError(f"{cp.id} is not a checkpoint of this repository; only local checkpoints are promoted",
@@ -123,7 +123,7 @@ def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, rea
     changed = previous != cp.commit
     if changed:
         fault("promote.after-ref")
-    elif force and not logged:
-        log_event(previous)  # promoting the promoted checkpoint again with --force records it
+    elif forced and not logged:
+        log_event(previous)  # promoting the promoted checkpoint again, forced past a requirement, records that
     gatecache.remember(repo, task=task)  # the commit gate's fast path (hooks/pre-commit)
     return PromoteResult(cp.id, cp.commit, task, previous, changed, forced, sorted(req.passed), why_forced)

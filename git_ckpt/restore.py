@@ -310,6 +310,33 @@ def _already_there(repo: Repo, tree: str, paths: list[bytes]) -> set[bytes]:
     return {p for p, oid in zip(files, oids) if want.get(p) == oid.decode()}
 
 
+def _overlay_already_there(root: bytes, tgt: dict[bytes, tuple[str, int, str]], paths: list[bytes]) -> set[bytes]:
+    """Which of ``paths`` already are the target's overlay entry (``tgt``: path → (kind, mode,
+    sha256)): a symlink to the same target, or a regular file with the same permission bits and
+    bytes (hashed in chunks)."""
+    out = set()
+    for p in paths:
+        kind, mode, digest_ = tgt[p]
+        full = os.path.join(root, p)
+        try:
+            st = os.lstat(full)
+            if kind == "symlink" and stat.S_ISLNK(st.st_mode):
+                ok = hashlib.sha256(os.readlink(full)).hexdigest() == digest_
+            elif kind == "file" and stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == mode & 0o7777:
+                h = hashlib.sha256()
+                with open(full, "rb") as fh:
+                    for chunk in iter(lambda: fh.read(1 << 20), b""):
+                        h.update(chunk)
+                ok = h.hexdigest() == digest_
+            else:
+                ok = False
+        except OSError:
+            ok = False
+        if ok:
+            out.add(p)
+    return out
+
+
 _Stat = tuple[int, int, int, int, int]  # (mode, size, mtime_ns, ctime_ns, inode)
 
 
@@ -532,7 +559,23 @@ def _left_ignored(repo: Repo, target: Checkpoint, now: Snapshot, changes: list[A
     # one an earlier restore kept that the target's rules ignore: kept for that reason, and said
     # (save left it out, so it is no deletion candidate that would say it otherwise)
     plan.kept_ignored = sorted(set(plan.kept_ignored) | {p for p in carried if p in ignored_there and p in cand})
-    return [p for p in cand if p not in ignored_there]
+    rest = [p for p in cand if p not in ignored_there]
+    # A directory git lists whole (every file in it ignored) may be ignored file by file by
+    # rules both states share (info/exclude "/d/x", the hooks block): check-ignore of "d/" says
+    # no.  Its files decide: all ignored by the target's rules too, it is no file of the state
+    # left; some, and only the others are.
+    dirs = [p for p in rest if p.endswith(b"/")]
+    if dirs:
+        inside = [f for f in repo.ignored_files(*dirs) if _under(f, paths)]
+        there = repo.ignored_under_tree(target.tree, inside) if inside else set()
+        if there:
+            for d in dirs:
+                files = [f for f in inside if f.startswith(d)]
+                if any(f in there for f in files):
+                    rest.remove(d)
+                    rest += [f for f in files if f not in there]
+            rest.sort()
+    return rest
 
 
 def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] | None, reset_head: bool = False) -> Plan:
@@ -616,6 +659,12 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
     if same:  # an unsaved (ignored) file that already holds exactly the target's content: nothing to do
         plan.blocked = [p for p in plan.blocked if p not in same]
         plan.write = [p for p in plan.write if p not in same]
+    # the same for overlay content: an ignored file the current configuration does not capture
+    # (the overlay was named by git -c at save time, say) that is already the target's file
+    same = _overlay_already_there(root, tgt, [p for p in plan.blocked if p in overlay_written])
+    if same:
+        plan.blocked = [p for p in plan.blocked if p not in same]
+        plan.overlay_write = [p for p in plan.overlay_write if p not in same]
     # index
     m = target.manifest
     plan.index_tree = target.index_tree
@@ -814,12 +863,9 @@ def set_merge_state(repo: Repo, target: Checkpoint) -> list[str]:
         return []
     if repo.in_progress() and not merge_restored(repo):
         return []
-    head, branch = repo.head()
-    if head != target.manifest.base:
-        return [f"{target.id} was saved during a merge; MERGE_HEAD was not brought back because HEAD moved since "
-                f"({reset_head_command(target, branch)} brings HEAD back too)"]
-    if not all(repo.object_type(h) == "commit" for h in heads):
-        return [f"{target.id} was saved during a merge of a commit this repository does not have; MERGE_HEAD was not brought back"]
+    problem = merge_state_problem(repo, target, heads)
+    if problem:
+        return [problem]
     data = "".join(h + "\n" for h in heads).encode()
     replace = not (git_dir / "MERGE_MSG").exists() or (merge_restored(repo) and _msg_unedited(repo))
     store.atomic_write(git_dir / "MERGE_HEAD", data)
@@ -830,6 +876,20 @@ def set_merge_state(repo: Repo, target: Checkpoint) -> list[str]:
         store.atomic_write(msg_mark, hashlib.sha256(msg).hexdigest().encode())
     store.atomic_write(mark, data)
     return []
+
+
+def merge_state_problem(repo: Repo, target: Checkpoint, heads: list[str], head: str | None = None) -> str | None:
+    """Why the merge state of ``target`` (its ``heads``) cannot be brought back with HEAD at
+    ``head`` (default: where it is), or None when it can: HEAD is not the checkpoint's base, or a
+    merged object is no commit here.  The warning a whole restore gives, and its dry run too."""
+    if head is None:
+        head = repo.head()[0]
+    if head != target.manifest.base:
+        return (f"{target.id} was saved during a merge; MERGE_HEAD is not brought back because HEAD moved since "
+                f"({reset_head_command(target, repo.head()[1])} brings HEAD back too)")
+    if not all(repo.object_type(h) == "commit" for h in heads):
+        return f"{target.id} was saved during a merge of a commit this repository does not have; MERGE_HEAD is not brought back"
+    return None
 
 
 MERGE_MSG_MARK = "MERGE_MSG_RESTORED"  # in $GIT_DIR/ckpt: sha256 of the MERGE_MSG a restore wrote
@@ -1281,7 +1341,11 @@ def restore(
         if dry_run:
             listed = repo.ls_tree(target.tree, *paths) if paths else repo.ls_tree(target.tree)
             plan.leave = max(0, len(listed) - len(set(plan.write)))
-            return RestoreResult(target.id, None, None, plan, dry_run=True, type=type, paths=paths)
+            merging = not paths and target.manifest.merge_heads and not (repo.in_progress() and not merge_restored(repo))
+            problem = merge_state_problem(repo, target, list(target.manifest.merge_heads),
+                                          target.base if reset_head else None) if merging else None
+            return RestoreResult(target.id, None, None, plan, dry_run=True, type=type, paths=paths,
+                                 warnings=[problem] if problem else [])
         if paths and plan.empty:  # nothing to write, so nothing to save, log or undo
             return RestoreResult(target.id, None, None, plan, type=type, paths=paths)
         prints = Fingerprints(repo, now, plan)  # before the save: what it holds is what is on disk

@@ -27,13 +27,14 @@ import os
 import re
 import tarfile
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 import pathspec
 
 from . import store
 from .config import SECRET_PATTERNS
+from .errors import CkptError
 from .gitcore import OID_HEX, Repo
 from .model import path_display
 
@@ -262,6 +263,21 @@ def _where(name: bytes) -> str:
     return "history"
 
 
+def _holders(repo: Repo, checkpoints: list[store.Checkpoint], path: bytes, oid: str, *, index: bool) -> list[str]:
+    """The ids of ``checkpoints`` whose worktree tree (``index``: index tree) holds blob ``oid``
+    at ``path``, in order."""
+    name = path.decode("utf-8", "surrogateescape")
+    out = []
+    for cp in checkpoints:
+        try:
+            e = repo.tree_entry(cp.index_tree if index else cp.tree, name)
+        except CkptError:
+            continue
+        if e is not None and e.oid == oid:
+            out.append(cp.id)
+    return out
+
+
 def scan_push(repo: Repo, *, tips: list[str], known: list[str], checkpoints: list[store.Checkpoint]) -> list[Finding]:
     """Scan everything pushing ``tips`` would send to a remote that holds ``known``.
 
@@ -275,7 +291,7 @@ def scan_push(repo: Repo, *, tips: list[str], known: list[str], checkpoints: lis
     if not fresh:
         return []
     labels: dict[str, tuple[bytes, str]] = {}
-    tars: dict[str, str] = {}
+    tars: dict[str, list[str]] = {}  # overlay.tar blob → every pushed checkpoint holding it
     seen: set[str] = set()  # each distinct tree is walked once, whatever shares it
     seen_meta: set[str] = set()  # (meta trees apart: their paths mean overlay.tar, raw/, stages/)
     for cp in checkpoints:
@@ -287,7 +303,7 @@ def scan_push(repo: Repo, *, tips: list[str], known: list[str], checkpoints: lis
             if e.oid not in fresh:
                 continue
             if e.path == b"overlay.tar":
-                tars.setdefault(e.oid, cp.id)
+                tars.setdefault(e.oid, []).append(cp.id)
             elif e.path.startswith(b"raw/"):
                 labels.setdefault(e.oid, (e.path[4:], f"raw bytes of {cp.id}"))
             elif e.path.startswith(b"stages/"):
@@ -297,16 +313,22 @@ def scan_push(repo: Repo, *, tips: list[str], known: list[str], checkpoints: lis
     scanner = _Scanner()
     findings: list[Finding] = []
     try:
-        for oid, cpid in tars.items():
+        for oid, cpids in tars.items():
             for path, data in _tar_files(repo.read_blob(oid)):
-                findings += scanner.scan(path, data, f"overlay of {cpid}")
+                findings += scanner.scan(path, data, f"overlay of {', '.join(cpids)}")
         for oid, name in fresh.items():
             if oid in tars or not name and oid not in labels:
                 continue  # commits (and trees, below) carry no file content of their own
             if repo.object_type(oid) != "blob":
                 continue
             path, where = labels.get(oid, (name, _where(name)))
-            findings += scanner.scan(path, repo.read_blob(oid), where, ours=where in ("ledger", "notes") or where.startswith("metadata of"))
+            found = scanner.scan(path, repo.read_blob(oid), where, ours=where in ("ledger", "notes") or where.startswith("metadata of"))
+            if found and where.startswith(("worktree of ", "index of ")):
+                # every pushed checkpoint holding this blob at this path, not only the first one
+                # walked (the drop the hint asks for must be of all of them): named once, found
+                held = _holders(repo, checkpoints, path, oid, index=where.startswith("index of "))
+                found = [replace(f, where=f"{where.split(' of ')[0]} of {', '.join(held)}") for f in found] if held else found
+            findings += found
     finally:
         scanner.close()
     return findings

@@ -8,7 +8,8 @@
   as one run (the runs ``report --html`` and ``log --graph`` draw on its checkpoints), reused
   results included and reported apart; a run on another task's checkpoint recorded here (``verify
   REMOTE:T/N``) is counted apart, as ``verifier_runs_elsewhere``;
-* promotions, forced promotions and gate refusals;
+* promotions (those that moved the promoted ref: a forced record on the checkpoint already
+  promoted is none), forced promotions and gate refusals;
 * commits on the current branch since the task's first checkpoint whose tree no verified
   checkpoint holds (:func:`git_ckpt.gate.verify_commit`, the check the pre-push hook runs); not
   for a fetched task ``REMOTE:T``, whose checkpoints were based on the teammate's history: this
@@ -106,6 +107,8 @@ def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict[s
                     recoveries.extend(t - p for p in pending)
                 pending = []
         elif ev.type == "promote":
+            if d.get("previous") is not None and d.get("previous") == d.get("commit"):
+                continue  # the promoted checkpoint promoted again (a forced record): no new promotion
             promotions += 1
             if d.get("forced"):
                 forced += 1

@@ -119,16 +119,17 @@ def status(repo: Repo) -> dict[str, Any]:
             promoted = store.load(repo, promoted_commit).manifest.id
         except CkptError:
             promoted = promoted_commit
+    unknown = None  # why the worktree cannot be compared (the error's own line)
     try:
         cfg = config.load(repo)
-    except CkptError:
-        cfg = None
+    except CkptError as exc:
+        cfg, unknown = None, exc.message
     snap = None
     if cfg is not None:  # one capture serves both questions
         try:
             snap = capture(repo, cfg)
-        except CkptError:
-            cfg = None  # cannot be captured: neither answer is known
+        except CkptError as exc:
+            cfg, unknown = None, exc.message  # cannot be captured: neither answer is known
     matched = worktree_checkpoint(repo, cfg, task, last, snap)
     matches = matched.id if matched is not None else None
     matches_latest = matched is not None and last is not None and matched.commit == last.commit
@@ -155,6 +156,7 @@ def status(repo: Repo) -> dict[str, Any]:
                     gate_state = f"commits will be refused: {trust.untrusted_reason(st)} (git ckpt trust)"
     return {
         "task": task,
+        "unknown": unknown,
         "latest": last.id if last else None,
         "promoted": promoted,
         "matches_latest": matches_latest,

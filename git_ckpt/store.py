@@ -62,6 +62,18 @@ def check_task_name(name: str) -> str:
     return name
 
 
+def own_task_name(repo: Repo, name: str) -> str:
+    """:func:`check_task_name` for a command that writes the task, knowing the repository: a
+    ``REMOTE:T`` whose remote is not configured (and has nothing fetched under its name) is
+    :func:`remote_problem`'s error, the one every command gives for such a remote, rather than
+    "a task fetched from REMOTE", which it is not."""
+    remote, _, bare = name.rpartition(":")
+    if (remote and remote_name_ok(remote) and not task_name_problem(bare)
+            and not repo.refs_under(f"{REMOTE_PREFIX}{remote}/") and (problem := remote_problem(repo, remote)) is not None):
+        raise problem
+    return check_task_name(name)
+
+
 def check_task_spec(name: str) -> str:
     """Validate a task name for a read-only view: a task of this repository (``T``, as
     :func:`check_task_name`) or a task fetched from a remote (``REMOTE:T``, read from
@@ -259,7 +271,7 @@ def existing_task(repo: Repo, name: str, prefix: str = PREFIX, shown: str = "", 
                     raise problem
                 raise NotFoundError(f"no task {remote}:{bare}", task_hint(repo, bare, rprefix, f"{remote}:"))
             return name
-    task = check_task_name(name)
+    task = own_task_name(repo, name) if prefix == PREFIX and not shown else check_task_name(name)
     if not task_exists(repo, task, prefix):
         remotes = _fetched_under(repo, task) if prefix == PREFIX and not shown else []
         if bare_fetched and remotes:

@@ -570,6 +570,9 @@ def _refuse_mismatch(repo: Repo, cfg: Config, cp: Checkpoint) -> None:
     mismatch = worktree_mismatch(repo, cfg, cp)
     if mismatch:
         shown = "; ".join(mismatch[:5]) + (f"; and {len(mismatch) - 5} more" if len(mismatch) > 5 else "")
+        if not store.is_local(repo, cp):  # a teammate's: perhaps never restored here, and no save makes it so
+            raise UsageError(f"the worktree does not match {cp.id} ({shown}); nothing was run",
+                             f"git ckpt verify {cp.id} --isolated (in a temporary worktree), or git ckpt restore {cp.id} first")
         raise UsageError(
             f"the worktree no longer matches {cp.id} ({shown}); nothing was run",
             f"git ckpt save, then git ckpt verify (verifies what is on disk), or git ckpt verify {cp.id} --isolated",

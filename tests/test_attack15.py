@@ -116,7 +116,7 @@ def test_merge_heads_that_name_no_commit_are_not_written(repo, what):
                      blobs={"manifest.json": json.dumps(manifest).encode()})
     res = ckpt(repo, "restore", "default/1", fsck=False)
     assert res.err == ("warning: default/1 was saved during a merge of a commit this repository does not have; "
-                       "MERGE_HEAD was not brought back\n")
+                       "MERGE_HEAD is not brought back\n")
     assert not (repo / ".git/MERGE_HEAD").exists()
 
 

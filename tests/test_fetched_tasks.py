@@ -210,7 +210,7 @@ def test_at_is_the_restored_fetched_checkpoint(tmp_path):
     (bob / "app.py").write_text("v3 and more\n")
     assert "worktree:  changed since origin:fix-auth/3 (@)\n" in ckpt(bob, "status").out
     assert "-v3\n+v3 and more\n" in ckpt(bob, "diff").out
-    assert ckpt(bob, "verify", rc=2).err.startswith("error: the worktree no longer matches origin:fix-auth/3 (M app.py); nothing was run\n")
+    assert ckpt(bob, "verify", rc=2).err.startswith("error: the worktree does not match origin:fix-auth/3 (M app.py); nothing was run\n")
     (bob / "app.py").write_text("v3\n")
 
     # a second restore of the same checkpoint saves nothing; undo returns to the state before it

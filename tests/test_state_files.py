@@ -283,7 +283,8 @@ def test_status_with_an_unusable_config_file_says_unknown(repo, tmp_path, kind):
     before = world(repo)
     res = run(repo, "status")
     assert res.rc == 0 and res.err == "", res
-    assert "worktree:  unknown (index locked or configuration unreadable); latest is default/1\n" in res.out, res
+    assert ("worktree:  unknown (.ckpt.toml is not a regular file of at most 1048576 bytes); latest is default/1\n"
+            in res.out), res
     assert world(repo) == before
 
 

@@ -498,7 +498,7 @@ def test_restore_mid_merge_checkpoint_after_head_moved_says_why_not(repo):
     git(repo, "add", "new")
     git(repo, "commit", "-q", "-m", "moved on")
     res = ckpt(repo, "restore", "1")
-    assert "MERGE_HEAD was not brought back because HEAD moved since (git ckpt restore default/1 --reset-head" in res.err
+    assert "MERGE_HEAD is not brought back because HEAD moved since (git ckpt restore default/1 --reset-head" in res.err
     assert not (repo / ".git/MERGE_HEAD").exists()
     ckpt(repo, "undo")
     ckpt(repo, "restore", "1", "--reset-head")

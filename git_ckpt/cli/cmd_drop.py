@@ -45,7 +45,7 @@ def command(ckpts: tuple[str, ...], force: bool, as_json: bool) -> int:
         for d in done:
             say(f"dropped {d.id} ({d.commit[:12]})" + (f" although it was protected ({d.protected})" if d.forced else "")
                 + (" (damaged: it could not be read)" if d.protected == "damaged" else ""))
-        say("its objects are freed by git gc once nothing else reaches them")
+        say(f"{'its' if len(done) == 1 else 'their'} objects are freed by git gc once nothing else reaches them")
 
     emit("drop", [d.to_json() for d in done], as_json, human)
     return 0

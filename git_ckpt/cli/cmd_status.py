@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..model import escape
 from . import emit, json_option, open_repo, say
 
 
@@ -32,7 +33,7 @@ def command(as_json: bool) -> int:
             elif wt["head_moved"]:
                 say(f"HEAD:      not where {wt['checkpoint']} was saved (saved on {(wt['base'] or 'an unborn branch')[:12]}, HEAD is {(wt['head'] or 'unborn')[:12]})")
         elif st["latest"]:
-            say(f"worktree:  unknown (index locked or configuration unreadable); latest is {st['latest']}")
+            say(f"worktree:  unknown ({escape(st['unknown'] or 'it could not be read')}); latest is {st['latest']}")
         if st["restore_interrupted"]:
             say("restore:   interrupted; run git ckpt restore --continue or git ckpt undo")
         if st["gate"] and not st["gate_active"]:

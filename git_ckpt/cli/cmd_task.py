@@ -25,9 +25,11 @@ def start_cmd(name: str, goal: str | None, constraints: tuple[str, ...], accepta
 
     from . import warn
 
-    repo = open_repo()
-    notices = task.start_notices(repo, name, goal=goal)
     from .. import store
+
+    repo = open_repo()
+    store.own_task_name(repo, name)
+    notices = task.start_notices(repo, name, goal=goal)
 
     existing = len(store.numbered(repo, name))
     card = task.start(repo, name, goal=goal, constraints=list(constraints), acceptance=list(acceptance))
