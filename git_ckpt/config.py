@@ -331,21 +331,14 @@ def load(repo: "Repo") -> Config:
     return cfg
 
 
-def load_at(repo: "Repo", tree: str) -> Config:
-    """The configuration of the state ``tree`` (a checkpoint's) holds: its ``.ckpt.toml`` (a
-    regular blob of at most :data:`CONFIG_MAX` bytes; else, or when malformed, the defaults) and
-    ``git config ckpt.*`` over it, as :func:`load`.  For ``undo`` when the worktree's own
-    ``.ckpt.toml`` cannot be read (a restored checkpoint brought a broken one): the state undo
-    returns to must not depend on the state it leaves.  Raises :class:`ConfigError` only for
-    ``git config``."""
-    entry = repo.tree_entry(tree, CONFIG_FILE)
+def load_without_file(repo: "Repo") -> Config:
+    """The defaults with ``git config ckpt.*`` over them, as :func:`load` without ``.ckpt.toml``:
+    for ``restore`` and ``undo`` when the worktree's ``.ckpt.toml`` cannot be read (a restore
+    brought a broken one, or an edit broke it), so a broken file never keeps the user from going
+    back.  Not the target's ``.ckpt.toml``: a fetched checkpoint's overlay patterns must not decide
+    what the user's own state is (``include = ["*"]`` made every ignored file overlay, deleted).
+    Raises :class:`ConfigError` only for ``git config``."""
     cfg = Config()
-    if entry is not None and entry.mode in (0o100644, 0o100755):
-        try:
-            if repo.blob_size(entry.oid) <= CONFIG_MAX:
-                cfg = decode(repo.read_blob(entry.oid))
-        except (ConfigError, CorruptError):
-            cfg = Config()
     _apply_git_config(repo, cfg)
     return cfg
 

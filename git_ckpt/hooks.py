@@ -156,11 +156,10 @@ def _write_state(repo: Repo, dirs: dict[str, bool]) -> None:
 
 
 def _write_hook(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + f".ckpt-tmp{os.getpid()}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.chmod(tmp, 0o755)
-    os.replace(tmp, path)
+    """``path`` holding ``data``, mode 0755, replaced atomically (:func:`git_ckpt.store.atomic_write`)."""
+    from .store import atomic_write
+
+    atomic_write(path, data, 0o755)
 
 
 def _check_dir(t: Target, setting: str | None) -> None:

@@ -194,6 +194,32 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool]) -> S
     return Selection(items, sorted(secrets), sorted(too_large), sorted(unsafe))
 
 
+def policy_selects(include: list[str], exclude: list[str], paths: Iterable[bytes]) -> set[bytes]:
+    """Which of ``paths`` (worktree-relative files) the overlay policy ``include``/``exclude``
+    (a checkpoint's recorded :class:`~git_ckpt.model.OverlayInfo` patterns) selects, as
+    :func:`select` would on disk: an include pattern matches the file, no exclude pattern
+    matches it or a directory above it.  Patterns that do not compile select nothing."""
+    include = [p for p in include if p.strip()]
+    wanted = list(paths)
+    if not include or not wanted:
+        return set()
+    import pathspec
+
+    try:
+        inc = pathspec.GitIgnoreSpec.from_lines(include)
+        exc = pathspec.GitIgnoreSpec.from_lines(exclude)
+    except Exception:  # noqa: BLE001 - a foreign manifest's patterns: selecting nothing is the safe answer
+        return set()
+    out = set()
+    for p in wanted:
+        rel = os.fsdecode(p)
+        parts = rel.split("/")
+        if inc.match_file(rel) and not exc.match_file(rel) and not any(
+                exc.match_file("/".join(parts[:i]) + "/") for i in range(1, len(parts))):
+            out.add(p)
+    return out
+
+
 def link_stays_inside(rel: bytes, target: bytes) -> bool:
     """Whether symlink ``rel`` → ``target`` resolves inside the worktree root.
 

@@ -564,17 +564,19 @@ def _left_ignored(repo: Repo, target: Checkpoint, now: Snapshot, changes: list[A
     # rules both states share (info/exclude "/d/x", the hooks block): check-ignore of "d/" says
     # no.  Its files decide: all ignored by the target's rules too, it is no file of the state
     # left; some, and only the others are.
-    dirs = [p for p in rest if p.endswith(b"/")]
+    dirs = sorted(p for p in rest if p.endswith(b"/"))
     if dirs:
         inside = [f for f in repo.ignored_files(*dirs) if _under(f, paths)]
         there = repo.ignored_under_tree(target.tree, inside) if inside else set()
         if there:
-            for d in dirs:
-                files = [f for f in inside if f.startswith(d)]
-                if any(f in there for f in files):
-                    rest.remove(d)
-                    rest += [f for f in files if f not in there]
-            rest.sort()
+            by_dir: dict[bytes, list[bytes]] = {}  # each file under the one listed directory holding it
+            for f in inside:
+                i = bisect.bisect_right(dirs, f) - 1
+                if i >= 0 and f.startswith(dirs[i]):
+                    by_dir.setdefault(dirs[i], []).append(f)
+            split = {d for d, files in by_dir.items() if any(f in there for f in files)}
+            rest = sorted([p for p in rest if p not in split] +
+                          [f for d in split for f in by_dir[d] if f not in there])
     return rest
 
 
@@ -641,7 +643,13 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
     tgt = _overlay_map(target.manifest.overlay.files)
     cur = _overlay_map(now.overlay_info.files)
     plan.overlay_write = sorted(p for p, v in tgt.items() if _under(p, paths) and cur.get(p) != v)
-    plan.overlay_delete = sorted(p for p in cur if _under(p, paths) and p not in tgt)
+    # An overlay file of the state left that the target lacks goes only when the target's own
+    # overlay policy (recorded in its manifest) covers that path: the target then says it did not
+    # exist.  Outside that policy it is an ignored file like any other, never touched: a policy
+    # that changed since, or one a fetched checkpoint brought ("*"), never deletes the user's files.
+    gone = [p for p in cur if _under(p, paths) and p not in tgt]
+    covered = overlay.policy_selects(target.manifest.overlay.include, target.manifest.overlay.exclude, gone) if gone else set()
+    plan.overlay_delete = sorted(p for p in gone if p in covered)
     # Nothing that no checkpoint holds may be overwritten: an ignored file, a file save skipped,
     # a non-empty directory (ignored content, a nested repository) where a file must go.
     removed = set(plan.delete) | set(plan.overlay_delete)
@@ -1426,17 +1434,18 @@ def undo(repo: Repo, cfg: Config | None, *, task: str, dry_run: bool = False) ->
     second undo goes back again; a restore to the state the worktree already held is passed
     over.  An interrupted restore is undone from its journal.
 
-    ``cfg`` None: the worktree's ``.ckpt.toml`` cannot be read, and the configuration of the
-    state undo returns to is used (:func:`git_ckpt.config.load_at`).
+    ``cfg`` None: the worktree's ``.ckpt.toml`` cannot be read, and git config alone is used
+    (:func:`git_ckpt.config.load_without_file`).
 
     Raises :class:`UsageError` when there is nothing to undo (nothing to act on).
     """
-    from .config import load_at
+    from .config import load_without_file
 
+    cfg = cfg if cfg is not None else load_without_file(repo)
     j = read_journal(repo)
     if j is not None:
         target = store.load(repo, j.from_commit, id=j.from_id)
-        result = restore(repo, cfg or load_at(repo, target.tree), target, task=j.task, dry_run=dry_run, type="undo", ignore_journal=True)
+        result = restore(repo, cfg, target, task=j.task, dry_run=dry_run, type="undo", ignore_journal=True)
         if not dry_run:
             with contextlib.suppress(FileNotFoundError):
                 _journal_path(repo).unlink()
@@ -1454,7 +1463,7 @@ def undo(repo: Repo, cfg: Config | None, *, task: str, dry_run: bool = False) ->
                     continue
                 target = store.load(repo, ev.data["from_commit"], id=ev.data["from"])
                 paths = [path_from_str(p) for p in ev.data.get("paths") or []] or None
-                return restore(repo, cfg or load_at(repo, target.tree), target, task=task, paths=paths, dry_run=dry_run, type="undo",
+                return restore(repo, cfg, target, task=task, paths=paths, dry_run=dry_run, type="undo",
                                reset_head=bool(ev.data.get("reset_head")))
     if passed_over:
         raise UsageError(f"nothing to undo: the worktree already matched {passed_over} when it was restored, "

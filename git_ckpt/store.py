@@ -186,21 +186,33 @@ def set_current_task(repo: Repo, task: str) -> None:
 
 def atomic_write(path: os.PathLike[str] | str, data: bytes, mode: int | None = None) -> None:
     """Write ``data`` to a temp file beside ``path``, fsync, then ``os.replace``; with ``mode``
-    the file gets exactly those permission bits (set before it replaces ``path``)."""
+    the file gets exactly those permission bits (set before it replaces ``path``), else those a
+    new file gets (0666 less the umask).  The temp file is made by ``mkstemp`` (``O_CREAT|O_EXCL``,
+    a random name): a name planted beside ``path`` in advance (a symlink in a directory a
+    restored checkpoint or another user filled) is never followed, as git's lock files are not."""
+    import tempfile
+
     path = os.fspath(path)
-    tmp = f"{path}.tmp{os.getpid()}"
+    directory, name = os.path.split(path)
+    fd, tmp = tempfile.mkstemp(prefix=f"{name}.", suffix=".tmp", dir=directory or ".")
     try:
-        with open(tmp, "wb") as fh:
+        with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            if mode is not None:
-                os.fchmod(fh.fileno(), mode)
+            os.fchmod(fh.fileno(), mode if mode is not None else 0o666 & ~_umask())
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)  # a full disk must not leave a half-written temp file behind
         raise
+
+
+def _umask() -> int:
+    """The process umask (read by setting it and setting it back)."""
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
 
 
 def tasks(repo: Repo) -> list[str]:

@@ -296,12 +296,13 @@ def open_repo(lazy: bool = False) -> Repo:
     return repo
 
 
-def jump_config(repo: Repo, where: str) -> Config | None:
-    """The configuration for a restore or undo (``where``: the state it goes to, in words): the
-    worktree's, or None with a warning when its ``.ckpt.toml`` cannot be read, so the caller
-    uses that of the state it goes to (:func:`git_ckpt.config.load_at`): a broken
-    ``.ckpt.toml``, perhaps brought by a restore, never keeps the user from going back.  A
-    broken ``git config ckpt.*`` still raises :class:`ConfigError` (no state holds that)."""
+def jump_config(repo: Repo) -> Config | None:
+    """The configuration for a restore or undo: the worktree's, or None with a warning when its
+    ``.ckpt.toml`` cannot be read, so the caller uses git config alone
+    (:func:`git_ckpt.config.load_without_file`: no overlay but git config's, so nothing is
+    deleted as overlay and an ignored file in the way is refused as unsaved): a broken
+    ``.ckpt.toml``, perhaps brought by a restore, never keeps the user from going back.  A broken
+    ``git config ckpt.*`` still raises :class:`ConfigError` (no state holds that)."""
     from .. import config
     from ..errors import ConfigError
 
@@ -310,7 +311,7 @@ def jump_config(repo: Repo, where: str) -> Config | None:
     except ConfigError as exc:
         if exc.message.startswith(config.GIT_ORIGIN):
             raise
-        warn(f"{exc.message}; using the .ckpt.toml of {where}")
+        warn(f"{exc.message}; going on without it (git config ckpt.* alone: no overlay of its own)")
         return None
 
 

@@ -126,7 +126,8 @@ def command(ckpt: str | None, paths: tuple[str, ...], dry_run: bool, reset_head:
         report(res, as_json, "restore")
         return 0
     rel = parse_paths(repo, paths, os.getcwd()) if paths else None
-    cfg = jump_config(repo, cp.id) or config.load_at(repo, cp.tree)
+    loaded = jump_config(repo)
+    cfg = loaded if loaded is not None else config.load_without_file(repo)
     res = restore(repo, cfg, cp, task=task, paths=rel or None, dry_run=dry_run, reset_head=reset_head, force=force)
     report(res, as_json, "restore")
     return 0

@@ -23,7 +23,7 @@ def command(dry_run: bool, as_json: bool) -> int:
     from . import jump_config
 
     repo = open_repo()
-    cfg = jump_config(repo, "the state undo goes back to")
+    cfg = jump_config(repo)
     res = undo(repo, cfg, task=store.current_task(repo), dry_run=dry_run)
     report(res, as_json, "undo")
     return 0
