@@ -332,6 +332,10 @@ def install(repo: Repo, agent: str, *, local: bool = False) -> dict[str, Any]:
     note = spec.note
     if agent == "cursor" and _has_hooks(repo, records, "claude-code"):
         note = "Claude Code hooks are installed here too, and Cursor runs them as well: the receipt will be given twice (git ckpt agent uninstall claude-code)"
+    other = [r for r in settings_files(repo, agent) if r != rel and r in records and records[r].get("agent") == agent]
+    if other:  # the shared and the local file: the agent reads both, so every hook runs twice
+        note = (f"{agent} hooks are installed in {other[0]} too, and {agent} reads both files: every hook runs twice "
+                f"(git ckpt agent uninstall {agent} {'--shared' if local else '--local'} removes the other)")
     off = hooks_off(repo, agent, {rel: settings})
     if off:
         note = off
@@ -439,9 +443,22 @@ def uninstall(repo: Repo, agent: str, *, local: bool | None = None) -> list[dict
     rels = sorted(rel for rel, rec in records.items() if rec.get("agent") == agent and rel in wanted)
     if not rels:
         return []
-    out = [_uninstall_one(repo, spec, rel, records[rel]) for rel in rels]
+    # the file whose install created the directories last, so they are empty when it goes
+    # (install --local after install made .claude/ once: the first file's record owns it)
+    order = sorted(rels, key=lambda r: (bool(records[r].get("created_dirs") or records[r].get("created_dir")), r))
+    done = {rel: _uninstall_one(repo, spec, rel, records[rel]) for rel in order}
+    out = [done[rel] for rel in rels]
     for rel in rels:
-        del records[rel]
+        rec = records.pop(rel)
+        # a directory its install created that another installed file still fills: that file's
+        # uninstall removes it once empty (else install --local, uninstall --shared, install,
+        # uninstall left .claude/ behind)
+        for d in rec.get("created_dirs", []):
+            if (repo.workdir / d).is_dir():
+                heir = next((r for r in sorted(records) if r.startswith(d + "/")), None)
+                if heir is not None:
+                    dirs = set(records[heir].get("created_dirs", [])) | {d}
+                    records[heir]["created_dirs"] = sorted(dirs, key=lambda x: (-x.count("/"), x))
     _write_records(repo, records)
     _exclude_local(repo, records)
     if not records:

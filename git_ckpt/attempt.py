@@ -161,7 +161,13 @@ def attempt(
         _event(repo, res)
         return res
     res.exit_code = report.exit_code or 1
-    if cfg.attempt.on_failure == "restore":
+    if post.id == pre.id:  # the command changed nothing: the state failed before it too, nothing to restore
+        res.outcome = "kept"
+        res.clean = _matches(repo, cfg, post.id)
+        log(f"{shown} changed nothing: {post.id} failed as it was before the command; nothing to restore")
+        log("workspace status: clean" if res.clean else f"workspace status: changed since {post.id}")
+        log("next: fix it and run git ckpt verify, or go back to an earlier checkpoint (git ckpt list)")
+    elif cfg.attempt.on_failure == "restore":
         log(f"restoring {pre.id}")
         warned(restore(repo, cfg, store.resolve(repo, pre.id), task=task).warnings)
         res.outcome = "restored"

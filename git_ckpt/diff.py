@@ -37,8 +37,11 @@ def compare(repo: Repo, cfg: Config, old: Checkpoint, new: Checkpoint | None = N
     else:
         from .snapshot import capture
 
+        from .overlay import as_restore_sees
+
         snap = capture(repo, cfg)
-        new_tree, new_name, new_overlay = snap.tree, "worktree", snap.overlay_info.files
+        # the overlay as a restore to ``old`` would judge it (status and restore agree)
+        new_tree, new_name, new_overlay = snap.tree, "worktree", as_restore_sees(repo.workdir, old.manifest.overlay, snap.overlay_info.files)
     changes = [{"status": c.status, "path": path_to_str(c.path)} for c in repo.diff_trees(old.tree, new_tree, paths or None)]
     return Comparison(old.id, new_name, old.tree, new_tree, changes,
                       overlay_changes(old.manifest.overlay.files, new_overlay, paths or []))

@@ -21,11 +21,11 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 from contextlib import AbstractContextManager
-from typing import IO, Callable, Iterable, Literal, Union
+from typing import IO, Callable, Iterable, Literal, Mapping, Union
 
 from .config import SECRET_PATTERNS, Config
 from .errors import ConfigError, CorruptError, IOFailure
-from .model import OverlayFile, OverlayInfo, digest, path_display, path_to_str
+from .model import OverlayFile, OverlayInfo, digest, path_display, path_from_str, path_to_str
 from .words import counted
 
 MAX_ENTRIES = 200_000
@@ -218,6 +218,51 @@ def policy_selects(include: list[str], exclude: list[str], paths: Iterable[bytes
                 exc.match_file("/".join(parts[:i]) + "/") for i in range(1, len(parts))):
             out.add(p)
     return out
+
+
+def already_there(root: bytes, entries: Mapping[bytes, tuple[str, int, str]], paths: Iterable[bytes]) -> set[bytes]:
+    """Which of ``paths`` already are their overlay entry in ``entries`` (path → (kind, mode,
+    sha256)) on disk under ``root``: a symlink to the same target, or a regular file with the same
+    permission bits and bytes (hashed in chunks)."""
+    out = set()
+    for p in paths:
+        kind, mode, want = entries[p]
+        full = os.path.join(root, p)
+        try:
+            st = os.lstat(full)
+            if kind == "symlink" and stat.S_ISLNK(st.st_mode):
+                ok = hashlib.sha256(os.readlink(full)).hexdigest() == want
+            elif kind == "file" and stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == mode & 0o7777:
+                h = hashlib.sha256()
+                with open(full, "rb") as fh:
+                    for chunk in iter(lambda: fh.read(1 << 20), b""):
+                        h.update(chunk)
+                ok = h.hexdigest() == want
+            else:
+                ok = False
+        except OSError:
+            ok = False
+        if ok:
+            out.add(p)
+    return out
+
+
+def as_restore_sees(root: Path, target: OverlayInfo, now: list[OverlayFile]) -> list[OverlayFile]:
+    """The overlay captured ``now`` (by the current policy) as a restore to ``target`` would judge
+    it: an entry of ``target`` the capture lacks (outside the current policy: named by ``git -c``
+    at save time, say) counts as present when it is on disk as saved, and an entry ``target``
+    lacks that ``target``'s own recorded policy does not cover counts as absent (a restore leaves
+    it).  What ``status`` and ``diff`` compare, so they agree with ``restore``; sorted by path."""
+    tgt = {path_from_str(f.path): f for f in target.files}
+    cur = {path_from_str(f.path): f for f in now}
+    extra = [p for p in cur if p not in tgt]
+    covered = policy_selects(target.include, target.exclude, extra) if extra else set()
+    out = {p: f for p, f in cur.items() if p in tgt or p in covered}
+    missing = [p for p in tgt if p not in cur]
+    if missing:
+        entries = {p: (tgt[p].kind, tgt[p].mode, tgt[p].sha256) for p in missing}
+        out.update({p: tgt[p] for p in already_there(os.fsencode(root), entries, missing)})
+    return [out[p] for p in sorted(out)]
 
 
 def link_stays_inside(rel: bytes, target: bytes) -> bool:

@@ -310,33 +310,6 @@ def _already_there(repo: Repo, tree: str, paths: list[bytes]) -> set[bytes]:
     return {p for p, oid in zip(files, oids) if want.get(p) == oid.decode()}
 
 
-def _overlay_already_there(root: bytes, tgt: dict[bytes, tuple[str, int, str]], paths: list[bytes]) -> set[bytes]:
-    """Which of ``paths`` already are the target's overlay entry (``tgt``: path → (kind, mode,
-    sha256)): a symlink to the same target, or a regular file with the same permission bits and
-    bytes (hashed in chunks)."""
-    out = set()
-    for p in paths:
-        kind, mode, digest_ = tgt[p]
-        full = os.path.join(root, p)
-        try:
-            st = os.lstat(full)
-            if kind == "symlink" and stat.S_ISLNK(st.st_mode):
-                ok = hashlib.sha256(os.readlink(full)).hexdigest() == digest_
-            elif kind == "file" and stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == mode & 0o7777:
-                h = hashlib.sha256()
-                with open(full, "rb") as fh:
-                    for chunk in iter(lambda: fh.read(1 << 20), b""):
-                        h.update(chunk)
-                ok = h.hexdigest() == digest_
-            else:
-                ok = False
-        except OSError:
-            ok = False
-        if ok:
-            out.add(p)
-    return out
-
-
 _Stat = tuple[int, int, int, int, int]  # (mode, size, mtime_ns, ctime_ns, inode)
 
 
@@ -669,7 +642,7 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         plan.write = [p for p in plan.write if p not in same]
     # the same for overlay content: an ignored file the current configuration does not capture
     # (the overlay was named by git -c at save time, say) that is already the target's file
-    same = _overlay_already_there(root, tgt, [p for p in plan.blocked if p in overlay_written])
+    same = overlay.already_there(root, tgt, [p for p in plan.blocked if p in overlay_written])
     if same:
         plan.blocked = [p for p in plan.blocked if p not in same]
         plan.overlay_write = [p for p in plan.overlay_write if p not in same]

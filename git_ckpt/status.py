@@ -75,8 +75,13 @@ def files_match(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
     or HEAD (moved) commits ``cp``'s files (restore's committed_on_head: the index is HEAD's
     tree).  What ``status``, ``diff`` and ``git status`` agree on; HEAD may differ."""
     m = cp.manifest
-    if snap.tree != cp.tree or (snap.overlay_info.digest or "") != (m.overlay.digest or ""):
+    if snap.tree != cp.tree:
         return False
+    if (snap.overlay_info.digest or "") != (m.overlay.digest or ""):  # as a restore to cp would judge it
+        from .overlay import as_restore_sees, overlay_digest
+
+        if overlay_digest(as_restore_sees(repo.workdir, m.overlay, snap.overlay_info.files)) != overlay_digest(m.overlay.files):
+            return False
     return snap.index_tree == cp.index_tree or (_nothing_staged(repo, snap.index_tree, snap.base)
                                                 and (_nothing_staged(repo, cp.index_tree, m.base)
                                                      or (snap.base != m.base and snap.index_tree == cp.tree)))
