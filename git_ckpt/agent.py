@@ -257,6 +257,11 @@ def settings_bytes(repo: Repo, path: Path) -> bytes | None:
     attacker-shaped), or None when absent.  Read as a state file (:func:`git_ckpt.gitcore.read_state`:
     no symlink followed, no FIFO waited on, at most :data:`MAX_SETTINGS` bytes); anything else is
     :class:`CkptError` (exit 1) naming the file, and nothing is written."""
+    link = store.link_on_the_way(repo.workdir, path)
+    if link is not None:
+        rel, shown = path.relative_to(repo.workdir), link.relative_to(repo.workdir)
+        raise CkptError(f"{rel} is reached through the symlink {shown}: git ckpt reads and writes agent settings only inside the worktree",
+                        f"replace the symlink {shown} with a directory, then run the command again")
     try:
         return read_state(path, cap=MAX_SETTINGS)
     except FileNotFoundError:
@@ -399,6 +404,8 @@ def hooks_off(repo: Repo, agent: str, known: dict[str, Any] | None = None) -> st
         obj = (known or {}).get(shown)
         if obj is None:
             try:  # the worktree's files as state files; the user's own (~/...) may be a symlink (dotfiles)
+                if not shown.startswith("~/") and store.link_on_the_way(repo.workdir, path) is not None:
+                    continue
                 obj = json.loads(read_state(path, cap=MAX_SETTINGS, follow=shown.startswith("~/")))
             except (OSError, CkptError, ValueError, RecursionError):
                 continue

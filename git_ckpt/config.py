@@ -218,6 +218,34 @@ def decode(data: bytes, origin: str = CONFIG_FILE) -> Config:
     return cfg
 
 
+MAX_PATTERNS = 1000  # overlay.include + overlay.exclude patterns
+MAX_STAR_RUNS = 2  # '*' runs in one path component of a pattern (after collapsing consecutive ones)
+MAX_GLOBSTARS = 2  # '**' components in one pattern
+
+
+def normalized_pattern(pattern: str) -> str:
+    """``pattern`` with consecutive asterisks collapsed as gitignore reads them: a component of
+    asterisks only is ``**``, a run inside a component is one ``*`` ("other consecutive
+    asterisks are considered regular asterisks").  pathspec compiles each ``*`` to its own
+    ``[^/]*``, so ``****Z`` backtracked for minutes on a long name."""
+    parts = pattern.split("/")
+    return "/".join("**" if len(c) >= 2 and set(c) == {"*"} else re.sub(r"(?<!\\)\*{2,}", "*", c) for c in parts)
+
+
+def wildcard_problem(pattern: str) -> str | None:
+    """Why matching ``pattern`` could take time without bound (it is matched by backtracking
+    regular expressions, once per file), or None: more than :data:`MAX_STAR_RUNS` ``*`` in one
+    component or :data:`MAX_GLOBSTARS` ``**`` components, after :func:`normalized_pattern`."""
+    comps = normalized_pattern(pattern).split("/")
+    if sum(1 for c in comps if c == "**") > MAX_GLOBSTARS:
+        return f"has more than {MAX_GLOBSTARS} '**' components"
+    if any(c != "**" and len(re.findall(r"(?<!\\)\*", c)) > MAX_STAR_RUNS for c in comps):
+        return f"has more than {MAX_STAR_RUNS} '*' in one path component"
+    if len(pattern) > 1024:
+        return "is longer than 1024 characters"
+    return None
+
+
 def overlay_pattern_problem(pattern: str) -> str | None:
     """Why an ``overlay.include``/``exclude`` pattern could reach outside the worktree, or None.
 
@@ -237,7 +265,7 @@ def overlay_pattern_problem(pattern: str) -> str | None:
         return "points into .git"
     if p.startswith("//"):
         return "is an absolute path"
-    return None
+    return wildcard_problem(p)
 
 
 #: the ``git config`` name of each ``.ckpt.toml`` key that git config may set (:func:`load`)
@@ -261,6 +289,8 @@ def _validate(cfg: Config, origin: str) -> None:
 
 
 def _check(cfg: Config, origin: str, k: Callable[[str], str]) -> None:
+    if len(cfg.overlay.include) + len(cfg.overlay.exclude) > MAX_PATTERNS:
+        raise ConfigError(f"{origin}: more than {MAX_PATTERNS} overlay patterns")
     for key, patterns in (("overlay.include", cfg.overlay.include), ("overlay.exclude", cfg.overlay.exclude)):
         for pat in patterns:
             problem = overlay_pattern_problem(pat)

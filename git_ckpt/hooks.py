@@ -164,6 +164,14 @@ def _write_hook(path: Path, data: bytes) -> None:
 
 def _check_dir(t: Target, setting: str | None) -> None:
     """Raise :class:`CkptError` when installing into ``t.dir`` would lose or rewrite something."""
+    from .store import link_on_the_way
+
+    link = link_on_the_way(t.worktree, t.dir / "pre-commit")
+    if link is not None:
+        shown = escape(str(link))
+        raise CkptError(f"git runs the hooks of worktree {escape(str(t.worktree))} from {escape(str(t.dir))}, reached through the "
+                        f"symlink {shown}: git ckpt writes hooks only inside the worktree or the repository",
+                        f"replace the symlink {shown} with a directory (or point core.hooksPath elsewhere), then run git ckpt hooks install again")
     if t.tracked:
         where = f"core.hooksPath = {setting}" if setting else "its hooks directory"
         raise CkptError(

@@ -115,9 +115,11 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool]) -> S
         return Selection([], [], [], [])
     import pathspec  # only when an overlay is configured (it costs more to import than a save of a small tree)
 
+    from .config import normalized_pattern
+
     try:
-        inc = pathspec.GitIgnoreSpec.from_lines(include)
-        exc = pathspec.GitIgnoreSpec.from_lines(cfg.overlay.exclude)
+        inc = pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) for p in include])
+        exc = pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) for p in cfg.overlay.exclude])
     except Exception as err:  # noqa: BLE001 - pathspec raises several types for bad patterns
         raise ConfigError(f"overlay: bad pattern in include/exclude: {err}", "fix overlay.include / overlay.exclude in .ckpt.toml") from None
     secret_spec: list[pathspec.GitIgnoreSpec] = []  # compiled on first use (18 patterns: 5-20 ms)
@@ -199,15 +201,19 @@ def policy_selects(include: list[str], exclude: list[str], paths: Iterable[bytes
     (a checkpoint's recorded :class:`~git_ckpt.model.OverlayInfo` patterns) selects, as
     :func:`select` would on disk: an include pattern matches the file, no exclude pattern
     matches it or a directory above it.  Patterns that do not compile select nothing."""
+    from .config import MAX_PATTERNS, normalized_pattern, overlay_pattern_problem
+
     include = [p for p in include if p.strip()]
     wanted = list(paths)
     if not include or not wanted:
         return set()
+    if len(include) + len(exclude) > MAX_PATTERNS or any(overlay_pattern_problem(p) for p in include + exclude):
+        return set()  # a policy no config would pass (a crafted manifest's): it covers nothing
     import pathspec
 
     try:
-        inc = pathspec.GitIgnoreSpec.from_lines(include)
-        exc = pathspec.GitIgnoreSpec.from_lines(exclude)
+        inc = pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) for p in include])
+        exc = pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) for p in exclude])
     except Exception:  # noqa: BLE001 - a foreign manifest's patterns: selecting nothing is the safe answer
         return set()
     out = set()

@@ -772,7 +772,9 @@ def checkpoint_with_state(repo: Repo, task: str, state: str, *, first: Checkpoin
     target), else :func:`git_ckpt.snapshot.already_saved` (the latest of ``task``, ``last``
     when the caller has read it, or ``@``: the rule ``save`` follows too); None when none of
     them is.  Such a state needs no pre-restore save."""
-    if first is not None and first.manifest.state == state:
+    # the target's state digest is trusted only when this repository wrote it: a fetched
+    # manifest's "state" is anyone's words, and a copied one skipped the pre-restore save
+    if first is not None and first.manifest.state == state and store.is_local(repo, first):
         return first
     return already_saved(repo, task, state, last)
 

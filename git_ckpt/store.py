@@ -29,6 +29,8 @@ from .gitcore import Repo, TreeEntry, read_state, ref_number
 from .model import MAX_EVENT, MAX_MANIFEST, Event, Manifest, decode_manifest, escape, path_display, task_name_problem
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .overlay import Opener
 
 PREFIX = "refs/ckpt/"
@@ -206,6 +208,23 @@ def atomic_write(path: os.PathLike[str] | str, data: bytes, mode: int | None = N
         with contextlib.suppress(OSError):
             os.unlink(tmp)  # a full disk must not leave a half-written temp file behind
         raise
+
+
+def link_on_the_way(root: Path, path: Path) -> Path | None:
+    """The first directory between ``root`` and ``path`` (below ``root``, above ``path``) that is
+    a symlink, or None: a worktree file git ckpt writes (an agent's settings, a hook) must not
+    be reached through a symlink a restored checkpoint may have put there (``.claude ->
+    ~/.claude``), which ``O_NOFOLLOW`` on the last component alone does not catch."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return None
+    cur = root
+    for part in rel.parts[:-1]:
+        cur = cur / part
+        if cur.is_symlink():
+            return cur
+    return None
 
 
 def _umask() -> int:
