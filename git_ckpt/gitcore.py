@@ -236,7 +236,7 @@ else:
 
 
 def _served_list() -> str:
-    return ", ".join(f"{k} ({'/'.join(v)})" if v else k for k, v in SERVED_EXTENSIONS.items() if k != "noop")
+    return ", ".join(f"{k} ({'/'.join(v)})" if v else k for k, v in SERVED_EXTENSIONS.items())
 
 
 def unsupported_extension(name: str, value: str | None) -> RepoError:

@@ -93,7 +93,8 @@ def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, rea
         name, text = missing_text(req)
         raise CheckFailed(
             f"{cp.id} cannot be promoted: required verifier {name} has {text} on this content",
-            f"git ckpt verify {cp.id} (or git ckpt promote {cp.id} --force, recorded as forced)",
+            f"git ckpt verify {cp.id} (with --isolated when the worktree no longer holds it), "
+            f"or git ckpt promote {cp.id} --force, recorded as forced",
         )
     task = cp.manifest.task
     ref = store.promoted_ref(task)

@@ -905,7 +905,9 @@ def _check_ready(repo: Repo) -> None:
     if what == "a merge" and merge_restored(repo):
         what = None  # the merge a restore brought back: its checkpoint holds it
     if what:
-        raise BusyError(f"{what} is in progress; restoring now could lose its state", "finish it or abort it first (e.g. git merge --abort), then restore")
+        abort = {"a merge": "git merge --abort", "a rebase": "git rebase --abort", "a rebase or am": "git rebase --abort or git am --abort",
+                 "a cherry-pick": "git cherry-pick --abort", "a revert": "git revert --abort"}.get(what, "its --abort")
+        raise BusyError(f"{what} is in progress; restoring now could lose its state", f"finish it or abort it first ({abort}), then restore")
     repo.check_index_unlocked()
 
 
@@ -1300,10 +1302,12 @@ def restore(
             raise UsageError(
                 f"--reset-head would move branch {_branch_name(now.branch)} to the base of {target.id}, which was saved on "
                 f"{_branch_name(target.manifest.branch)}" + (f"; {plan.head_unreachable} commit(s) would no longer be reachable from it" if plan.head_unreachable else ""),
-                f"switch to {_branch_name(target.manifest.branch)} first, restore without --reset-head, or add --force to move {_branch_name(now.branch)}; nothing was changed")
+                (f"check out {'a detached HEAD (git checkout --detach)' if target.manifest.branch is None else _branch_name(target.manifest.branch)} first, "
+                 + ("then git ckpt undo; nothing was changed" if type == "undo" else
+                    f"restore without --reset-head, or add --force to move {_branch_name(now.branch)}; nothing was changed")))
         if plan.blocked:
             raise CkptError(
-                f"restoring {target.id} would overwrite {len(plan.blocked)} ignored, skipped or unsaved path(s) that no checkpoint holds: "
+                f"restoring {target.id} would overwrite {len(plan.blocked)} ignored, skipped or unsaved path(s) whose current content no checkpoint holds: "
                 + ", ".join(path_display(p) for p in plan.blocked[:5]),
                 "move them aside (or add them to overlay.include), then restore again",
             )

@@ -203,7 +203,7 @@ def test_a_planted_merge_mark_vouches_for_no_merge(repo, tmp_path, kind):
     plant(path, kind, merge_head, MARK_MAX, outside)
     refused(repo, ("restore", "default/1"), 5,
             "error: a merge is in progress; restoring now could lose its state\n"
-            "hint: finish it or abort it first (e.g. git merge --abort), then restore\n", outside)
+            "hint: finish it or abort it first (git merge --abort), then restore\n", outside)
 
 
 # ------------------------------------------------------------------ $GIT_DIR/ckpt/agent-install.json

@@ -34,7 +34,9 @@ def command(remote: str, task: str | None, all_: bool, allow_secrets: bool, as_j
         tasks = None
     elif task:
         if store.check_task_name(task) not in known:
-            raise NotFoundError(f"task {task} has no checkpoints or ledger to push", store.task_hint(repo, task, fetched=True))
+            if not store.task_exists(repo, task):  # a typo: the words every command uses
+                raise NotFoundError(f"no task {task}", store.task_hint(repo, task))
+            raise NotFoundError(f"task {task} has no checkpoints or ledger to push", "git ckpt save makes its first checkpoint")
         tasks = [task]
     else:
         tasks = [current] if current in known else []  # results (notes) only

@@ -36,11 +36,12 @@ def command(message: str, next_: str | None, hypothesis: str | None, task: str |
     from ..ledger import card
 
     try:
-        if card(repo, task).done:
-            warn(f"task {task} is marked done; saving into it anyway (git ckpt task start NAME begins a new one)")
+        done = card(repo, task).done
     except CkptError:
-        pass
+        done = False
     res = save(repo, cfg, task=task, message=message, kind=kind, next=next_, hypothesis=hypothesis, allow_empty=allow_empty)
+    if done and res.created:  # (said only when something was saved into it)
+        warn(f"task {task} is marked done; saved into it anyway (git ckpt task start NAME begins a new one)")
     for w in res.warnings:
         warn(w)
     emit("save", res.to_json(), as_json, lambda: say(res.text()))
