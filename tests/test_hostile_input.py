@@ -511,8 +511,13 @@ def test_8_overlay_patterns_stay_inside_the_worktree(world, pattern, where):
         (root / ".ckpt.toml").write_text(f"[overlay]\n{key} = {json.dumps(['fixtures/', pattern] if key == 'include' else [pattern])}\n"
                                          + ("include = [\"fixtures/\"]\n" if other else ""))
     (root / "a.txt").write_text("changed\n")
-    for args in (("save", "-m", "x"), ("restore", "--dry-run", "1")):
-        hostile(root, sandbox, *args, rc=6, says="overlay")
+    hostile(root, sandbox, "save", "-m", "x", rc=6, says="overlay")
+    if where == "git-config":  # no checkpoint holds git config: a restore refuses it as well
+        hostile(root, sandbox, "restore", "--dry-run", "1", rc=6, says="overlay")
+    else:  # a .ckpt.toml that cannot be used never keeps the user from going back: said, and left out
+        res = hostile(root, sandbox, "restore", "--dry-run", "1", rc=0, says="overlay")
+        assert res.err.startswith("warning: .ckpt.toml: overlay.") or res.err.startswith("warning: .ckpt.toml"), res
+        assert res.err.endswith("; going on without it (git config ckpt.* alone: no overlay of its own)\n"), res
     objects = git(root, "rev-list", "--all", "--objects")
     assert blob(root, b"secret history\n") not in objects.decode()
 
