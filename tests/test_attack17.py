@@ -35,6 +35,17 @@ def _renumber(n: int, task: str = "t"):
     return edit
 
 
+def _push_forged(alice, bob, forge, fixture: str, data: str) -> None:
+    """Alice pushes t/1 and t/2, a copy of t/1 with its manifest edited by ``forge``; Bob holds
+    ``fixtures/FIXTURE``, starts his own task and fetches."""
+    _craft(alice, "refs/ckpt/t/1", "refs/ckpt/t/2", forge)
+    git(alice, "push", "-q", "origin", "refs/ckpt/t/1:refs/ckpt/t/1", "refs/ckpt/t/2:refs/ckpt/t/2")
+    (bob / "fixtures").mkdir()
+    (bob / "fixtures" / fixture).write_text(data)
+    ckpt(bob, "task", "start", "mine")
+    ckpt(bob, "fetch")
+
+
 def test_a_fetched_state_digest_never_skips_the_pre_restore_save(tmp_path):
     _bare, alice, bob = _team(tmp_path)
     ckpt(alice, "task", "start", "t")
@@ -52,12 +63,7 @@ def test_a_fetched_state_digest_never_skips_the_pre_restore_save(tmp_path):
     def forge(m):
         _renumber(2)(m)
         m["state"] = state
-    _craft(alice, "refs/ckpt/t/1", "refs/ckpt/t/2", forge)
-    git(alice, "push", "-q", "origin", "refs/ckpt/t/1:refs/ckpt/t/1", "refs/ckpt/t/2:refs/ckpt/t/2")
-    (bob / "fixtures").mkdir()
-    (bob / "fixtures/data.json").write_text("shared fixture v1\n")
-    ckpt(bob, "task", "start", "mine")
-    ckpt(bob, "fetch")
+    _push_forged(alice, bob, forge, "data.json", "shared fixture v1\n")
     res = ckpt(bob, "restore", "origin:t/2", fsck=False)
     assert "saved current state as mine/1 (pre-restore)" in res.out, res.out
     ckpt(bob, "undo", fsck=False)
@@ -79,12 +85,7 @@ def test_a_fetched_overlay_pattern_cannot_make_a_restore_backtrack(tmp_path, pat
     def forge(m):
         _renumber(2)(m)
         m["overlay"]["include"] = [pattern]
-    _craft(alice, "refs/ckpt/t/1", "refs/ckpt/t/2", forge)
-    git(alice, "push", "-q", "origin", "refs/ckpt/t/1:refs/ckpt/t/1", "refs/ckpt/t/2:refs/ckpt/t/2")
-    (bob / "fixtures").mkdir()
-    (bob / "fixtures/customer_accounts_sample_aaaaaaaaaaaaaaaa.json").write_text("data\n")
-    ckpt(bob, "task", "start", "mine")
-    ckpt(bob, "fetch")
+    _push_forged(alice, bob, forge, "customer_accounts_sample_aaaaaaaaaaaaaaaa.json", "data\n")
     for args in (["restore", "origin:t/2", "--dry-run"], ["diff", "origin:t/2"], ["status"]):
         rc, out, err = _run(bob, *args)
         assert rc == 0 and "Traceback" not in err, (args, rc, err)

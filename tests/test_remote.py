@@ -85,6 +85,18 @@ def _team(tmp_path: Path, served: Path | None = None, url: str | None = None) ->
     return bare, alice, bob
 
 
+def _shared_task(tmp_path: Path, task: str = "t") -> tuple[Path, Path, Path]:
+    """:func:`_team`, then Alice saves one checkpoint of ``task`` (a new file ``a``) and pushes
+    it, and Bob fetches: ``(bare, alice, bob)``."""
+    bare, alice, bob = _team(tmp_path)
+    ckpt(alice, "task", "start", task)
+    (alice / "a").write_text("a\n")
+    ckpt(alice, "save", "-m", "one")
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    return bare, alice, bob
+
+
 def _refs(repo: Path, *patterns: str) -> bytes:
     return git(repo, "for-each-ref", "--format=%(objectname) %(refname)", *patterns)
 

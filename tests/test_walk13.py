@@ -13,7 +13,7 @@ import os
 import pytest
 
 from conftest import ckpt, git
-from test_remote import _team
+from test_remote import _shared_task, _team
 
 
 def _refs(repo) -> bytes:
@@ -127,12 +127,7 @@ def test_stats_of_a_fetched_task_counts_no_commit_of_this_clone(tmp_path):
 def test_stats_counts_the_verifier_runs_report_draws(tmp_path):
     """A `verify origin:T/N` recorded in Bob's task is a run on another task's checkpoint: stats
     counts it apart, so its run count is the report's."""
-    _bare, alice, bob = _team(tmp_path)
-    ckpt(alice, "task", "start", "t")
-    (alice / "a").write_text("a\n")
-    ckpt(alice, "save", "-m", "one")
-    ckpt(alice, "push")
-    ckpt(bob, "fetch")
+    _bare, alice, bob = _shared_task(tmp_path)
     ckpt(bob, "task", "start", "mine")
     git(bob, "config", "ckpt.verifier.ok.command", "true")
     (bob / "m").write_text("m\n")

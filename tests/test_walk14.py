@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import ckpt, git
-from test_remote import _team
+from test_remote import _shared_task, _team
 
 
 def _saved_then_head_moved(repo):
@@ -53,12 +53,7 @@ def test_a_path_restore_onto_a_moved_head_says_nothing_of_staging(repo, flags):
     ["--remote", "origin", "--task", "t"],
 ])
 def test_a_fetched_task_is_listed_however_it_is_named(tmp_path, args):
-    _bare, alice, bob = _team(tmp_path)
-    ckpt(alice, "task", "start", "t")
-    (alice / "a").write_text("a\n")
-    ckpt(alice, "save", "-m", "one")
-    ckpt(alice, "push")
-    ckpt(bob, "fetch")
+    _bare, _alice, bob = _shared_task(tmp_path)
     rows = ckpt(bob, "list", *args, "--json").json()["result"]
     assert [r["id"] for r in rows] == ["origin:t/1"]
     res = ckpt(bob, "list", "--remote", "upstream", "--task", "origin:t", rc=2)
