@@ -900,15 +900,25 @@ def _saved_merge_msg(target: Checkpoint) -> bytes | None:
         return None
 
 
-def _check_ready(repo: Repo) -> None:
+def _check_ready(repo: Repo, type: str = "restore", dry_run: bool = False) -> str | None:
+    """Refuse (:class:`BusyError`, exit 5) while git is in the middle of an operation whose state
+    a restore would leave half-done (a merge a restore did not bring back, a rebase, cherry-pick,
+    revert or am: their state under ``$GIT_DIR`` is in no checkpoint), or while ``index.lock``
+    is held.  A ``dry_run`` changes nothing, so for an operation it returns the refusal as a
+    warning instead.  ``type``: ``restore`` or ``undo``, the command the hint names."""
     what = repo.in_progress()
     if what == "a merge" and merge_restored(repo):
         what = None  # the merge a restore brought back: its checkpoint holds it
     if what:
         abort = {"a merge": "git merge --abort", "a rebase": "git rebase --abort", "a rebase or am": "git rebase --abort or git am --abort",
                  "a cherry-pick": "git cherry-pick --abort", "a revert": "git revert --abort"}.get(what, "its --abort")
-        raise BusyError(f"{what} is in progress; restoring now could lose its state", f"finish it or abort it first ({abort}), then restore")
+        message = f"{what} is in progress; {type} would leave it half-done (its state under .git is in no checkpoint)"
+        hint = f"finish it or abort it first ({abort}), then {type}"
+        if dry_run:
+            return f"{message}: {hint}"
+        raise BusyError(message, hint)
     repo.check_index_unlocked()
+    return None
 
 
 def _journal_path(repo: Repo) -> Path:
@@ -1284,7 +1294,7 @@ def restore(
     ``force``.
     """
     with repo.worktree_lock(exclusive=True):
-        _check_ready(repo)
+        busy = _check_ready(repo, type, dry_run)
         if not ignore_journal and read_journal(repo) is not None:
             raise BusyError("a restore was interrupted in this worktree", "run git ckpt restore --continue to finish it, or git ckpt undo to go back")
         if reset_head and paths:
@@ -1332,7 +1342,7 @@ def restore(
             problem = merge_state_problem(repo, target, list(target.manifest.merge_heads),
                                           target.base if reset_head else None) if merging else None
             return RestoreResult(target.id, None, None, plan, dry_run=True, type=type, paths=paths,
-                                 warnings=[problem] if problem else [])
+                                 warnings=[w for w in (busy, problem) if w])
         if paths and plan.empty:  # nothing to write, so nothing to save, log or undo
             return RestoreResult(target.id, None, None, plan, type=type, paths=paths)
         prints = Fingerprints(repo, now, plan)  # before the save: what it holds is what is on disk

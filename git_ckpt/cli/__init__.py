@@ -420,6 +420,14 @@ def main(argv: list[str] | None = None) -> None:
         code = rv if isinstance(rv, int) else 0
     except click.exceptions.Exit as exc:
         code = exc.exit_code
+    except SystemExit as exc:
+        if exc.code != 1 or not _reader_gone():
+            raise
+        # click's own answer to EPIPE (exit 1): the reader left (`git ckpt status | head -1`),
+        # which is no failure here, as BrokenPipeError below (it depended on when the pipe closed)
+        code = 0
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
     except click.exceptions.Abort:
         code = _interrupted(as_json, _name(args))
     except click.exceptions.NoArgsIsHelpError as exc:  # `git ckpt`, `git ckpt task`: the group's help
@@ -453,6 +461,18 @@ def main(argv: list[str] | None = None) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     sys.exit(code)
+
+
+def _reader_gone() -> bool:
+    """Whether standard output is a pipe whose reader has closed it (``poll`` says POLLERR)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(1, select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _fd, ev in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def default_hint(exc: CkptError, args: list[str]) -> str:

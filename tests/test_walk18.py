@@ -1,0 +1,66 @@
+"""What the eighteenth new-user walkthrough of the README met, each as its kind: a closed pipe
+that made some commands exit 1 (click's answer to EPIPE, depending on when the reader left), and
+the refusal during a merge: its words, the command its hint names, and a dry run refused though
+it changes nothing.
+
+Real repositories and the real ``git ckpt`` entry point.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from conftest import ckpt, git
+
+
+@pytest.mark.parametrize("args", ["status", "show @", "restore @ --dry-run", "list", "log", "gc --keep 0 --dry-run", "diff"])
+def test_a_closed_pipe_is_a_quiet_exit_every_time(repo, args):
+    for i in range(3):
+        (repo / f"f{i}.txt").write_text("".join(f"{j}\n" for j in range(5000)))
+        ckpt(repo, "save", "-m", f"s{i}")
+    (repo / "f0.txt").write_text("changed\n")
+    for _ in range(6):  # the reader leaves at a different moment each time
+        proc = subprocess.run(f"git ckpt {args} | head -c1 >/dev/null; exit ${{PIPESTATUS[0]}}", shell=True, cwd=repo,
+                              executable="/bin/bash", capture_output=True)
+        assert (proc.returncode, proc.stderr) == (0, b""), (args, proc)
+
+
+def _merging(repo):
+    (repo / "f").write_text("a\n")
+    git(repo, "add", "f")
+    git(repo, "commit", "-qm", "a")
+    git(repo, "checkout", "-qb", "o")
+    (repo / "f").write_text("b\n")
+    git(repo, "commit", "-qam", "b")
+    git(repo, "checkout", "-q", "main")
+    (repo / "f").write_text("c\n")
+    git(repo, "commit", "-qam", "c")
+    ckpt(repo, "save", "-m", "clean")
+    git(repo, "merge", "-q", "o", check=False)
+
+
+@pytest.mark.parametrize("command", ["restore", "undo"])
+def test_a_merge_in_progress_is_refused_in_the_words_of_the_command(repo, command):
+    _merging(repo)
+    if command == "undo":
+        git(repo, "merge", "--abort")
+        (repo / "g").write_text("g\n")
+        ckpt(repo, "restore", "default/1")
+        ckpt(repo, "undo")
+        git(repo, "merge", "-q", "o", check=False)
+    args = ["restore", "default/1"] if command == "restore" else ["undo"]
+    res = ckpt(repo, *args, rc=5)
+    assert res.err == ("error: a merge is in progress; " + command + " would leave it half-done (its state under .git is in no "
+                       f"checkpoint)\nhint: finish it or abort it first (git merge --abort), then {command}\n"), res.err
+    assert (repo / ".git/MERGE_HEAD").exists()
+
+
+def test_a_dry_run_during_a_merge_shows_the_plan_and_says_it_would_be_refused(repo):
+    _merging(repo)
+    res = ckpt(repo, "restore", "default/1", "--dry-run")
+    assert res.out.startswith("would restore default/1:"), res.out
+    assert res.err == ("warning: a merge is in progress; restore would leave it half-done (its state under .git is in no "
+                       "checkpoint): finish it or abort it first (git merge --abort), then restore\n"), res.err
+    assert (repo / ".git/MERGE_HEAD").exists()
