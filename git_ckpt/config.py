@@ -232,17 +232,46 @@ def normalized_pattern(pattern: str) -> str:
     return "/".join("**" if len(c) >= 2 and set(c) == {"*"} else re.sub(r"(?<!\\)\*{2,}", "*", c) for c in parts)
 
 
+MAX_WILDCARDS = 3  # '*' (and '?' beside one) in a whole pattern, '**' components apart
+
+
 def wildcard_problem(pattern: str) -> str | None:
-    """Why matching ``pattern`` could take time without bound (it is matched by backtracking
-    regular expressions, once per file), or None: more than :data:`MAX_STAR_RUNS` ``*`` in one
-    component or :data:`MAX_GLOBSTARS` ``**`` components, after :func:`normalized_pattern`."""
+    """Why ``pattern`` cannot be matched as git matches it within bounded time, or None.
+
+    Patterns are matched by pathspec's backtracking regular expressions once per file, so a
+    pattern whose wildcards can split a name many ways (``*a*/`` repeated: m^k tries) is refused:
+    more than :data:`MAX_STAR_RUNS` wildcards in one component, :data:`MAX_WILDCARDS` in all
+    (``?`` counts beside a ``*``), :data:`MAX_GLOBSTARS` ``**`` components, or over 1 KiB (after
+    :func:`normalized_pattern`).  So are bracket expressions pathspec reads otherwise than git
+    (negated ``[!x]`` or ``[^x]``, which match ``/`` there; ranges; ``[:class:]``) and anything that
+    does not compile."""
+    if len(pattern) > 1024:
+        return "is longer than 1024 characters"
     comps = normalized_pattern(pattern).split("/")
     if sum(1 for c in comps if c == "**") > MAX_GLOBSTARS:
         return f"has more than {MAX_GLOBSTARS} '**' components"
-    if any(c != "**" and len(re.findall(r"(?<!\\)\*", c)) > MAX_STAR_RUNS for c in comps):
-        return f"has more than {MAX_STAR_RUNS} '*' in one path component"
-    if len(pattern) > 1024:
-        return "is longer than 1024 characters"
+    counts = []
+    for c in comps:
+        if c == "**":
+            continue
+        stars = len(re.findall(r"(?<!\\)\*", c))
+        counts.append(stars + (len(re.findall(r"(?<!\\)\?", c)) if stars else 0))
+    if any(n > MAX_STAR_RUNS for n in counts):
+        return f"has more than {MAX_STAR_RUNS} wildcards in one path component"
+    if sum(counts) > MAX_WILDCARDS:
+        return f"has more than {MAX_WILDCARDS} wildcards"
+    if re.search(r"(?<!\\)\[(?:[!^]|[^\]]*(?:-|\[:))", pattern):
+        return "has a negated, range or [:class:] bracket expression (read otherwise than git reads it)"
+    import warnings
+
+    import pathspec
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            pathspec.GitIgnoreSpec.from_lines([normalized_pattern(pattern)])
+    except Exception:  # noqa: BLE001 - pathspec and re raise several types
+        return "does not compile"
     return None
 
 

@@ -74,6 +74,8 @@ def hooks_dir(repo: Repo) -> Path:
     path = Path(out)
     if not path.is_absolute():
         path = repo.workdir / path
+    if ".." in path.parts:  # the kernel (and so git) resolves "lnk/.." through the link: so must we
+        return Path(os.path.realpath(path))
     return Path(os.path.normpath(path))
 
 

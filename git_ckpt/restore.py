@@ -73,6 +73,9 @@ class Plan:
     raw_write: list[bytes] = field(default_factory=list)
     index_changes: bool = False
     head_changes: bool = False
+    # the merge state changes: MERGE_HEAD set to the target's merge_heads, or removed (a whole
+    # restore; a fetched manifest's merge_heads change git's state beyond the files: never "nothing")
+    merge_to: list[str] | None = None
     leave: int | None = None  # files of the target left as they are (counted for dry runs)
     blocked: list[bytes] = field(default_factory=list)
     kept_ignored: list[bytes] = field(default_factory=list)  # not deleted: ignored under the target's rules
@@ -103,7 +106,8 @@ class Plan:
     @property
     def empty(self) -> bool:
         """True when nothing would change."""
-        return not (self.write or self.delete or self.overlay_write or self.overlay_delete or self.raw_write or self.index_changes or self.head_changes)
+        return not (self.write or self.delete or self.overlay_write or self.overlay_delete or self.raw_write or self.index_changes
+                    or self.head_changes or self.merge_to is not None)
 
     def to_json(self) -> dict[str, Any]:
         """The plan as JSON-ready data (paths as strings)."""
@@ -121,6 +125,7 @@ class Plan:
             "keep_ignored_left": [path_to_str(p) for p in self.kept_left_ignored],
             "provenance": self.provenance,
             "base_differs": {"saved_on": self.base_from, "note": self.base_note} if self.base_note else None,
+            "merge_heads": self.merge_to,
             "outside_sparse_cone": [path_to_str(p) for p in self.sparse_skipped],
             "outside_sparse_cone_index_changes": [path_to_str(p) for p in self.sparse_skipped if p in self.sparse_index_changes],
             "head": {"branch": self.head_branch, "from": self.head_from, "to": self.head_to,
@@ -690,6 +695,10 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         # HEAD: no difference between HEAD and the base is staged, so there is nothing to say)
         plan.base_from = target.base
         plan.base_note = base_note(target, now.base, now.branch, whole=not paths)
+    if not paths and sorted(target.manifest.merge_heads) != sorted(now.merge_heads):
+        heads = list(target.manifest.merge_heads)
+        if not heads or merge_state_problem(repo, target, heads, target.base if reset_head else None) is None:
+            plan.merge_to = heads  # (a merge state set_merge_state will not write is no change)
     plan.blocked = sorted(set(plan.blocked))
     plan.kept_left_ignored = _left_ignored(repo, target, now, changes, paths, plan, cur, tgt)
     refuse_unsafe_target(repo, target, plan, now)

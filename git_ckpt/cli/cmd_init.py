@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from . import emit, json_option, open_repo, say
@@ -19,7 +21,7 @@ def command(force: bool, with_hooks: bool, as_json: bool) -> int:
 
     repo = open_repo()
     path = repo.workdir / CONFIG_FILE
-    if path.exists() and not force:
+    if os.path.lexists(path) and not force:  # (a dangling symlink is one too)
         raise UsageError(f"{CONFIG_FILE} already exists", "edit it, or pass --force to replace it")
     atomic_write(path, STARTER.encode())
     hooks = None

@@ -45,6 +45,9 @@ def print_plan(plan: Plan, paths: list[bytes] | None = None) -> None:
         say(f"write   {path_display(p)} (exact bytes)")
     if plan.index_changes:
         say("index   set to the checkpoint's staged state")
+    if plan.merge_to is not None:
+        say(f"merge   MERGE_HEAD set to {', '.join(h[:12] for h in plan.merge_to)} (a merge in progress, as saved)"
+            if plan.merge_to else "merge   the merge in progress a restore brought back ends (MERGE_HEAD goes)")
     if plan.head_changes:
         assert plan.head_to is not None  # set whenever the head changes
         lost = f"; {plan.head_unreachable} commit(s) no longer reachable from it (undo moves it back)" if plan.head_unreachable else ""
