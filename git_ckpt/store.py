@@ -140,8 +140,11 @@ def remote_problem(repo: Repo, remote: str) -> UsageError | None:
         return UsageError(f"{remote!r} is not a configured remote",
                           "git ckpt pushes and fetches through a named remote: git remote add NAME URL adds one (git remote -v lists them)")
     if repo.git("remote", "get-url", remote, check=False).returncode != 0:
+        from .words import suggestion
+
+        near = suggestion(remote, repo.git("remote", check=False).stdout.decode("utf-8", "replace").split())
         return UsageError(f"{remote!r} is not a configured remote",
-                          f"git remote add {remote} URL adds it (git remote -v lists the remotes)")
+                          (f"{near} " if near else "") + f"git remote add {remote} URL adds it (git remote -v lists the remotes)")
     return None
 
 
@@ -852,6 +855,10 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
         raise NotFoundError(f"no checkpoint {spec}", "use REMOTE:T/N, e.g. origin:fix-auth/3")
     commit = repo.resolve_commit(spec)
     if commit is None:
+        if not task_name_problem(spec) and repo.refs_under(f"{PREFIX}{spec}/"):  # a task's name, not one of its checkpoints
+            raise NotFoundError(f"unknown checkpoint {spec!r}: it is a task", f"its checkpoints are {spec}/N: git ckpt list --task {spec} shows them")
+        if os.path.lexists(os.path.join(repo.workdir, spec)) or os.path.lexists(spec):
+            raise NotFoundError(f"unknown checkpoint {spec!r}: it is a path", "the checkpoint comes first: git ckpt restore CKPT -- PATHS")
         raise NotFoundError(f"unknown checkpoint {spec!r}", "git ckpt list shows the checkpoints of the current task")
     cp = load(repo, commit)
     return cp

@@ -64,3 +64,22 @@ def test_a_dry_run_during_a_merge_shows_the_plan_and_says_it_would_be_refused(re
     assert res.err == ("warning: a merge is in progress; restore would leave it half-done (its state under .git is in no "
                        "checkpoint): finish it or abort it first (git merge --abort), then restore\n"), res.err
     assert (repo / ".git/MERGE_HEAD").exists()
+
+
+def test_a_mistyped_remote_gets_a_suggestion(tmp_path):
+    from test_remote import _team
+
+    _bare, alice, _bob = _team(tmp_path)
+    res = ckpt(alice, "push", "orign", rc=2)
+    assert res.err == ("error: 'orign' is not a configured remote\nhint: did you mean 'origin'? git remote add orign URL "
+                       "adds it (git remote -v lists the remotes)\n"), res.err
+
+
+@pytest.mark.parametrize("args,err", [
+    (["restore", "a.txt", "default/1"], "error: unknown checkpoint 'a.txt': it is a path\nhint: the checkpoint comes first: git ckpt restore CKPT -- PATHS\n"),
+    (["show", "default"], "error: unknown checkpoint 'default': it is a task\nhint: its checkpoints are default/N: git ckpt list --task default shows them\n"),
+])
+def test_a_path_or_a_task_given_as_a_checkpoint_says_what_it_is(repo, args, err):
+    (repo / "a.txt").write_text("a\n")
+    ckpt(repo, "save", "-m", "one")
+    assert ckpt(repo, *args, rc=4).err == err
