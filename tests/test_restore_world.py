@@ -497,7 +497,7 @@ def test_reset_head_refuses_to_move_another_branch(repo):
     dry = ckpt(repo, "restore", "1", "--reset-head", "--dry-run", rc=2)
     assert "--reset-head would move branch feature to the base of default/1, which was saved on main; 1 commit(s) would no longer be reachable from it" in dry.err
     res = ckpt(repo, "restore", "1", "--reset-head", rc=2)
-    assert res.err.splitlines()[1].startswith("hint: switch to main first")
+    assert res.err.splitlines()[1].startswith("hint: check out main first")
     assert (worktree_state(repo), index_state(repo), git(repo, "for-each-ref")) == before
     plan = ckpt(repo, "restore", "1", "--reset-head", "--force", "--dry-run")
     assert "HEAD    branch feature moves from " in plan.out and "; 1 commit(s) no longer reachable from it" in plan.out
