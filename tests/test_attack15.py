@@ -58,17 +58,22 @@ def test_a_text_over_its_bound_is_refused_before_anything_is_saved(repo, option)
     ckpt(repo, "save", option, "m" * 65536)
 
 
-@pytest.mark.parametrize("env,name_email", [
-    ({"GIT_AUTHOR_EMAIL": "", "GIT_COMMITTER_EMAIL": ""}, "Test User <git-ckpt@localhost>"),
-    ({"GIT_AUTHOR_EMAIL": ".", "GIT_COMMITTER_EMAIL": "."}, "Test User <git-ckpt@localhost>"),
-    ({"GIT_AUTHOR_EMAIL": " \t", "GIT_COMMITTER_EMAIL": " "}, "Test User <git-ckpt@localhost>"),
+@pytest.mark.parametrize("env", [
+    {"GIT_AUTHOR_EMAIL": "", "GIT_COMMITTER_EMAIL": ""},
+    {"GIT_AUTHOR_EMAIL": ".", "GIT_COMMITTER_EMAIL": "."},
+    {"GIT_AUTHOR_EMAIL": " \t", "GIT_COMMITTER_EMAIL": " "},
 ])
-def test_an_identity_git_accepts_and_libgit2_refuses_still_saves_and_logs(repo, env, name_email):
-    """git writes an empty e-mail (user.email "" or only characters it strips); libgit2 refuses
-    it: save failed as 'damage' and a restore went unlogged, so undo found nothing."""
+def test_an_identity_git_accepts_and_libgit2_refuses_still_saves_and_logs(repo, env):
+    """git writes an empty e-mail (user.email "" or only characters it strips; which it strips
+    depends on git's version: 2.39 strips a lone ".", 2.55 keeps it); libgit2 refuses an empty
+    one: save failed as 'damage' and a restore went unlogged, so undo found nothing.  The
+    checkpoint's author is git's (``git var``), with the placeholder only for an empty e-mail."""
+    ident = git(repo, "var", "GIT_AUTHOR_IDENT", env=_env(**env)).decode()
+    email = ident[ident.index("<") + 1:ident.index(">")]
     (repo / "f.txt").write_text("1\n")
     ckpt(repo, "save", "-m", "one", env=_env(**env))
-    assert git(repo, "log", "-1", "--format=%an <%ae>", "refs/ckpt/default/1").decode().strip() == name_email
+    assert git(repo, "log", "-1", "--format=%an <%ae>", "refs/ckpt/default/1").decode().strip() == \
+        f"Test User <{email.strip() or 'git-ckpt@localhost'}>"
     (repo / "f.txt").write_text("2\n")
     ckpt(repo, "restore", "default/1", env=_env(**env))
     assert (repo / "f.txt").read_text() == "1\n"
