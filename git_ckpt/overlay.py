@@ -21,12 +21,15 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 from contextlib import AbstractContextManager
-from typing import IO, Callable, Iterable, Literal, Mapping, Union
+from typing import IO, TYPE_CHECKING, Callable, Iterable, Literal, Mapping, Union
 
 from .config import SECRET_PATTERNS, Config
 from .errors import ConfigError, CorruptError, IOFailure
 from .model import OverlayFile, OverlayInfo, digest, path_display, path_from_str, path_to_str
 from .words import counted
+
+if TYPE_CHECKING:
+    import pathspec
 
 MAX_ENTRIES = 200_000
 MAX_TOTAL = 8 * 1024**3
@@ -103,6 +106,18 @@ def _static_prefix(pattern: str) -> str | None:
     return "/".join(parts)
 
 
+def _specs(include: list[str], exclude: list[str]) -> tuple[pathspec.GitIgnoreSpec, pathspec.GitIgnoreSpec]:
+    """The compiled include and exclude specs of an overlay policy, each pattern in the form
+    :func:`~git_ckpt.config.normalized_pattern` gives it.  Raises what pathspec raises for a
+    pattern it cannot compile (several types)."""
+    import pathspec
+
+    from .config import normalized_pattern
+
+    return (pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) for p in include]),
+            pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) for p in exclude]))
+
+
 def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool]) -> Selection:
     """Find the overlay entries under ``repo_root`` for the ``[overlay]`` policy in ``cfg``.
 
@@ -115,11 +130,8 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool]) -> S
         return Selection([], [], [], [])
     import pathspec  # only when an overlay is configured (it costs more to import than a save of a small tree)
 
-    from .config import normalized_pattern
-
     try:
-        inc = pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) for p in include])
-        exc = pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) for p in cfg.overlay.exclude])
+        inc, exc = _specs(include, cfg.overlay.exclude)
     except Exception as err:  # noqa: BLE001 - pathspec raises several types for bad patterns
         raise ConfigError(f"overlay: bad pattern in include/exclude: {err}", "fix overlay.include / overlay.exclude in .ckpt.toml") from None
     secret_spec: list[pathspec.GitIgnoreSpec] = []  # compiled on first use (18 patterns: 5-20 ms)
@@ -201,7 +213,7 @@ def policy_selects(include: list[str], exclude: list[str], paths: Iterable[bytes
     (a checkpoint's recorded :class:`~git_ckpt.model.OverlayInfo` patterns) selects, as
     :func:`select` would on disk: an include pattern matches the file, no exclude pattern
     matches it or a directory above it.  Patterns that do not compile select nothing."""
-    from .config import MAX_PATTERNS, normalized_pattern, overlay_pattern_problem
+    from .config import MAX_PATTERNS, overlay_pattern_problem
 
     include = [p for p in include if p.strip()]
     wanted = list(paths)
@@ -209,11 +221,8 @@ def policy_selects(include: list[str], exclude: list[str], paths: Iterable[bytes
         return set()
     if len(include) + len(exclude) > MAX_PATTERNS or any(overlay_pattern_problem(p) for p in include + exclude):
         return set()  # a policy no config would pass (a crafted manifest's): it covers nothing
-    import pathspec
-
     try:
-        inc = pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) for p in include])
-        exc = pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) for p in exclude])
+        inc, exc = _specs(include, exclude)
     except Exception:  # noqa: BLE001 - a foreign manifest's patterns: selecting nothing is the safe answer
         return set()
     out = set()
@@ -239,11 +248,8 @@ def already_there(root: bytes, entries: Mapping[bytes, tuple[str, int, str]], pa
             if kind == "symlink" and stat.S_ISLNK(st.st_mode):
                 ok = hashlib.sha256(os.readlink(full)).hexdigest() == want
             elif kind == "file" and stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == mode & 0o7777:
-                h = hashlib.sha256()
                 with open(full, "rb") as fh:
-                    for chunk in iter(lambda: fh.read(1 << 20), b""):
-                        h.update(chunk)
-                ok = h.hexdigest() == want
+                    ok = hashlib.file_digest(fh, "sha256").hexdigest() == want
             else:
                 ok = False
         except OSError:

@@ -218,13 +218,10 @@ def _same_bytes(repo: Repo, rel: bytes, oid: str) -> bool:
             size = os.fstat(fh.fileno()).st_size
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode) or size != repo.blob_size(oid):
                 return False
-            h = hashlib.new(repo.object_format.name)
-            h.update(b"blob %d\0" % size)
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
+            h = hashlib.new(repo.object_format.name, b"blob %d\0" % size)
+            return hashlib.file_digest(fh, lambda: h).hexdigest() == oid
     except OSError:
         return False
-    return h.hexdigest() == oid
 
 
 def _in_the_way(root: bytes, rel: bytes, removed: set[bytes], saved: bool) -> list[bytes]:
@@ -874,11 +871,10 @@ def merge_state_problem(repo: Repo, target: Checkpoint, heads: list[str], head: 
     """Why the merge state of ``target`` (its ``heads``) cannot be brought back with HEAD at
     ``head`` (default: where it is), or None when it can: HEAD is not the checkpoint's base, or a
     merged object is no commit here.  The warning a whole restore gives, and its dry run too."""
-    if head is None:
-        head = repo.head()[0]
-    if head != target.manifest.base:
+    now, branch = repo.head()
+    if (now if head is None else head) != target.manifest.base:
         return (f"{target.id} was saved during a merge; MERGE_HEAD is not brought back because HEAD moved since "
-                f"({reset_head_command(target, repo.head()[1])} brings HEAD back too)")
+                f"({reset_head_command(target, branch)} brings HEAD back too)")
     if not all(repo.object_type(h) == "commit" for h in heads):
         return f"{target.id} was saved during a merge of a commit this repository does not have; MERGE_HEAD is not brought back"
     return None

@@ -187,6 +187,21 @@ def ckpt(cwd, *args, rc=0, input=None, env=None, fsck=True) -> Result:
     return res
 
 
+def merge_stopped_on_conflict(repo: Path, path: str = "f", *, branch: str = "side", message: str | None = None) -> str:
+    """Branch ``branch`` off HEAD, change tracked ``path`` there and on main, then ``git merge
+    branch`` (with ``-m message`` if given) from main: it stops on the conflict (MERGE_HEAD,
+    MERGE_MSG, stages 1-3 of ``path``).  Returns the commit merged (MERGE_HEAD's content)."""
+    git(repo, "checkout", "-q", "-b", branch)
+    (repo / path).write_text(f"{branch}\n")
+    git(repo, "commit", "-q", "-am", branch)
+    git(repo, "checkout", "-q", "main")
+    (repo / path).write_text("main\n")
+    git(repo, "commit", "-q", "-am", "main")
+    git(repo, "merge", "-q", branch, *(["-m", message] if message else []), check=False)
+    assert (repo / ".git" / "MERGE_HEAD").exists()
+    return git(repo, "rev-parse", branch).decode().strip()
+
+
 def fsck_clean(cwd) -> None:
     """Assert ``git fsck --strict`` reports nothing (when ``cwd`` is in a repository)."""
     top = run(["git", "rev-parse", "--git-dir"], cwd, check=False)

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
-from conftest import ckpt, git, init_repo
+from conftest import ckpt, git, init_repo, merge_stopped_on_conflict
 
 PATHS = ["f", "g.txt", "a/x", "a/b/y.txt", "a/b/z", "new/n1", "new/deep/n2", "big.bin", "ign.log", "a", "a/b", "new"]
 CAP = 64  # bytes: ckpt.overlay.maxFileSize for these repositories
@@ -231,13 +231,7 @@ def test_file_that_became_ignored_and_a_deleted_one(world):
 
 
 def test_conflict_intent_to_add_and_nested_repository(world):
-    git(world, "checkout", "-qb", "side")
-    (world / "f").write_text("side\n")
-    git(world, "commit", "-qam", "side")
-    git(world, "checkout", "-q", "main")
-    (world / "f").write_text("main\n")
-    git(world, "commit", "-qam", "main")
-    git(world, "merge", "-q", "side", check=False)
+    merge_stopped_on_conflict(world)
     (world / "ita").write_text("i\n")
     git(world, "add", "-N", "ita")
     init_repo(world / "nested")

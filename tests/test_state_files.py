@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Result, fsck_clean, git
+from conftest import Result, fsck_clean, git, merge_stopped_on_conflict
 
 KINDS = ["symlink", "fifo", "directory", "oversize"]
 STATE_MAX = 64 * 1024 * 1024
@@ -190,13 +190,7 @@ def test_a_planted_merge_mark_vouches_for_no_merge(repo, tmp_path, kind):
     git(repo, "add", "f")
     git(repo, "commit", "-q", "-m", "base")
     assert run(repo, "save", "-m", "before the merge").rc == 0
-    git(repo, "checkout", "-q", "-b", "side")
-    (repo / "f").write_text("side\n")
-    git(repo, "commit", "-q", "-am", "side")
-    git(repo, "checkout", "-q", "main")
-    (repo / "f").write_text("main\n")
-    git(repo, "commit", "-q", "-am", "main")
-    assert git(repo, "merge", "-q", "side", check=False) is not None
+    merge_stopped_on_conflict(repo)
     merge_head = (repo / ".git" / "MERGE_HEAD").read_bytes()
     path = repo.resolve() / ".git" / "ckpt" / "MERGE_RESTORED"
     outside = tmp_path / "elsewhere" / "MERGE_RESTORED"

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import ckpt, git
+from conftest import ckpt, git, merge_stopped_on_conflict
 from test_verify import verifier, write_config
 
 GROUPS = ["", "task", "hooks", "agent"]
@@ -447,15 +447,7 @@ def test_no_progress_in_hooks(repo):
 
 def _conflicted(repo):
     """A merge of `other` into main stopped on a conflict in README."""
-    git(repo, "checkout", "-q", "-b", "other")
-    (repo / "README").write_text("theirs\n")
-    git(repo, "commit", "-q", "-am", "theirs")
-    git(repo, "checkout", "-q", "main")
-    (repo / "README").write_text("ours\n")
-    git(repo, "commit", "-q", "-am", "ours")
-    git(repo, "merge", "-q", "other", check=False)
-    assert (repo / ".git/MERGE_HEAD").exists()
-    return git(repo, "rev-parse", "other").decode().strip()
+    return merge_stopped_on_conflict(repo, "README", branch="other")
 
 
 def test_restore_brings_back_merge_head_and_undo_removes_it(repo):

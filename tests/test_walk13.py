@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from conftest import ckpt, git
+from conftest import ckpt, git, merge_stopped_on_conflict
 from test_remote import _shared_task, _team
 
 
@@ -198,13 +198,7 @@ def _mid_merge(repo):
     (repo / "f").write_text("base\n")
     git(repo, "add", "f")
     git(repo, "commit", "-qm", "base")
-    git(repo, "checkout", "-qb", "side")
-    (repo / "f").write_text("side\n")
-    git(repo, "commit", "-qam", "side")
-    git(repo, "checkout", "-q", "main")
-    (repo / "f").write_text("main\n")
-    git(repo, "commit", "-qam", "main")
-    git(repo, "merge", "side", "-m", "merge side: keep both lines", check=False)
+    merge_stopped_on_conflict(repo, message="merge side: keep both lines")
 
 
 @pytest.mark.parametrize("leave", ["abort", "commit", "reset"])

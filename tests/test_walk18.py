@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from conftest import ckpt, git
+from conftest import ckpt, git, merge_stopped_on_conflict
 
 
 @pytest.mark.parametrize("args", ["status", "show @", "restore @ --dry-run", "list", "log", "gc --keep 0 --dry-run", "diff"])
@@ -31,13 +31,9 @@ def _merging(repo):
     (repo / "f").write_text("a\n")
     git(repo, "add", "f")
     git(repo, "commit", "-qm", "a")
-    git(repo, "checkout", "-qb", "o")
-    (repo / "f").write_text("b\n")
-    git(repo, "commit", "-qam", "b")
-    git(repo, "checkout", "-q", "main")
-    (repo / "f").write_text("c\n")
-    git(repo, "commit", "-qam", "c")
-    ckpt(repo, "save", "-m", "clean")
+    merge_stopped_on_conflict(repo, branch="o")
+    git(repo, "merge", "--abort")
+    ckpt(repo, "save", "-m", "clean")  # on main's commit, before the merge
     git(repo, "merge", "-q", "o", check=False)
 
 
