@@ -51,13 +51,21 @@ def read(repo: Repo) -> str:
                         f"make {path} a regular file (or remove it), then run the command again") from None
 
 
+#: Appended to a block's end line when git ckpt added a line break to end the file's last line
+#: before the block; removing the block then removes that break too (the file is as it was).
+ADDED_BREAK = " (and the line break before it)"
+BLOCK_BEGIN, BLOCK_END = "# >>> git-ckpt ", "# <<< git-ckpt "  # how every owner's begin and end lines start
+
+
 def set_block(repo: Repo, begin: str, end: str, patterns: list[str]) -> list[str]:
     """Make the block of ``info/exclude`` between the lines ``begin`` and ``end`` hold exactly
     ``patterns`` (in order), appended at the end when absent; ``patterns`` empty removes the
-    block.  The file is rewritten atomically and only when it changes (with no block and none
-    wanted it stays byte for byte); a symlink is written through (the file it names is
-    replaced), so a shared exclude file stays shared.  Raises as :func:`read`.  Returns
-    ``patterns``."""
+    block.  The file is rewritten atomically and only when it changes; everything outside the
+    block stays byte for byte, including whether the file ends in a line break: a block
+    appended after a last line without one adds the break and marks its end line
+    (:data:`ADDED_BREAK`), and its removal takes the break away again.  A symlink is written
+    through (the file it names is replaced), so a shared exclude file stays shared.  Raises as
+    :func:`read`.  Returns ``patterns``."""
     import os
 
     from .store import atomic_write
@@ -65,19 +73,29 @@ def set_block(repo: Repo, begin: str, end: str, patterns: list[str]) -> list[str
     path = repo.common_dir / "info" / "exclude"
     text = read(repo)
     lines = text.split("\n")  # git's lines: str.splitlines would also split (and rewrite) a user's line at \x85 or \u2028
-    if lines[-1] == "":
+    final_break = lines[-1] == ""
+    if final_break:
         lines.pop()
-    if begin in lines and end in lines[lines.index(begin):]:
+    stop = next((i for i in range(lines.index(begin), len(lines)) if lines[i] in (end, end + ADDED_BREAK)), None) \
+        if begin in lines else None
+    if stop is not None:
         start = lines.index(begin)
-        stop = lines.index(end, start)
+        end_line = lines[stop]
         if lines[start + 1:stop] == patterns:
             return patterns  # already so
-        lines = lines[:start] + lines[stop + 1:]
+        after = lines[stop + 1:]
+        if not patterns and end_line.endswith(ADDED_BREAK):
+            if not after:
+                final_break = False  # the block was last, after a line git ckpt ended: as before it came
+            elif after[0].startswith(BLOCK_BEGIN) and after[-1].startswith(BLOCK_END) and not after[-1].endswith(ADDED_BREAK):
+                after[-1] += ADDED_BREAK  # only other blocks follow: the last of them now owns the break
+        lines = lines[:start] + ([begin, *patterns, end_line] if patterns else []) + after
     elif not patterns:
         return patterns
-    if patterns:
-        lines += [begin, *patterns, end]
-    new = "\n".join(lines) + ("\n" if lines else "")
+    else:
+        lines += [begin, *patterns, end if final_break or not lines else end + ADDED_BREAK]
+        final_break = True
+    new = "\n".join(lines) + ("\n" if lines and final_break else "")
     if new != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(os.path.realpath(path), new.encode("utf-8", "surrogateescape"))

@@ -287,3 +287,19 @@ def test_install_and_uninstall_keep_a_users_exclude_lines_that_hold_line_separat
     assert exclude.read_bytes().startswith(before)
     ckpt(repo, "hooks", "uninstall")
     assert exclude.read_bytes() == before
+
+
+@pytest.mark.parametrize("before", [b"", b"*.log", b"*.log\n", b"a\r\nb", b"\n\n"], ids=repr)
+def test_install_then_uninstall_leaves_info_exclude_byte_for_byte(repo, before):
+    """A last line without a line break got one from install (the block must start on a line of
+    its own) and kept it after uninstall: the file differed from the user's by one byte.  Both
+    owners of a block, hooks (relative core.hooksPath) and agent settings kept local."""
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.write_bytes(before)
+    git(repo, "config", "core.hooksPath", ".hk")
+    ckpt(repo, "hooks", "install")
+    ckpt(repo, "agent", "install", "claude-code", "--local")
+    assert exclude.read_bytes().startswith(before + (b"\n" if before and not before.endswith(b"\n") else b""))
+    ckpt(repo, "hooks", "uninstall")
+    ckpt(repo, "agent", "uninstall", "claude-code")
+    assert exclude.read_bytes() == before
