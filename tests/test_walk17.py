@@ -8,7 +8,6 @@ Real repositories and the real ``git ckpt`` entry point.
 
 from __future__ import annotations
 
-
 import pytest
 
 from conftest import ckpt, git
