@@ -168,7 +168,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         return parse_size(self.overlay.max_file_size, "overlay.max_file_size")
 
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.I)
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.I | re.A)  # ASCII: \d takes "١" too
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "ki": 1024, "m": 10**6, "mb": 10**6,
           "mib": 1024**2, "mi": 1024**2, "g": 10**9, "gb": 10**9, "gib": 1024**3, "gi": 1024**3,
           "t": 10**12, "tb": 10**12, "tib": 1024**4, "ti": 1024**4}
@@ -186,7 +186,7 @@ def parse_size(value: int | str, key: str) -> int:
     return int(float(m.group(1)) * _UNITS[(m.group(2) or "").lower()])
 
 
-_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$", re.A)
 
 
 def parse_duration(value: str, key: str) -> int:

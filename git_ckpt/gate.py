@@ -440,7 +440,7 @@ class Judge:
 def is_range(rev: str) -> bool:
     """Whether ``rev`` names a set of commits (``A..B``, ``A...B``, ``^A``, ``A^!``, ``A^@``,
     ``A^-``) rather than one commit, as ``git rev-list`` reads it."""
-    return ".." in rev or rev.startswith("^") or rev.endswith(("^!", "^@")) or bool(re.search(r"\^-\d*$", rev))
+    return ".." in rev or rev.startswith("^") or rev.endswith(("^!", "^@")) or bool(re.search(r"\^-[0-9]*$", rev))
 
 
 def commits_of(repo: Repo, revs: list[str]) -> list[tuple[str, str, str]]:

@@ -36,7 +36,7 @@ SHORT = 1024  # characters of a short free-text field (author, host, branch)
 Short = Annotated[str, msgspec.Meta(max_length=SHORT)]
 PathText = Annotated[str, msgspec.Meta(max_length=2 * MAX_PATH)]
 PathList = Annotated[list[PathText], msgspec.Meta(max_length=MAX_ITEMS)]
-_TASK_EXTRA = re.compile(r"^\d+$|\.\.|\.lock$|\.$")
+_TASK_EXTRA = re.compile(r"^[0-9]+$|\.\.|\.lock$|\.$")
 
 
 def task_name_problem(name: str) -> str | None:

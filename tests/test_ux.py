@@ -91,6 +91,8 @@ def test_usage_error_hint_names_the_subcommand(repo, args, where):
 @pytest.mark.parametrize("args", [
     ["gc", "--older-than", "xx"], ["gc", "--older-than", "14"], ["gc", "--older-than", "-3d"],
     ["gc", "--max-bytes", "12Q"], ["gc", "--max-bytes", "lots"],
+    # digits and spaces of other scripts, which Python's \d, \s, int() and float() take
+    ["gc", "--older-than", "\u0663d"], ["gc", "--max-bytes", "\u0661\u0660MiB"], ["gc", "--older-than", "3\u2003d"],
 ])
 def test_bad_duration_or_size_option_is_usage_exit_2(repo, args):
     """Input 9: a bad `--older-than` (or `--max-bytes`) is a usage error (2), not a config one (6),
