@@ -39,7 +39,7 @@ def compare(repo: Repo, cfg: Config, old: Checkpoint, new: Checkpoint | None = N
 
         from .overlay import as_restore_sees
 
-        snap = capture(repo, cfg)
+        snap = capture(repo, cfg, read_only=True)
         # the overlay as a restore to ``old`` would judge it (status and restore agree)
         new_tree, new_name, new_overlay = snap.tree, "worktree", as_restore_sees(repo.workdir, old.manifest.overlay, snap.overlay_info.files)
     changes = [{"status": c.status, "path": path_to_str(c.path)} for c in repo.diff_trees(old.tree, new_tree, paths or None)]

@@ -293,13 +293,13 @@ def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool
 def workspace_state(repo: Repo, cfg: Config, task: str, cur: Checkpoint) -> str:
     """``clean`` when the worktree (files, index, overlay) is exactly ``cur``, ``changed`` when
     not, ``other-task`` when this worktree is on another task, ``unknown`` when it cannot be
-    captured (index locked, mid-restore)."""
+    captured (an unreadable file in the way, say)."""
     if store.current_task(repo) != task:
         return "other-task"
     from .status import committed
 
     try:
-        snap = capture(repo, cfg)
+        snap = capture(repo, cfg, read_only=True)
         return "clean" if snap.state() == cur.manifest.state or committed(repo, snap, cur) else "changed"
     except CkptError:
         return "unknown"
@@ -388,7 +388,7 @@ def _result_text(v: dict[str, Any], result_word: Callable[[Any, Any], str]) -> s
 
 def _ws_text(state: str, cur: str | None) -> str:
     return {"clean": f"clean (matches {cur})", "changed": f"changed since {cur}",
-            "other-task": "this worktree is on another task", "unknown": "unknown (index locked or restore unfinished)"}.get(state, state)
+            "other-task": "this worktree is on another task", "unknown": "unknown (the worktree could not be read)"}.get(state, state)
 
 
 # ------------------------------------------------------------------------------ check
@@ -490,7 +490,7 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str
             checks.append({"check": "worktree", "ok": False, "detail": detail})
             drift.append(detail)
         else:
-            snap = capture(repo, cfg)
+            snap = capture(repo, cfg, read_only=True)
             from .status import committed, files_match
 
             # a teammate's HEAD may differ from one's own; a gated commit moves HEAD onto the files

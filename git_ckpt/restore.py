@@ -909,8 +909,9 @@ def _check_ready(repo: Repo, type: str = "restore", dry_run: bool = False) -> st
     """Refuse (:class:`BusyError`, exit 5) while git is in the middle of an operation whose state
     a restore would leave half-done (a merge a restore did not bring back, a rebase, cherry-pick,
     revert or am: their state under ``$GIT_DIR`` is in no checkpoint), or while ``index.lock``
-    is held.  A ``dry_run`` changes nothing, so for an operation it returns the refusal as a
-    warning instead.  ``type``: ``restore`` or ``undo``, the command the hint names."""
+    is held.  A ``dry_run`` changes nothing, so it returns the refusal as a warning instead
+    (as ``git diff`` reads the index another git process holds locked; capture never writes
+    it).  ``type``: ``restore`` or ``undo``, the command the hint names."""
     what = repo.in_progress()
     if what == "a merge" and merge_restored(repo):
         what = None  # the merge a restore brought back: its checkpoint holds it
@@ -922,7 +923,12 @@ def _check_ready(repo: Repo, type: str = "restore", dry_run: bool = False) -> st
         if dry_run:
             return f"{message}: {hint}"
         raise BusyError(message, hint)
-    repo.check_index_unlocked()
+    try:
+        repo.check_index_unlocked()
+    except BusyError as err:
+        if not dry_run:
+            raise
+        return f"{err.message}, so {type} would be refused: {err.hint}"
     return None
 
 
@@ -1309,7 +1315,7 @@ def restore(
         if reset_head and target.base is None:
             raise UsageError(f"{target.id} was saved on an unborn branch; --reset-head cannot move HEAD there",
                              "restore without --reset-head, or delete the branch yourself (git update-ref -d)")
-        now = capture(repo, cfg)
+        now = capture(repo, cfg, read_only=dry_run)
         if paths:
             _check_paths_exist(repo, target, now, paths)
         plan = make_plan(repo, target, now, paths, reset_head)

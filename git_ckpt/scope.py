@@ -41,7 +41,7 @@ def scope(repo: Repo, cfg: Config, task: str, since: Checkpoint) -> dict[str, An
     if cur is not None:
         base_tree = handoff._tree_of_commit(repo, first.base if first else None)
         touched = {path_to_str(c.path) for c in repo.diff_trees(base_tree, cur.tree)}
-    snap = capture(repo, cfg)
+    snap = capture(repo, cfg, read_only=True)
     inside: list[dict[str, Any]] = []
     outside: list[dict[str, Any]] = []
     for c in repo.diff_trees(since.tree, snap.tree):

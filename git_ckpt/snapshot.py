@@ -368,10 +368,13 @@ def _add_listed(repo: Repo, idx: os.PathLike[str], untracked: list[bytes]) -> bo
     return proc.returncode == 0
 
 
-def capture(repo: Repo, cfg: Config, *, build_tar: bool = False) -> Snapshot:
+def capture(repo: Repo, cfg: Config, *, build_tar: bool = False, read_only: bool = False) -> Snapshot:
     """Capture the worktree, index, HEAD and overlay of ``repo`` as objects (no refs written).
 
-    Raises :class:`BusyError` while ``index.lock`` is held.  Mirrors ``git stash create`` plus
+    Raises :class:`BusyError` while ``index.lock`` is held, unless ``read_only`` (the caller
+    writes no checkpoint and changes nothing, as ``diff`` or a dry run: the capture works on a
+    copy of the index and never writes the real one, so it reads it as ``git diff`` does while
+    another git process holds it locked).  Mirrors ``git stash create`` plus
     untracked files, with ``git add -A`` semantics for what the worktree tree holds.
 
     The worktree is walked once: ``git ls-files -o`` (which untracked files there are, for the
@@ -385,7 +388,8 @@ def capture(repo: Repo, cfg: Config, *, build_tar: bool = False) -> Snapshot:
     (:attr:`Snapshot.overlay_tar`; written as a blob only when a checkpoint is written: a save
     that finds nothing changed leaves no object behind).
     """
-    repo.check_index_unlocked()
+    if not read_only:
+        repo.check_index_unlocked()
     base, branch = repo.head()
     limit = cfg.max_file_size
     root = os.fsencode(repo.workdir)

@@ -29,7 +29,7 @@ def worktree_checkpoint(repo: Repo, cfg: Config | None, task: str, last: Checkpo
     if cfg is None:
         return None
     try:
-        return checkpoint_with_state(repo, task, (snap or capture(repo, cfg)).state(), last=last)
+        return checkpoint_with_state(repo, task, (snap or capture(repo, cfg, read_only=True)).state(), last=last)
     except CkptError:
         return None
 
@@ -56,7 +56,7 @@ def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None =
         return {}
     try:
         at = store.at(repo, task)
-        snap = snap or capture(repo, cfg)
+        snap = snap or capture(repo, cfg, read_only=True)
     except CkptError:
         return {}
     if at is None:
@@ -132,7 +132,7 @@ def status(repo: Repo) -> dict[str, Any]:
     snap = None
     if cfg is not None:  # one capture serves both questions
         try:
-            snap = capture(repo, cfg)
+            snap = capture(repo, cfg, read_only=True)
         except CkptError as exc:
             cfg, unknown = None, exc.message  # cannot be captured: neither answer is known
     matched = worktree_checkpoint(repo, cfg, task, last, snap)
