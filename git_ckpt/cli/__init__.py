@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+import io
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable
@@ -382,8 +383,63 @@ def _crash_log(text: str) -> str:
         return "(no log could be written)"
 
 
+class _ReaderMayLeave(io.RawIOBase):
+    """The raw writer under ``sys.stdout``/``sys.stderr`` when they are pipes: once a write finds
+    the reader gone (EPIPE: ``git ckpt log | head -1``, ``git commit ... | true`` running the
+    gate hook) it and every later write is dropped, so the command runs to its end and exits with
+    its own code.  Raising instead stopped the command wherever it was printing, and its exit code
+    no longer said its verdict (an unverified commit passed the gate: the hook exited 0)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+        self.gone = False
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def write(self, data: Any) -> int:
+        size: int = memoryview(data).nbytes
+        if not self.gone:
+            try:
+                return os.write(self._fd, data)
+            except BrokenPipeError:
+                self.gone = True
+        return size
+
+
+def _keep_going_when_the_reader_leaves() -> None:
+    """Put :class:`_ReaderMayLeave` under ``sys.stdout`` and ``sys.stderr`` where each is a
+    pipe or socket on its usual descriptor (1, 2), with the same encoding, errors and line
+    buffering; other streams (a terminal, a file, a test's capture) are left as they are."""
+    import stat
+
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        old = getattr(sys, name)
+        try:
+            if old is None or old.fileno() != fd:
+                continue
+            mode = os.fstat(fd).st_mode
+        except (OSError, ValueError):  # io.UnsupportedOperation is both
+            continue
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+            continue
+        old.flush()
+        stream = io.TextIOWrapper(io.BufferedWriter(_ReaderMayLeave(fd)), encoding=old.encoding, errors=old.errors,
+                                  line_buffering=old.line_buffering, write_through=name == "stderr")
+        setattr(sys, name, stream)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: run the CLI and exit with the documented code."""
+    """Console-script entry point: run the CLI and exit with the documented code.  A reader
+    that leaves (a closed pipe) changes neither what the command does nor its exit code."""
+    _keep_going_when_the_reader_leaves()
     if "_GIT_CKPT_COMPLETE" in os.environ:  # a shell asking for completions (git ckpt completion)
         from click.shell_completion import shell_complete
 
@@ -420,14 +476,6 @@ def main(argv: list[str] | None = None) -> None:
         code = rv if isinstance(rv, int) else 0
     except click.exceptions.Exit as exc:
         code = exc.exit_code
-    except SystemExit as exc:
-        if exc.code != 1 or not _reader_gone():
-            raise
-        # click's own answer to EPIPE (exit 1): the reader left (`git ckpt status | head -1`),
-        # which is no failure here, as BrokenPipeError below (it depended on when the pipe closed)
-        code = 0
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
     except click.exceptions.Abort:
         code = _interrupted(as_json, _name(args))
     except click.exceptions.NoArgsIsHelpError as exc:  # `git ckpt`, `git ckpt task`: the group's help
@@ -444,10 +492,6 @@ def main(argv: list[str] | None = None) -> None:
         code = _report(exc, as_json, _name(args))
     except KeyboardInterrupt:
         code = _interrupted(as_json, _name(args))
-    except BrokenPipeError:  # `git ckpt log | head`: the reader left; not an error
-        code = 0
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
     except OSError as exc:
         if exc.errno in (errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT):
             code = _report(IOFailure(f"{exc.strerror}: {exc.filename or ''}".rstrip(": "), "free disk space or fix permissions, then run the command again"), as_json, _name(args))
@@ -455,24 +499,7 @@ def main(argv: list[str] | None = None) -> None:
             code = _internal(exc, as_json, _name(args))
     except Exception as exc:  # noqa: BLE001 - the one place that catches everything
         code = _internal(exc, as_json, _name(args))
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
     sys.exit(code)
-
-
-def _reader_gone() -> bool:
-    """Whether standard output is a pipe whose reader has closed it (``poll`` says POLLERR)."""
-    import select
-
-    try:
-        poller = select.poll()
-        poller.register(1, select.POLLOUT)
-        return any(ev & (select.POLLERR | select.POLLHUP) for _fd, ev in poller.poll(0))
-    except (OSError, ValueError, AttributeError):
-        return False
 
 
 def default_hint(exc: CkptError, args: list[str]) -> str:
