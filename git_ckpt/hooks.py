@@ -75,8 +75,27 @@ def hooks_dir(repo: Repo) -> Path:
     if not path.is_absolute():
         path = repo.workdir / path
     if ".." in path.parts:  # the kernel (and so git) resolves "lnk/.." through the link: so must we
+        if unreachable(path) is not None:
+            return path  # as git sees it: no hook runs from it (install refuses it; status finds none)
         return Path(os.path.realpath(path))
     return Path(os.path.normpath(path))
+
+
+def unreachable(path: Path) -> str | None:
+    """Why the kernel cannot walk ``path`` up to its last ``..`` (a dangling symlink, a link to a
+    file or a symlink loop before it: ENOENT, ENOTDIR, ELOOP), so git runs no hook from it, as
+    ``"PREFIX: reason"``; None when it can, or when ``path`` has no ``..`` (what follows the last
+    one is created by install).  ``os.path.realpath`` walks on where the kernel stops, so the
+    hooks went where git never looks."""
+    if ".." not in path.parts:
+        return None
+    last = len(path.parts) - 1 - path.parts[::-1].index("..")
+    prefix = Path(*path.parts[:last + 1])
+    try:
+        os.stat(prefix)
+    except OSError as err:
+        return f"{escape(str(prefix))}: {err.strerror}"
+    return None
 
 
 def hooks_path_setting(repo: Repo) -> str | None:
@@ -282,6 +301,9 @@ def install(repo: Repo, python: str | None = None, since: str | None = None) -> 
     all_targets = targets(repo)
     dirs: list[Path] = []
     for t in all_targets:
+        if (why := unreachable(t.dir)) is not None:
+            raise UsageError(f"core.hooksPath {_shown(setting or str(t.dir))} cannot be reached ({why}): git would run no hook from it",
+                             "point core.hooksPath at a directory git can reach (git config core.hooksPath DIR), then run git ckpt hooks install again")
         if (rel := _in_worktree(repo, t)) is not None:
             check_exclude_line(rel.as_posix(), setting)  # before anything is written
         _check_dir(t, setting)

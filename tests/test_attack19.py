@@ -10,6 +10,7 @@ Real repositories, the real ``git`` and ``git ckpt``, real pipes (bash).
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -48,3 +49,38 @@ def test_a_verdict_is_the_exit_code_whoever_reads(repo, reader, command, rc):
     ckpt(repo, "save", "-m", "one")
     for _ in range(3):
         assert _piped(repo, command, reader) == (rc, b"")
+
+
+@pytest.mark.parametrize("link", ["dangling", "to a file", "loop"])
+def test_a_hooks_path_the_kernel_cannot_walk_is_refused(repo, tmp_path, link):
+    """``core.hooksPath = lnk/../hk`` with ``lnk`` dangling: ``os.path.realpath`` walked on to
+    ``out/hk`` and installed there, status said "gate: on", but the kernel stops at ``lnk/..``
+    (ENOENT; ENOTDIR for a link to a file, ELOOP for a loop), so git ran no hook and an
+    unverified commit passed.  Refused, exit 2, nothing written."""
+    (tmp_path / "out" / "hk").mkdir(parents=True)
+    (tmp_path / "out" / "file").write_text("f\n")
+    target = {"dangling": tmp_path / "out" / "missing", "to a file": tmp_path / "out" / "file", "loop": repo / "lnk"}[link]
+    (repo / "lnk").symlink_to(target)
+    git(repo, "config", "core.hooksPath", "lnk/../hk")
+    res = ckpt(repo, "hooks", "install", rc=2)
+    reason = {"dangling": "No such file or directory", "to a file": "Not a directory", "loop": "Too many levels of symbolic links"}[link]
+    assert res.err == (f"error: core.hooksPath lnk/../hk cannot be reached ({repo}/lnk/..: {reason}): git would run no hook from it\n"
+                       "hint: point core.hooksPath at a directory git can reach (git config core.hooksPath DIR), then run git "
+                       "ckpt hooks install again\n"), res
+    assert os.listdir(tmp_path / "out" / "hk") == [] and git(repo, "config", "--get", "ckpt.gate", check=False) == b""
+    assert "gate:      off\n" in ckpt(repo, "status").out
+
+
+def test_a_hooks_path_that_stops_being_reachable_is_not_called_active(repo, tmp_path):
+    (tmp_path / "out" / "hk").mkdir(parents=True)
+    (repo / "lnk").symlink_to(tmp_path / "out" / "sub")
+    (tmp_path / "out" / "sub").mkdir()
+    git(repo, "config", "core.hooksPath", "lnk/../hk")
+    ckpt(repo, "hooks", "install")
+    assert "gate:      on" in ckpt(repo, "status").out
+    (tmp_path / "out" / "sub").rmdir()  # lnk now dangles: git runs no hook from lnk/../hk
+    (repo / "b").write_text("b\n")
+    git(repo, "add", "b")
+    git(repo, "commit", "-qm", "passes: git finds no hook")
+    assert ("gate:      NOT active in this worktree: git runs its hooks from " + f"{repo}/lnk/../hk, where the git ckpt hooks "
+            "are not installed; run git ckpt hooks install\n") in ckpt(repo, "status").out
