@@ -108,14 +108,12 @@ def _static_prefix(pattern: str) -> str | None:
 
 def _specs(include: list[str], exclude: list[str]) -> tuple[pathspec.GitIgnoreSpec, pathspec.GitIgnoreSpec]:
     """The compiled include and exclude specs of an overlay policy, each pattern in the form
-    :func:`~git_ckpt.config.normalized_pattern` gives it.  Raises what pathspec raises for a
-    pattern it cannot compile (several types)."""
-    import pathspec
+    :func:`~git_ckpt.config.normalized_pattern` gives it, matched by RE2
+    (:func:`~git_ckpt.config.compile_patterns`).  Raises what pathspec raises for a pattern it
+    cannot compile (several types)."""
+    from .config import compile_patterns
 
-    from .config import normalized_pattern
-
-    return (pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) for p in include]),
-            pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) for p in exclude]))
+    return compile_patterns(include), compile_patterns(exclude)
 
 
 def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool]) -> Selection:
@@ -128,7 +126,7 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool]) -> S
     include = [p for p in cfg.overlay.include if p.strip()]
     if not include:
         return Selection([], [], [], [])
-    import pathspec  # only when an overlay is configured (it costs more to import than a save of a small tree)
+    from .config import compile_patterns  # (pathspec and RE2 only when an overlay is configured)
 
     try:
         inc, exc = _specs(include, cfg.overlay.exclude)
@@ -178,7 +176,7 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool]) -> S
             return
         seen.add(rel)
         if not cfg.overlay.allow_secrets and not secret_spec:
-            secret_spec.append(pathspec.GitIgnoreSpec.from_lines(SECRET_PATTERNS))
+            secret_spec.append(compile_patterns(SECRET_PATTERNS, normalize=False))
         if not cfg.overlay.allow_secrets and secret_spec[0].match_file(rel_s):
             secrets.append(rel)
             return

@@ -30,10 +30,9 @@ import tempfile
 from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
-import pathspec
 
 from . import store
-from .config import SECRET_PATTERNS
+from .config import SECRET_PATTERNS, compile_patterns
 from .errors import CkptError
 from .gitcore import OID_HEX, Repo
 from .model import path_display
@@ -167,7 +166,7 @@ class _Scanner:
     def __init__(self) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="ckpt-scan-")
         self.n = 0
-        self.names = pathspec.GitIgnoreSpec.from_lines(SECRET_PATTERNS)
+        self.names = compile_patterns(SECRET_PATTERNS, normalize=False)
 
     def close(self) -> None:
         self.tmp.cleanup()

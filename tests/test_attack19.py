@@ -84,3 +84,48 @@ def test_a_hooks_path_that_stops_being_reachable_is_not_called_active(repo, tmp_
     git(repo, "commit", "-qm", "passes: git finds no hook")
     assert ("gate:      NOT active in this worktree: git runs its hooks from " + f"{repo}/lnk/../hk, where the git ckpt hooks "
             "are not installed; run git ckpt hooks install\n") in ckpt(repo, "status").out
+
+
+def test_a_thousand_overlay_patterns_against_long_paths_do_not_hang(repo):
+    """990 patterns ``**/a*a*/**/aN``, each within every per-pattern limit, matched against
+    4 KiB paths: Python's backtracking ``re`` took 90 s a file (a save, status or agent hook of a
+    repository with twenty such files: half an hour).  RE2 matches the whole set in linear time.
+    (The timeout is no measure of speed, only the line between done and hung.)"""
+    pats = ",".join(f'"**/a*a*/**/a{i}"' for i in range(990))
+    (repo / ".ckpt.toml").write_text(f"[overlay]\ninclude = [{pats}]\n")
+    for j in range(10):
+        d = repo.joinpath(*(["a" * 200] * 18), f"{'a' * 200}{j}")
+        d.mkdir(parents=True)
+        (d / "b").write_text("x\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "deep files")
+    for args in (["save", "-m", "one"], ["status"], ["diff", "--stat"], ["restore", "@", "--dry-run"]):
+        proc = subprocess.run(["git", "ckpt", *args], cwd=repo, capture_output=True, timeout=120)
+        assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc
+
+
+def test_re2_reads_every_allowed_pattern_as_python_re_did():
+    """The matcher changed from Python's ``re`` to RE2: for patterns config accepts, both
+    backends of pathspec give the same answer on every path (drawn from the same alphabet)."""
+    import pathspec
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from git_ckpt.config import compile_patterns, normalized_pattern, overlay_pattern_problem
+
+    piece = st.sampled_from(["a", "b", ".", "-", " ", "é", "*", "?", "[ab]", "[.]", "\\*", "**", "/", "x"])
+    name = st.sampled_from(["a", "b", "ab", "a.b", "a b", "é", "x", ".a", "aa", "*", "[ab]", "a-b", "**"])
+
+    @given(pattern=st.lists(piece, min_size=1, max_size=8).map("".join), anchor=st.booleans(), slash=st.booleans(),
+           paths=st.lists(st.lists(name, min_size=1, max_size=4).map("/".join), min_size=1, max_size=10))
+    @settings(max_examples=400, deadline=None)
+    def agree(pattern, anchor, slash, paths):
+        p = ("/" if anchor else "") + pattern + ("/" if slash else "")
+        if overlay_pattern_problem(p):
+            return
+        ours = compile_patterns([p])
+        python_re = pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p)], backend="simple")
+        for path in paths:
+            assert ours.match_file(path) == python_re.match_file(path), (p, path)
+
+    agree()
