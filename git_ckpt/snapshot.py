@@ -791,7 +791,8 @@ def save(
     interrupted restore (unless ``in_restore``: the pre-restore save of an undo that rescues it),
     while ``index.lock`` is held, or when the lock is not free in time.
     Warnings name only paths the task's latest checkpoint did not already leave out; an empty
-    ``message`` of a manual or auto save becomes a summary of the changes since that checkpoint.
+    ``message`` of a manual or auto save becomes a summary of the changes since ``@``
+    (:func:`store.at`: the latest, or the checkpoint last restored whole), as ``diff`` shows them.
     ``agent``/``agent_session`` (from an agent hook's input) go into the manifest.  The paths
     warned about are remembered (:func:`warned`) once the save succeeded; without
     ``remember_warnings`` the caller does that (:func:`note_warned`) once it has delivered them
@@ -819,8 +820,12 @@ def save(
                 last = None  # a damaged latest checkpoint must not stop new ones being saved
             warns = warnings_for(snap, left_out(last) | warned(repo, task))  # once per path per task,
             said = left_out_paths(snap) if warns and remember_warnings else frozenset()  # noted once the save succeeded
-            if not message and kind in ("manual", "auto"):
-                message = change_summary(repo, snap, last)
+            if not message and kind in ("manual", "auto"):  # what changed since @, as `git ckpt diff` shows it
+                try:
+                    since = store.at(repo, task)
+                except CkptError:
+                    since = last
+                message = change_summary(repo, snap, since)
             if not allow_empty:
                 same = already_saved(repo, task, snap.state(), last)
                 if same is not None:

@@ -351,8 +351,8 @@ def test_overlay_warnings_once_per_path_per_task(repo):
 
 
 def test_save_without_message_stores_a_change_summary(repo):
-    """Input 7: `save` without -m stores a summary of the changes since the task's latest
-    checkpoint (since HEAD for the first), which list and show print."""
+    """Input 7: `save` without -m stores a summary of the changes since `@` (the latest here;
+    since HEAD for the first), which list and show print."""
     (repo / "README").write_text("changed\n")
     (repo / "new.py").write_text("x\n")
     ckpt(repo, "save")
@@ -497,3 +497,29 @@ def test_restore_mid_merge_checkpoint_after_head_moved_says_why_not(repo):
     ckpt(repo, "undo")
     ckpt(repo, "restore", "1", "--reset-head")
     assert (repo / ".git/MERGE_HEAD").read_text() == theirs + "\n"
+
+
+@pytest.mark.parametrize("jump", ["undo", "restore", "undo twice"])
+def test_save_without_message_summarises_what_diff_shows(repo, jump):
+    """Walkthrough 19: after a restore or undo, `@` is the checkpoint jumped to, not the latest;
+    the summary of `save` without -m was against the latest (`M a.py, D junk.py, A t.py` where
+    `git ckpt diff` showed `a.py` alone).  It is against `@`, the checkpoint diff compares with."""
+    (repo / "a.py").write_text("a\n")
+    (repo / "t.py").write_text("t\n")
+    ckpt(repo, "save", "-m", "good")
+    (repo / "t.py").unlink()
+    (repo / "junk.py").write_text("junk\n")
+    if jump == "restore":
+        ckpt(repo, "save", "-m", "broken")
+        ckpt(repo, "restore", "1")
+    else:
+        ckpt(repo, "restore", "@")
+        ckpt(repo, "undo")
+        if jump == "undo twice":
+            ckpt(repo, "undo")
+    (repo / "a.py").write_text("a3\n")
+    changed = ckpt(repo, "diff", "--name-status").out
+    summary = ckpt(repo, "save").out
+    cid = summary.split(": ")[1].strip()
+    message = ckpt(repo, "show", cid, "--json").json()["result"]["manifest"]["message"]
+    assert (changed, message) == ("M\ta.py\n", "M a.py")
