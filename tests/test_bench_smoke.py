@@ -15,6 +15,8 @@ import pytest
 
 from conftest import git_version
 
+pytestmark = pytest.mark.once  # a volume/generator test: under the machine's git only (.ci/run)
+
 RUN = Path(__file__).resolve().parents[1] / "bench" / "run.py"
 
 

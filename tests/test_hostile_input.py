@@ -671,6 +671,7 @@ def _mutate(m: dict, field: str, value) -> None:
         m[field] = value
 
 
+@pytest.mark.once
 @settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(field=st.sampled_from(MANIFEST_FIELDS), value=HOSTILE_VALUES, rfield=st.sampled_from(RESULT_FIELDS), rvalue=HOSTILE_VALUES,
        efield=st.sampled_from(EVENT_FIELDS), evalue=HOSTILE_VALUES)

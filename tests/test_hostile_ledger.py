@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -51,6 +52,7 @@ def _event(seq: int, type: str, data: dict) -> bytes:
                        "host": "h", "user": "u", "data": data, "prev": None, "hash": ""}).encode()
 
 
+@pytest.mark.once
 @settings(max_examples=int(os.environ.get("CKPT_LEDGER_EXAMPLES", "6")), deadline=None,
           suppress_health_check=list(HealthCheck))
 @given(events=EVENTS)

@@ -20,11 +20,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 from conftest import ckpt, git, init_repo, worktree_state
+
+pytestmark = pytest.mark.once  # a volume/generator test: under the machine's git only (.ci/run)
 
 PATHS = ["f", "a/g", "a/b/h", "data/big.bin", "a/data/x.bin", "a/b/keep.bin", "in/i", "out/o", "sub/s"]
 DIRS = ["", "a/", "a/b/"]

@@ -14,6 +14,8 @@ import pytest
 
 from conftest import ckpt, git, index_state, init_repo, worktree_state
 
+pytestmark = pytest.mark.once  # a volume/generator test: under the machine's git only (.ci/run)
+
 
 def _refs(repo, *patterns: str) -> bytes:
     return git(repo, "for-each-ref", "--format=%(objectname) %(refname)", *patterns)
