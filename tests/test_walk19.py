@@ -1,0 +1,118 @@
+"""What the nineteenth new-user walkthrough of the README met, each as its kind: a dropped
+checkpoint something still named (the promotion: status, show, the gate and push kept it),
+a drop of several checkpoints that failed partway, git's ``@~`` shorthand, a garbled restore
+plan line, swapped restore arguments without a hint, a secret counted once per checkpoint with
+a hint that left it in the worktree, and ``handoff --check`` not saying it recorded results.
+
+Real repositories and the real ``git ckpt`` entry point.
+"""
+
+from __future__ import annotations
+
+from conftest import ckpt, git
+
+
+def _rev(repo, ref):
+    return git(repo, "rev-parse", ref).decode().strip()
+
+
+def _refs(repo):
+    return git(repo, "for-each-ref", "--format=%(refname)", "refs/ckpt/").decode().split()
+
+
+def _promoted_then_two_more(repo):
+    for i in (1, 2, 3):
+        (repo / "f").write_text(f"{i}\n")
+        ckpt(repo, "save", "-m", f"s{i}")
+        if i == 1:
+            ckpt(repo, "verify")  # no verifiers: promotes default/1 on the empty requirement
+
+
+# -- 1: dropping the promoted checkpoint ends the promotion --------------------------------------
+
+def test_dropping_the_promoted_checkpoint_ends_its_promotion_everywhere(repo):
+    git(repo, "config", "ckpt.gate", "true")
+    _promoted_then_two_more(repo)
+    one = _rev(repo, "refs/ckpt/default/1")
+    out = ckpt(repo, "drop", "--force", "default/1").out
+    assert out == (f"dropped default/1 ({one[:12]}) although it was protected (promoted)\n"
+                   "task default has no promoted checkpoint now (refs/ckpt/default/promoted was deleted): "
+                   "git ckpt verify promotes another\n"
+                   "its objects are freed by git gc once nothing else reaches them\n"), out
+    assert "refs/ckpt/default/promoted" not in _refs(repo)
+    assert "promoted:  (none)\n" in ckpt(repo, "status").out
+    assert ckpt(repo, "show", "promoted", rc=4).err.startswith("error: task default has no promoted checkpoint\n")
+    git(repo, "checkout", "-q", one, "--", "f")  # the dropped checkpoint's tree, staged
+    assert ckpt(repo, "gate", rc=1).err.startswith("error: commit refused by git ckpt gate: task default has no promoted checkpoint\n")
+    assert "dropped default/1 (forced), and with it the promotion\n" in ckpt(repo, "log").out
+    ckpt(repo, "log", "--verify")
+
+
+def test_a_promotion_left_naming_a_dropped_checkpoint_is_named_refused_and_dropped(repo):
+    _promoted_then_two_more(repo)
+    one = _rev(repo, "refs/ckpt/default/1")
+    git(repo, "update-ref", "-d", "refs/ckpt/default/1", one)  # what an older drop --force left behind
+    git(repo, "config", "ckpt.gate", "true")
+    assert "promoted:  default/1 (dropped since: git ckpt drop --force promoted ends the promotion)\n" in ckpt(repo, "status").out
+    git(repo, "checkout", "-q", one, "--", "f")
+    res = ckpt(repo, "gate", rc=1)
+    assert res.err == ("error: commit refused by git ckpt gate: the promoted checkpoint default/1 of task default was dropped\n"
+                       "hint: git ckpt drop --force promoted ends that promotion; git ckpt save && git ckpt verify promotes another\n"), res.err
+    assert ckpt(repo, "drop", "promoted", rc=2).err == (
+        "error: default/1 is protected (promoted); not dropped\n"
+        "hint: git ckpt drop --force promoted drops it anyway (the ledger records that)\n")
+    out = ckpt(repo, "drop", "--force", "promoted").out
+    assert out.startswith(f"dropped default/1 ({one[:12]}) although it was protected (promoted)\n"
+                          "task default has no promoted checkpoint now"), out
+    assert _refs(repo) == ["refs/ckpt/default/2", "refs/ckpt/default/3", "refs/ckpt/default/log"]
+
+
+def test_drop_promoted_drops_the_promoted_checkpoint(repo):
+    _promoted_then_two_more(repo)
+    assert ckpt(repo, "drop", "--force", "promoted").out.startswith("dropped default/1 (")
+    assert _refs(repo) == ["refs/ckpt/default/2", "refs/ckpt/default/3", "refs/ckpt/default/log"]
+
+
+def test_a_secret_only_in_a_dropped_promoted_checkpoint_no_longer_blocks_push(tmp_path):
+    from test_remote import _team
+
+    _bare, alice, _bob = _team(tmp_path)
+    (alice / "fixtures").mkdir()
+    (alice / "fixtures/aws.ini").write_text("[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLQ\n")
+    ckpt(alice, "save", "-m", "with the key")
+    ckpt(alice, "verify")
+    (alice / "fixtures/aws.ini").unlink()
+    (alice / "a").write_text("a\n")
+    ckpt(alice, "save", "-m", "without")
+    ckpt(alice, "push", rc=10)
+    ckpt(alice, "drop", "--force", "default/1")
+    out = ckpt(alice, "push").out
+    assert "promoted" not in out and out.endswith("pushed 2 ref(s) to origin\n"), out
+
+
+# -- 2: drop of several checkpoints is all or nothing ---------------------------------------------
+
+def test_drop_of_several_drops_none_when_one_is_protected(repo):
+    _promoted_then_two_more(repo)
+    before = _refs(repo)
+    res = ckpt(repo, "drop", "default/3", "1", "default/2", rc=2)
+    assert res.err == ("error: default/1 is protected (promoted); nothing was dropped\n"
+                       "hint: git ckpt drop --force default/3 1 default/2 drops them all anyway (the ledger records that), "
+                       "or leave default/1 out\n"), res.err
+    assert _refs(repo) == before and res.out == ""
+    ckpt(repo, "restore", "default/2")  # default/2 and default/3: both sides of the last restore
+    res = ckpt(repo, "drop", "default/3", "default/2", "default/1", rc=2)
+    assert res.err.startswith("error: default/3 (the state the last restore left) and default/2 (target of the last restore) "
+                              "and default/1 (promoted) are protected; nothing was dropped\n"), res.err
+    assert _refs(repo) == before
+
+
+def test_drop_of_several_drops_none_when_one_is_unknown(repo):
+    _promoted_then_two_more(repo)
+    ckpt(repo, "drop", "default/2")
+    before = _refs(repo)
+    res = ckpt(repo, "drop", "--force", "default/3", "default/2", rc=4)
+    assert res.err.startswith("error: no checkpoint default/2: it was dropped (numbers are never given again); nothing was dropped\n"), res.err
+    assert _refs(repo) == before
+    out = ckpt(repo, "drop", "--force", "default/3", "3", "@").out  # one checkpoint named three ways: dropped once
+    assert out.count("dropped default/3 (") == 1 and out.endswith("its objects are freed by git gc once nothing else reaches them\n"), out
