@@ -9,6 +9,8 @@ Real repositories and the real ``git ckpt`` entry point.
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import ckpt, git
 
 
@@ -116,3 +118,22 @@ def test_drop_of_several_drops_none_when_one_is_unknown(repo):
     assert _refs(repo) == before
     out = ckpt(repo, "drop", "--force", "default/3", "3", "@").out  # one checkpoint named three ways: dropped once
     assert out.count("dropped default/3 (") == 1 and out.endswith("its objects are freed by git gc once nothing else reaches them\n"), out
+
+
+# -- 3: git's @~ shorthands ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,n", [("@~", 3), ("@~~", 2), ("@~2~", 1), ("@~~1", 2), ("default/@~", 3), ("@~0~", 3)])
+def test_git_s_tilde_shorthands_count_back_from_at(repo, name, n):
+    for i in (1, 2, 3, 4):
+        (repo / "f").write_text(f"{i}\n")
+        ckpt(repo, "save", "-m", f"s{i}")
+    assert ckpt(repo, "show", name).out.startswith(f"checkpoint default/{n}\n")
+    assert ckpt(repo, "diff", "--stat", name, "@").rc == 0
+    ckpt(repo, "task", "note", "--fact", "seen", "--evidence", name)
+
+
+def test_too_many_tilde_steps_say_how_many_there_are(repo):
+    (repo / "f").write_text("1\n")
+    ckpt(repo, "save", "-m", "s1")
+    assert ckpt(repo, "show", "@~~", rc=4).err == ("error: @~~: task default has only 1 checkpoint(s) up to default/1\n"
+                                                   "hint: @ is default/1, @~0 the oldest; git ckpt list --task default shows them\n")
