@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ckpt, git
+from conftest import ckpt, git, merge_stopped_on_conflict
 
 
 def _rev(repo, ref):
@@ -137,3 +137,22 @@ def test_too_many_tilde_steps_say_how_many_there_are(repo):
     ckpt(repo, "save", "-m", "s1")
     assert ckpt(repo, "show", "@~~", rc=4).err == ("error: @~~: task default has only 1 checkpoint(s) up to default/1\n"
                                                    "hint: @ is default/1, @~0 the oldest; git ckpt list --task default shows them\n")
+
+
+# -- 4: the restore plan's merge lines read plainly -----------------------------------------------
+
+def test_the_merge_lines_of_a_restore_plan_say_what_happens_to_merge_head(repo):
+    (repo / "f").write_text("a\n")
+    git(repo, "add", "f")
+    git(repo, "commit", "-qm", "a")
+    ckpt(repo, "save", "--allow-empty", "-m", "clean")
+    side = merge_stopped_on_conflict(repo)
+    ckpt(repo, "save", "-m", "mid-merge")
+    git(repo, "merge", "--abort")
+    plan = ckpt(repo, "restore", "default/2", "--dry-run").out.splitlines()
+    assert plan[-2:] == [f"merge   MERGE_HEAD set to {side[:12]} (the merge in progress when it was saved)",
+                         "leave   1 other file(s)"], plan
+    ckpt(repo, "restore", "default/2")
+    plan = ckpt(repo, "restore", "default/1", "--dry-run").out.splitlines()
+    assert plan[-2:] == ["merge   MERGE_HEAD removed (the merge an earlier restore brought back ends)",
+                         "leave   1 other file(s)"], plan
