@@ -156,3 +156,24 @@ def test_the_merge_lines_of_a_restore_plan_say_what_happens_to_merge_head(repo):
     plan = ckpt(repo, "restore", "default/1", "--dry-run").out.splitlines()
     assert plan[-2:] == ["merge   MERGE_HEAD removed (the merge an earlier restore brought back ends)",
                          "leave   1 other file(s)"], plan
+
+
+# -- 5: a task or checkpoint given where a path goes ----------------------------------------------
+
+@pytest.mark.parametrize("args,err", [
+    (["restore", "2", "fix-div"], "error: path 'fix-div' matches nothing in other/2 or in the worktree: it is a task\n"
+                                  "hint: its checkpoints are fix-div/N, and the checkpoint comes first: git ckpt restore fix-div/2\n"),
+    (["restore", "2", "lone"], "error: path 'lone' matches nothing in other/2 or in the worktree: it is a task\n"
+                               "hint: its checkpoints are lone/N, and the checkpoint comes first: git ckpt list --task lone shows them\n"),
+    (["restore", "2", "fix-div/1"], "error: path 'fix-div/1' matches nothing in other/2 or in the worktree: it is a checkpoint\n"
+                                    "hint: the checkpoint comes first: git ckpt restore fix-div/1 -- PATHS\n"),
+    (["restore", "2", "nothere"], "error: path 'nothere' matches nothing in other/2 or in the worktree\n"
+                                  "hint: paths are literal and relative to the current directory; git ckpt show lists what a checkpoint holds\n"),
+])
+def test_a_task_or_checkpoint_given_as_a_path_says_what_it_is(repo, args, err):
+    for task in ("lone", "fix-div", "other"):
+        ckpt(repo, "task", "start", task)
+        for i in (1, 2) if task != "lone" else (1,):
+            (repo / "f").write_text(f"{task} {i}\n")
+            ckpt(repo, "save", "-m", f"{task} {i}")
+    assert ckpt(repo, *args, rc=4).err == err
