@@ -177,3 +177,29 @@ def test_a_task_or_checkpoint_given_as_a_path_says_what_it_is(repo, args, err):
             (repo / "f").write_text(f"{task} {i}\n")
             ckpt(repo, "save", "-m", f"{task} {i}")
     assert ckpt(repo, *args, rc=4).err == err
+
+
+# -- 6: a secret is counted once per file, its checkpoints named, the hint removes it first -------
+
+def test_a_secret_in_three_overlays_is_one_file_naming_its_three_checkpoints(tmp_path):
+    from test_remote import _team
+
+    _bare, alice, _bob = _team(tmp_path)
+    (alice / "fixtures").mkdir()
+    (alice / "fixtures/aws.ini").write_text("[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLQ\n")
+    for i in (1, 2, 3):  # another overlay file changes: three different overlay.tar blobs
+        (alice / "fixtures/n").write_text(f"{i}\n")
+        ckpt(alice, "save", "-m", f"s{i}")
+    res = ckpt(alice, "push", rc=10)
+    found = "fixtures/aws.ini: AWS Access Key (line 2) [overlay of default/1, default/2, default/3]"
+    assert res.err == (f"secret?  {found}\n"
+                       f"error: refusing to push to origin: possible secrets in 1 file, held by 3 checkpoints, that origin does "
+                       f"not have yet: {found}; nothing was sent\n"
+                       "hint: if these are not secrets, push again with --allow-secrets; otherwise remove it from the worktree "
+                       "(or exclude it from the overlay) first, so that no save captures it again, then git ckpt drop "
+                       "default/1 default/2 default/3 and git gc --prune=now\n"), res.err
+    (alice / "fixtures/aws.ini").unlink()
+    ckpt(alice, "save", "-m", "without")
+    ckpt(alice, "drop", "default/1", "default/2", "default/3")
+    git(alice, "gc", "-q", "--prune=now")
+    assert ckpt(alice, "push").out.endswith("pushed 2 ref(s) to origin\n")
