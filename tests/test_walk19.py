@@ -203,3 +203,14 @@ def test_a_secret_in_three_overlays_is_one_file_naming_its_three_checkpoints(tmp
     ckpt(alice, "drop", "default/1", "default/2", "default/3")
     git(alice, "gc", "-q", "--prune=now")
     assert ckpt(alice, "push").out.endswith("pushed 2 ref(s) to origin\n")
+
+
+# -- 7: handoff --check says that the results of its re-run are recorded ---------------------------
+
+def test_handoff_check_says_the_results_it_re_ran_are_recorded(repo):
+    (repo / ".ckpt.toml").write_text('[[verifier]]\nname = "tests"\ncommand = "true"\nrequired = true\n')
+    ckpt(repo, "trust")
+    ckpt(repo, "save", "-m", "one")
+    assert "ok    verifier tests: re-run: passed (recorded), nothing recorded before\n" in ckpt(repo, "handoff", "--check").out
+    assert "verifier: tests ...... passed" in ckpt(repo, "log").out  # recorded indeed
+    assert "ok    verifier tests: re-run: passed (recorded), before: passed\n" in ckpt(repo, "handoff", "--check").out
