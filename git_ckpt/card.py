@@ -34,10 +34,10 @@ ASSUMPTION_STATES = ("unverified", "confirmed", "refuted")
 JUDGED = ("confirmed", "refuted")
 
 
-# What a checkpoint name looks like (``T/N``, ``REMOTE:T/N``, ``T/@``, ``T/@~K``, ``T/promoted``,
+# What a checkpoint name looks like (``T/N``, ``REMOTE:T/N``, ``T/@``, ``T/@~K`` (``@~``, ``@~~``), ``T/promoted``,
 # and ``N``, ``@``, ``@~K``, ``promoted`` of the current task): evidence spelled so must exist.
 _TASK = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
-CHECKPOINT_SHAPE = re.compile(rf"(?:[A-Za-z0-9][A-Za-z0-9._-]*:)?(?:{_TASK}/)?(?:[0-9]+|@(?:~[0-9]+)?|promoted)")
+CHECKPOINT_SHAPE = re.compile(rf"(?:[A-Za-z0-9][A-Za-z0-9._-]*:)?(?:{_TASK}/)?(?:[0-9]+|@(?:~[0-9]*)*|promoted)")
 #: The options of ``task note`` whose item ``--evidence`` can back (its ``-h`` and errors say so).
 EVIDENCE_TAKERS = "--fact, --decided, --failed, --assume, --confirm, --refute or --question"
 HINT = "cite a checkpoint (T/N) or a result (T/N#VERIFIER)"

@@ -12,23 +12,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import ledger, retention, store
-from .errors import BusyError, UsageError
+from . import gatecache, ledger, retention, store
+from .errors import BusyError, CorruptError, UsageError
 from .gitcore import Repo, fault
+from .model import task_name_problem
 from .store import Checkpoint
 
 
 @dataclass
 class DropResult:
-    """``id`` and ``commit`` of the dropped checkpoint; ``forced`` when a protection was overridden."""
+    """``id`` and ``commit`` of the dropped checkpoint; ``forced`` when a protection was
+    overridden; ``unpromoted`` when it was its task's promoted checkpoint, whose
+    ``refs/ckpt/T/promoted`` went with it (the task has none until the next promotion)."""
 
     id: str
     commit: str
     forced: bool = False
     protected: str | None = None
+    unpromoted: str | None = None  # the task whose promoted ref went
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "commit": self.commit, "forced": self.forced, "protected": self.protected}
+        return {"id": self.id, "commit": self.commit, "forced": self.forced, "protected": self.protected,
+                "unpromoted": self.unpromoted is not None}
 
 
 def drop_damaged(repo: Repo, spec: str, task: str) -> DropResult | None:
@@ -47,25 +52,90 @@ def drop_damaged(repo: Repo, spec: str, task: str) -> DropResult | None:
     return DropResult(cid, oid, False, "damaged")
 
 
-def drop(repo: Repo, cp: Checkpoint, *, force: bool = False) -> DropResult:
-    """Delete the ref of the local checkpoint ``cp`` and record a ``drop`` event in its task's ledger.
+@dataclass
+class Planned:
+    """One argument of ``git ckpt drop``, resolved and judged before anything is dropped: the
+    checkpoint ``cp`` (None for a damaged ref, then ``damaged`` is ``spec``), why it is
+    protected (``why``), and ``ref``, the ref that goes: ``refs/ckpt/T/N``, or
+    ``refs/ckpt/T/promoted`` alone when that names a checkpoint whose own ref is already gone."""
 
-    Raises :class:`UsageError` for a fetched checkpoint (``REMOTE:T/N``) or a commit no local
-    ref names, and, unless ``force``, for one something relies on (promoted, a handoff
-    point, either side of the last restore/undo of a worktree, an unfinished restore);
-    :class:`BusyError` when the ref changed meanwhile.
-    """
-    if not store.is_local(repo, cp) or cp.ref != store.ckpt_ref(cp.manifest.task, cp.manifest.number):
-        raise UsageError(f"{cp.id} is not a checkpoint of this repository (refs/ckpt/T/N)", "git ckpt list shows the checkpoints you can drop")
+    spec: str
+    cp: Checkpoint | None
+    ref: str
+    commit: str
+    why: str | None
+    damaged: bool = False
+
+
+def plan(repo: Repo, specs: list[str], task: str) -> list[Planned]:
+    """Resolve every one of ``specs`` (``T/N``, ``N``, ``@``, ``promoted``, …) and say what each
+    would drop and what protects it, writing nothing: ``drop`` is all or nothing, so every
+    argument is judged before the first ref goes.  A spec naming a checkpoint another spec
+    names already is left out.  Raises what :func:`git_ckpt.store.resolve` raises, and
+    :class:`UsageError` for a checkpoint that is not this repository's own."""
+    out: list[Planned] = []
+    protected: dict[str, str] | None = None
+    for spec in specs:
+        try:
+            cp = store.resolve(repo, spec, task)
+        except CorruptError:  # a damaged one (check / log --verify name it): by its ref
+            found = store.damaged_ref(repo, spec, task)
+            if found is None:
+                raise
+            _t, cid, ref, oid = found
+            if all(p.ref != ref for p in out):
+                out.append(Planned(spec, None, ref, oid, "damaged", damaged=True))
+            continue
+        ref = _own_ref(repo, cp)
+        if protected is None:
+            # gc keeps the latest so a task always has one; drop may take it (numbers are never reused)
+            protected = retention.protections(repo, latest=False)
+        why = "promoted" if ref == store.promoted_ref(cp.manifest.task) else protected.get(cp.id)
+        if all(p.ref != ref for p in out):
+            out.append(Planned(spec, cp, ref, cp.commit, why))
+    return out
+
+
+def _own_ref(repo: Repo, cp: Checkpoint) -> str:
+    """The ref ``drop`` deletes for ``cp``: its ``refs/ckpt/T/N`` (also when it was named as
+    ``promoted``); ``refs/ckpt/T/promoted`` when that is what names it and its own ref is gone
+    (a promotion left pointing at a dropped checkpoint: dropping it ends the promotion).
+    :class:`UsageError` for a fetched checkpoint or a commit no local ref names."""
     m = cp.manifest
-    # gc keeps the latest so a task always has one; drop may take it (numbers are never reused)
-    why = retention.protections(repo, latest=False).get(cp.id)
-    if why and not force:
-        raise UsageError(f"{cp.id} is protected ({why}); not dropped",
-                         f"git ckpt drop --force {cp.id} drops it anyway (the ledger records that)")
-    ledger.append(repo, m.task, "drop", {"id": cp.id, "commit": cp.commit, "forced": bool(why and force), "reason": why})
+    if store.is_local(repo, cp):
+        return store.ckpt_ref(m.task, m.number)
+    if cp.ref is not None and task_name_problem(m.task) is None and cp.ref == store.promoted_ref(m.task):
+        return cp.ref
+    raise UsageError(f"{cp.id} is not a checkpoint of this repository (refs/ckpt/T/N)", "git ckpt list shows the checkpoints you can drop")
+
+
+def refused(items: list[Planned], force: bool) -> list[Planned]:
+    """The planned drops a protection refuses (none with ``force``; a damaged one never is)."""
+    return [] if force else [p for p in items if p.why and not p.damaged]
+
+
+def apply(repo: Repo, p: Planned, *, force: bool) -> DropResult:
+    """Drop one planned checkpoint: the ``drop`` event first (the ledger records the commit
+    before the ref goes), then its ref with compare-and-swap (a ref that changed meanwhile is
+    left alone: :class:`BusyError`).  When it is its task's promoted checkpoint, the promoted
+    ref goes too (while it still names that commit), so nothing names a dropped checkpoint as
+    promoted: the gate then refuses commits until another is promoted."""
+    if p.damaged:
+        d = drop_damaged(repo, p.spec, store.current_task(repo))
+        assert d is not None
+        return d
+    assert p.cp is not None
+    cp, m = p.cp, p.cp.manifest
+    promoted_ref = store.promoted_ref(m.task)
+    unpromote = repo.read_ref(promoted_ref) == cp.commit
+    forced = bool(p.why and force)
+    ledger.append(repo, m.task, "drop", {"id": m.id, "commit": cp.commit, "forced": forced, "reason": p.why,
+                                         **({"unpromoted": True} if unpromote else {})})
     fault("drop.after-event")
     # deleted only while it still names the commit judged (a changed ref is never rebuilt on)
-    if not repo.swap(cp.ref, lambda old: (None, True) if old == cp.commit else (old, False), reason=f"ckpt: drop {cp.id}"):
-        raise BusyError(f"{cp.id} changed while it was being dropped; left alone", "run git ckpt drop again")
-    return DropResult(cp.id, cp.commit, bool(why and force), why)
+    for ref in dict.fromkeys([p.ref, promoted_ref] if unpromote else [p.ref]):
+        if not repo.swap(ref, lambda old: (None, True) if old == cp.commit else (old, False), reason=f"ckpt: drop {m.id}"):
+            raise BusyError(f"{m.id} changed while it was being dropped; left alone", "run git ckpt drop again")
+    if unpromote:
+        gatecache.forget(repo)
+    return DropResult(m.id, cp.commit, forced, p.why, m.task if unpromote else None)

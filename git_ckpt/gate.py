@@ -120,6 +120,10 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
         return res
     cp = store.load(repo, oid, ref=store.promoted_ref(task))
     res.promoted = cp.id
+    if not store.is_local(repo, cp):  # a promotion left naming a dropped checkpoint: none holds
+        res.reason = f"the promoted checkpoint {cp.id} of task {task} was dropped"
+        res.fix = "git ckpt drop --force promoted ends that promotion; git ckpt save && git ckpt verify promotes another"
+        return res
     if cp.tree != tree:
         diff = _diff(repo, cp.tree, tree)
         res.count = len(diff)

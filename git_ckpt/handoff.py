@@ -525,8 +525,9 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str
         if statuses is not None and name in statuses:
             row["rerun"] = statuses[name]
             row["ok"] = rec_status is None or statuses[name] == rec_status
-            row["detail"] = f"re-run: {statuses[name]}" + (f", recorded: {rec_status}" if rec_status else
-                                                            f", {theirs}" if theirs else ", nothing recorded before")
+            # the re-run is a verify: its result is recorded (notes and ledger), and said to be
+            row["detail"] = f"re-run: {statuses[name]} (recorded), " + (f"before: {rec_status}" if rec_status else
+                                                                         f"before: {other} [{FETCHED}]" if other else "nothing recorded before")
             if not row["ok"]:
                 drift.append(f"verifier {name}: recorded {rec_status}, re-run {statuses[name]}")
         else:

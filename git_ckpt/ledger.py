@@ -489,7 +489,8 @@ def describe(ev: Event, card: Card | None = None, shown: Callable[[Any], Any] = 
     if t == "handoff":
         return f"handoff receipt given at {shown(d.get('id'))}"
     if t == "drop":
-        return f"dropped {shown(d.get('id'))}" + (" (forced)" if d.get("forced") else "")
+        return (f"dropped {shown(d.get('id'))}" + (" (forced)" if d.get("forced") else "")
+                + (", and with it the promotion" if d.get("unpromoted") else ""))
     if t == "prune":
         from .words import counted
 

@@ -143,11 +143,19 @@ class SecretsFound(RemoteError):
     """Possible secrets in what the push would send (``findings``)."""
 
     def __init__(self, remote: str, findings: list[secretscan.Finding]) -> None:
+        from .words import counted
+
         shown = "; ".join(f.describe() for f in findings[:3]) + ("; ..." if len(findings) > 3 else "")
+        files = list(dict.fromkeys(f.path for f in findings))
+        holders = list(dict.fromkeys(i for f in findings for i in f.checkpoints))
+        held = f", held by {counted(len(holders), 'checkpoint')}," if holders else ""
+        them = "it" if len(files) == 1 else "them"
+        drop = f"git ckpt drop {' '.join(holders)}" if holders else "delete the checkpoints holding them (git ckpt drop T/N)"
         super().__init__(
-            f"refusing to push to {remote}: {len(findings)} possible secret(s) in what {remote} does not have yet: {shown}; nothing was sent",
-            "if these are not secrets, push again with --allow-secrets; otherwise delete the checkpoints holding them "
-            "(git ckpt drop T/N), then git gc --prune=now, and save again without them",
+            f"refusing to push to {remote}: possible secrets in {counted(len(files), 'file')}{held} that {remote} does not have yet: "
+            f"{shown}; nothing was sent",
+            f"if these are not secrets, push again with --allow-secrets; otherwise remove {them} from the worktree (or exclude "
+            f"{them} from the overlay) first, so that no save captures {them} again, then {drop} and git gc --prune=now",
         )
         self.findings = findings
 

@@ -39,7 +39,7 @@ from . import ledger, overlay, store
 from .config import Config
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry, fault, git_failure, path_line, read_state
-from .model import OverlayFile, encode, escape, path_display, path_from_str, path_to_str
+from .model import OverlayFile, encode, escape, path_display, path_from_str, path_to_str, task_name_problem
 from .snapshot import Snapshot, already_saved, capture, kept_ignored, left_out_paths, log_if_missing, note_warned, save, set_kept_ignored
 from .store import Checkpoint
 from .words import counted
@@ -794,8 +794,30 @@ def _check_paths_exist(repo: Repo, target: Checkpoint, now: Snapshot, paths: lis
             continue
         if any(_under(o, [p]) for o in overlay_paths):
             continue
-        raise NotFoundError(f"path {path_display(p)!r} matches nothing in {target.id} or in the worktree",
-                            "paths are literal and relative to the current directory; git ckpt show lists what a checkpoint holds")
+        what, hint = _swapped(repo, target, p)
+        raise NotFoundError(f"path {path_display(p)!r} matches nothing in {target.id} or in the worktree{what}",
+                            hint or "paths are literal and relative to the current directory; git ckpt show lists what a checkpoint holds")
+
+
+def _swapped(repo: Repo, target: Checkpoint, path: bytes) -> tuple[str, str | None]:
+    """For a path that matches nothing: ``(": it is a task", hint)`` when it is the name of a
+    task (``restore 2 fix-div``, the arguments swapped: the hint names ``fix-div/2`` when that
+    exists), ``(": it is a checkpoint", hint)`` when it names one (``T/N``, ``@``, …), else
+    ``("", None)``.  Mirrors :func:`git_ckpt.store.resolve` saying a checkpoint given as a path
+    "is a path"."""
+    name = path.decode("utf-8", "replace")
+    remotes = [] if task_name_problem(name) else store.fetched_tasks(repo).get(name, [])
+    if not task_name_problem(name) and (repo.refs_under(f"{store.PREFIX}{name}/") or remotes):
+        owner = name if repo.refs_under(f"{store.PREFIX}{name}/") else f"{remotes[0]}:{name}"  # fetched only: REMOTE:T
+        n = target.manifest.number
+        then = (f"git ckpt restore {owner}/{n}" if repo.read_ref(store.ckpt_ref(owner, n)) is not None
+                else f"git ckpt list --task {owner} shows them")
+        return ": it is a task", f"its checkpoints are {owner}/N, and the checkpoint comes first: {then}"
+    try:
+        cp = store.resolve(repo, name, store.current_task(repo))
+    except CkptError:
+        return "", None
+    return ": it is a checkpoint", f"the checkpoint comes first: git ckpt restore {cp.id} -- PATHS"
 
 
 MERGE_MARK = "MERGE_RESTORED"  # in $GIT_DIR/ckpt: the MERGE_HEAD a restore wrote

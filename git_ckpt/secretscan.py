@@ -132,6 +132,27 @@ class Finding:
         at = f" (line {self.line})" if self.line else ""
         return f"{self.path}: {self.kind}{at} [{self.where}]"
 
+    @property
+    def checkpoints(self) -> list[str]:
+        """The checkpoints holding it (``where`` is ``overlay of T/1, T/2``, ``worktree of …``);
+        [] for one in the history, the ledger or the notes."""
+        _what, sep, ids = self.where.partition(" of ")
+        return ids.split(", ") if sep else []
+
+
+def merged(findings: list[Finding]) -> list[Finding]:
+    """``findings`` with those of one file (the same path, kind, line and place: ``overlay``,
+    ``worktree``, …) in several checkpoints made one, naming every checkpoint holding it: an
+    overlay file saved three times, in three different ``overlay.tar`` blobs, is one finding
+    ``[overlay of T/1, T/2, T/3]``.  Order is kept (first appearance)."""
+    out: dict[tuple[str, str, int, str], tuple[Finding, list[str]]] = {}
+    for f in findings:
+        what, sep, _ids = f.where.partition(" of ")
+        key = (f.path, f.kind, f.line, what if sep else f.where)
+        first, ids = out.setdefault(key, (f, []))
+        ids += [i for i in f.checkpoints if i not in ids]
+    return [replace(f, where=f"{key[3]} of {', '.join(ids)}") if ids else f for key, (f, ids) in out.items()]
+
 
 def new_objects(repo: Repo, tips: list[str], known: list[str]) -> dict[str, bytes]:
     """Objects reachable from ``tips`` but not from ``known`` (``git rev-list
@@ -330,4 +351,4 @@ def scan_push(repo: Repo, *, tips: list[str], known: list[str], checkpoints: lis
             findings += found
     finally:
         scanner.close()
-    return findings
+    return merged(findings)

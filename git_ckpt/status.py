@@ -119,9 +119,11 @@ def status(repo: Repo) -> dict[str, Any]:
         last = None
     promoted_commit = repo.read_ref(store.promoted_ref(task))
     promoted = None
+    promoted_dropped = False  # its ref names a checkpoint whose own ref is gone (dropped by an older git ckpt, or moved by hand)
     if promoted_commit:
         try:
-            promoted = store.load(repo, promoted_commit).manifest.id
+            pcp = store.load(repo, promoted_commit, ref=store.promoted_ref(task))
+            promoted, promoted_dropped = pcp.manifest.id, not store.is_local(repo, pcp)
         except CkptError:
             promoted = promoted_commit
     unknown = None  # why the worktree cannot be compared (the error's own line)
@@ -152,7 +154,8 @@ def status(repo: Repo) -> dict[str, Any]:
             gate_state = (f"NOT active in this worktree: git runs its hooks from {hooks_dir}, where the git ckpt"
                           " hooks are not installed; run git ckpt hooks install")
         else:
-            gate_state = "a promoted checkpoint exists" if promoted else "no promoted checkpoint: commits will be refused"
+            gate_state = ("a promoted checkpoint exists" if promoted and not promoted_dropped
+                          else "no promoted checkpoint: commits will be refused")
             if cfg is not None:
                 from . import trust
 
@@ -164,6 +167,7 @@ def status(repo: Repo) -> dict[str, Any]:
         "unknown": unknown,
         "latest": last.id if last else None,
         "promoted": promoted,
+        "promoted_dropped": promoted_dropped,
         "matches_latest": matches_latest,
         "matches": matches,
         "worktree": worktree,

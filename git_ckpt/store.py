@@ -650,7 +650,17 @@ def latest(repo: Repo, task: str) -> Checkpoint | None:
     return load(repo, oid, id=f"{task}/{n}", ref=ckpt_ref(task, n))
 
 
-_AT = re.compile(r"@(?:~([0-9]{1,9}))?")  # ASCII digits only (``\d`` takes ``١`` too)
+# ``@``, ``@~K``, and git's shorthands ``@~`` (``@~1``) and ``@~~`` (``@~2``): each ``~K`` (``~``
+# alone: 1) is K steps back, summed as git does (``@~2~`` is ``@~3``); ASCII digits only (``\d``
+# takes ``١`` too)
+_AT = re.compile(r"@((?:~[0-9]{0,9}){0,99})")
+
+
+def at_steps(rest: str) -> int | None:
+    """How many checkpoints before ``@`` the name ``rest`` (``@``, ``@~K``, ``@~``, ``@~~``,
+    ``@~2~``, …) goes back, as git counts ``~`` steps; None when it is no such name."""
+    m = _AT.fullmatch(rest)
+    return None if m is None else sum(int(k or 1) for k in m.group(1).split("~")[1:])
 
 
 def _newest_event(repo: Repo, task: str, match: Callable[[Event], bool], limit: int = 500) -> Event | None:
@@ -758,8 +768,8 @@ def resolve_default(repo: Repo, task: str | None = None) -> Checkpoint:
 
 
 def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
-    """Resolve a checkpoint name (DESIGN.md "Commands"): ``T/N``, ``N``, ``@``, ``@~K``,
-    ``promoted``, ``T/@``, ``T/promoted``, ``REMOTE:T/N``, or any revision naming a checkpoint
+    """Resolve a checkpoint name (DESIGN.md "Commands"): ``T/N``, ``N``, ``@``, ``@~K`` (``@~``,
+    ``@~~``: :func:`at_steps`), ``promoted``, ``T/@``, ``T/promoted``, ``REMOTE:T/N``, or any revision naming a checkpoint
     commit.  ``task`` is the current task (for bare ``N``/``@``/``promoted``).
 
     Raises :class:`NotFoundError` with a hint when nothing matches.
@@ -784,7 +794,8 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
         t, rest = task, body
     if _TASK_RE.fullmatch(t or "") and ".." not in t:
         n = ref_number(rest)
-        if n is None and (rest.isnumeric() or (rest[:2] == "@~" and rest[2:].isnumeric() and not _AT.fullmatch(rest))):
+        if n is None and (rest.isnumeric() or (rest[:2] == "@~" and at_steps(rest) is None
+                                               and all(k.isnumeric() or not k for k in rest[2:].split("~")))):
             raise NotFoundError(f"no checkpoint {escape(spec)}: a checkpoint number is ASCII digits without a leading "
                                 "zero (T/3), and so is K in @~K (@~2)", "git ckpt list shows the checkpoints")
         if n is not None:
@@ -814,9 +825,9 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
             cp = load(repo, oid, ref=ref)
             cp.id = shown_prefix + cp.manifest.id
             return cp
-        m = _AT.fullmatch(rest)
-        if m:
-            back = int(m.group(1) or 0)
+        back_steps = at_steps(rest)
+        if back_steps is not None:
+            back = back_steps
             there = restored_target(repo, t) if prefix == PREFIX else None
             at = ref_number(there[0][len(t) + 1:]) if there is not None and there[0].startswith(t + "/") else None
             if there is not None and at is None:  # restored to another task's T2/N or REMOTE:T2/N: @ is that one

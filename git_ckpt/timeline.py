@@ -132,6 +132,10 @@ def build(repo: Repo, task: str) -> Timeline:
         elif t == "promote":
             promoted = plain(shown(d.get("id")))
             steps.append(Step("promote", plain(ev.at), promoted, f"promoted {promoted}" + (" (forced)" if d.get("forced") else "")))
+        elif t == "drop" and d.get("unpromoted"):  # the promoted checkpoint went, and its promotion with it
+            if plain(shown(d.get("id"))) == promoted:
+                promoted = None
+            steps.append(Step("other", plain(ev.at), None, plain(ledger.describe_in(task, ev, rec.card))))
         elif t == "handoff":
             cid = plain(shown(d.get("id")))
             if cid in nodes:

@@ -73,7 +73,7 @@ def test_a_fetched_merge_head_is_a_change_a_restore_names_and_undo_takes_back(tm
     ckpt(bob, "task", "start", "mine")
     ckpt(bob, "fetch")
     plan = ckpt(bob, "restore", "origin:t/2", "--dry-run", fsck=False).out
-    assert f"merge   MERGE_HEAD set to {side[:12]} (a merge in progress, as saved)\n" in plan, plan
+    assert f"merge   MERGE_HEAD set to {side[:12]} (the merge in progress when it was saved)\n" in plan, plan
     res = ckpt(bob, "restore", "origin:t/2", fsck=False)
     assert "nothing to restore" not in res.out and (bob / ".git/MERGE_HEAD").read_text() == side + "\n"
     ckpt(bob, "undo", fsck=False)

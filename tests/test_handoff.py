@@ -118,10 +118,10 @@ def test_check_passes_then_reports_drift(task):
 @pytest.mark.skipif(not HAVE_VERIFY, reason="needs git ckpt verify")
 def test_check_reruns_required_verifiers_and_reports_a_changed_result(task):
     res = ckpt(task, "handoff", "--check")
-    assert "ok    verifier tests: re-run: passed, recorded: passed" in res.out
+    assert "ok    verifier tests: re-run: passed (recorded), before: passed" in res.out
     (task.parent / "flag").write_text("")  # outside the worktree: the checkpoint is unchanged
     res = ckpt(task, "handoff", "--check", rc=1)
-    assert "DRIFT verifier tests: re-run: failed, recorded: passed" in res.out
+    assert "DRIFT verifier tests: re-run: failed (recorded), before: passed" in res.out
 
 
 def test_receipt_of_an_empty_task_and_unknown_task(repo):

@@ -59,7 +59,7 @@ def test_drop_records_an_event_and_the_commit(repo):
     ckpt(repo, "save")
     commit = git(repo, "rev-parse", "refs/ckpt/default/1").decode().strip()
     res = ckpt(repo, "drop", "default/1", "--json")
-    assert res.json()["result"] == [{"id": "default/1", "commit": commit, "forced": False, "protected": None}]
+    assert res.json()["result"] == [{"id": "default/1", "commit": commit, "forced": False, "protected": None, "unpromoted": False}]
     assert git(repo, "for-each-ref", "refs/ckpt/default/1") == b""
     assert "dropped default/1" in ckpt(repo, "log").out
     ckpt(repo, "log", "--verify")

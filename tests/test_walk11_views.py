@@ -64,7 +64,7 @@ def test_handoff_shows_the_reused_pass_on_the_current_checkpoint(repo):
     # list, show and the receipt agree on the current checkpoint
     assert ckpt(repo, "list").out.splitlines()[-1].endswith("good again  [tests:passed]")
     assert ckpt(repo, "handoff", "--check").out.splitlines()[-2:] == [
-        "ok    verifier tests: re-run: passed, recorded: passed", "handoff of t: no drift"]
+        "ok    verifier tests: re-run: passed (recorded), before: passed", "handoff of t: no drift"]
 
 
 def test_no_result_on_the_current_content_shows_the_newest_recorded(repo):
@@ -150,4 +150,4 @@ def test_handoff_check_says_a_fetched_result_is_fetched_not_missing(tmp_path):
     # re-run where it can be: the fetched result is named as such beside the run's own
     ckpt(bob, "restore", "origin:t/3")
     res = ckpt(bob, "handoff", "--check", "origin:t")
-    assert "ok    verifier tests: re-run: passed, recorded passed [fetched: not evidence here]" in res.out.splitlines()
+    assert "ok    verifier tests: re-run: passed (recorded), before: passed [fetched: not evidence here]" in res.out.splitlines()

@@ -46,8 +46,8 @@ def print_plan(plan: Plan, paths: list[bytes] | None = None) -> None:
     if plan.index_changes:
         say("index   set to the checkpoint's staged state")
     if plan.merge_to is not None:
-        say(f"merge   MERGE_HEAD set to {', '.join(h[:12] for h in plan.merge_to)} (a merge in progress, as saved)"
-            if plan.merge_to else "merge   the merge in progress a restore brought back ends (MERGE_HEAD goes)")
+        say(f"merge   MERGE_HEAD set to {', '.join(h[:12] for h in plan.merge_to)} (the merge in progress when it was saved)"
+            if plan.merge_to else "merge   MERGE_HEAD removed (the merge an earlier restore brought back ends)")
     if plan.head_changes:
         assert plan.head_to is not None  # set whenever the head changes
         lost = f"; {plan.head_unreachable} commit(s) no longer reachable from it (undo moves it back)" if plan.head_unreachable else ""

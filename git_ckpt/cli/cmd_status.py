@@ -22,7 +22,8 @@ def command(as_json: bool) -> int:
     def human() -> None:
         say(f"task:      {st['task']}")
         say(f"latest:    {st['latest'] or '(none)'}")
-        say(f"promoted:  {st['promoted'] or '(none)'}")
+        say(f"promoted:  {st['promoted'] or '(none)'}"
+            + (" (dropped since: git ckpt drop --force promoted ends the promotion)" if st["promoted_dropped"] else ""))
         wt = st["worktree"]
         if wt:
             at = " (@)" if wt["checkpoint"] == wt["at"] else ""
