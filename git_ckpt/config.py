@@ -244,9 +244,19 @@ def compile_patterns(patterns: Iterable[str], *, normalize: bool = True) -> path
     the whole set, never backtracking, so no pattern set a committed ``.ckpt.toml`` or a fetched
     manifest holds can make a match take minutes (Python's ``re`` took 3 minutes for one 4 KiB
     path against 990 patterns of three wildcards each).  Raises what pathspec and RE2 raise for
-    a pattern they cannot compile (several types)."""
+    a pattern they cannot compile (several types), and :class:`RepoError` (exit 3) when google-re2
+    is not installed."""
     import pathspec
 
+    try:
+        import re2  # noqa: F401 - pathspec's re2 backend imports it; a missing one is said here, not as a bad pattern
+    except ImportError:
+        import sys
+
+        from .errors import RepoError
+
+        raise RepoError(f"google-re2, which git ckpt matches overlay patterns with, is not installed for {sys.executable}",
+                        "reinstall git-ckpt (pip install . in its checkout), or pip install google-re2") from None
     return pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) if normalize else p for p in patterns], backend="re2")
 
 
@@ -279,10 +289,14 @@ def wildcard_problem(pattern: str) -> str | None:
         return "has a negated, range or [:class:] bracket expression (read otherwise than git reads it)"
     import warnings
 
+    from .errors import CkptError
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             compile_patterns([pattern])
+    except CkptError:
+        raise  # the matcher is missing: no fault of the pattern
     except Exception:  # noqa: BLE001 - pathspec and re raise several types
         return "does not compile"
     return None

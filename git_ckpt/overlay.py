@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager
 from typing import IO, TYPE_CHECKING, Callable, Iterable, Literal, Mapping, Union
 
 from .config import SECRET_PATTERNS, Config
-from .errors import ConfigError, CorruptError, IOFailure
+from .errors import CkptError, ConfigError, CorruptError, IOFailure
 from .model import OverlayFile, OverlayInfo, digest, path_display, path_from_str, path_to_str
 from .words import counted
 
@@ -130,6 +130,8 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool]) -> S
 
     try:
         inc, exc = _specs(include, cfg.overlay.exclude)
+    except CkptError:
+        raise  # no matcher (google-re2 missing): not the patterns' fault
     except Exception as err:  # noqa: BLE001 - pathspec raises several types for bad patterns
         raise ConfigError(f"overlay: bad pattern in include/exclude: {err}", "fix overlay.include / overlay.exclude in .ckpt.toml") from None
     secret_spec: list[pathspec.GitIgnoreSpec] = []  # compiled on first use (18 patterns: 5-20 ms)
@@ -221,6 +223,8 @@ def policy_selects(include: list[str], exclude: list[str], paths: Iterable[bytes
         return set()  # a policy no config would pass (a crafted manifest's): it covers nothing
     try:
         inc, exc = _specs(include, exclude)
+    except CkptError:
+        raise  # no matcher (google-re2 missing): not the patterns' fault
     except Exception:  # noqa: BLE001 - a foreign manifest's patterns: selecting nothing is the safe answer
         return set()
     out = set()

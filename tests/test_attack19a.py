@@ -129,3 +129,18 @@ def test_re2_reads_every_allowed_pattern_as_python_re_did():
             assert ours.match_file(path) == python_re.match_file(path), (p, path)
 
     agree()
+
+
+def test_without_google_re2_a_pattern_is_no_config_error(repo, tmp_path):
+    """With the matcher's library missing every overlay pattern was reported as one that 'does
+    not compile' (exit 6, fix your config); it is said as what it is, exit 3, nothing written."""
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "re2.py").write_text("raise ModuleNotFoundError(\"No module named 're2'\")\n")  # as when not installed
+    (repo / ".ckpt.toml").write_text('[overlay]\ninclude = ["fx/"]\n')
+    env = {"PYTHONPATH": os.pathsep.join(p for p in (str(hide), os.environ.get("PYTHONPATH", "")) if p)}
+    refs = git(repo, "for-each-ref")
+    res = ckpt(repo, "save", "-m", "x", rc=3, env=env)
+    assert res.err.startswith("error: google-re2, which git ckpt matches overlay patterns with, is not installed for "), res
+    assert res.err.endswith("\nhint: reinstall git-ckpt (pip install . in its checkout), or pip install google-re2\n")
+    assert git(repo, "for-each-ref") == refs
