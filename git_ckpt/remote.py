@@ -129,12 +129,15 @@ class FetchResult:
 class PushRefused(RemoteError):
     """The push would move refs the remote already has (``refused``: list of RefUpdate)."""
 
-    def __init__(self, remote: str, refused: list[RefUpdate]) -> None:
+    def __init__(self, remote: str, refused: list[RefUpdate], others: list[str] | None = None) -> None:
         names = ", ".join(u.ref[len(PREFIX):] for u in refused[:4]) + (", ..." if len(refused) > 4 else "")
+        rest = others or []  # the tasks of the push none of whose refs was refused
+        one_by_one = (f"; your other tasks go without it, one at a time: git ckpt push {remote} --task {rest[0]}"
+                      + (f" (and so for {', '.join(rest[1:4])}{', ...' if len(rest) > 4 else ''})" if len(rest) > 1 else "")) if rest else ""
         super().__init__(
             f"refusing to push to {remote}: {len(refused)} ref(s) there differ from yours and are never overwritten ({names}); nothing was sent",
             f"someone else pushed a task of the same name: see theirs with git ckpt fetch {remote} && git ckpt list --remote {remote} --all, "
-            "then continue your work under another task name (git ckpt task start NEW-NAME, save, push)",
+            "then continue your work under another task name (git ckpt task start NEW-NAME, save, push)" + one_by_one,
         )
         self.refused = refused
 
@@ -505,7 +508,8 @@ def _push_once(repo: Repo, remote: str, tasks: list[str], allow_secrets: bool, l
     ups = _plan(repo, tasks, adv, remote)
     refused = [u for u in ups if u.status == "refused"]
     if refused:
-        raise PushRefused(remote, refused)
+        blocked = {u.ref[len(PREFIX):].partition("/")[0] for u in refused if u.ref.startswith(PREFIX)}
+        raise PushRefused(remote, refused, [t for t in tasks if t not in blocked])
     result = PushResult(remote, list(tasks), ups)
     theirs = adv.get(NOTES_REF)
     if theirs:

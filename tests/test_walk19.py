@@ -214,3 +214,29 @@ def test_handoff_check_says_the_results_it_re_ran_are_recorded(repo):
     assert "ok    verifier tests: re-run: passed (recorded), nothing recorded before\n" in ckpt(repo, "handoff", "--check").out
     assert "verifier: tests ...... passed" in ckpt(repo, "log").out  # recorded indeed
     assert "ok    verifier tests: re-run: passed (recorded), before: passed\n" in ckpt(repo, "handoff", "--check").out
+
+
+def test_a_push_of_every_task_refused_for_one_names_how_the_others_go(tmp_path):
+    """Bob's task `fix` met Alice's on the remote: `push --all` is refused (atomic: nothing is
+    sent) for as long as his `fix` exists, and the hint said only to continue under another name,
+    which he had.  It now names the command that pushes each of his other tasks."""
+    from test_remote import _team
+
+    _bare, alice, bob = _team(tmp_path)
+    ckpt(alice, "task", "start", "fix")
+    (alice / "a").write_text("alice\n")
+    ckpt(alice, "save", "-m", "alice")
+    ckpt(alice, "push")
+    ckpt(bob, "fetch")
+    ckpt(bob, "task", "start", "fix")
+    for task in ("fix", "fix-bob", "other"):
+        ckpt(bob, "task", "start", task)
+        (bob / "b").write_text(f"{task}\n")
+        ckpt(bob, "save", "-m", task)
+    res = ckpt(bob, "push", "--all", rc=10)
+    assert res.err.splitlines()[-1] == (
+        "hint: someone else pushed a task of the same name: see theirs with git ckpt fetch origin && git ckpt list --remote origin "
+        "--all, then continue your work under another task name (git ckpt task start NEW-NAME, save, push); your other tasks go "
+        "without it, one at a time: git ckpt push origin --task fix-bob (and so for other)"), res
+    assert "pushed" in ckpt(bob, "push", "origin", "--task", "fix-bob").out
+    assert ckpt(bob, "push", "--task", "fix", rc=10).err.splitlines()[-1].endswith("(git ckpt task start NEW-NAME, save, push)")
