@@ -39,7 +39,7 @@ from . import ledger, overlay, store
 from .config import Config
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry, fault, git_failure, path_line, read_state
-from .model import OverlayFile, encode, escape, path_display, path_from_str, path_to_str
+from .model import OverlayFile, decode_json, encode, escape, path_display, path_from_str, path_to_str
 from .snapshot import Snapshot, already_saved, capture, kept_ignored, left_out_paths, log_if_missing, note_warned, save, set_kept_ignored
 from .store import Checkpoint
 from .words import counted
@@ -944,7 +944,7 @@ def read_journal(repo: Repo) -> Journal | None:
     except FileNotFoundError:
         return None
     try:
-        return msgspec.json.decode(data, type=Journal)
+        return decode_json(data, Journal)
     except (msgspec.DecodeError, msgspec.ValidationError):
         raise CorruptError(f"{_journal_path(repo)} is corrupt", "move it aside; git ckpt list shows the pre-restore checkpoint to restore") from None
 

@@ -1,0 +1,157 @@
+"""What the attack pass on the eighteenth walkthrough's changes found, each as its kind: JSON
+nested deeper than the decoders recurse (a note line, a manifest, a ledger event, a state file,
+a ``.ckpt.toml``, an agent hook's stdin, an MCP message) ended in ``RecursionError``; the MCP
+stdin pump died on one such line, buffered quadratically and without bound.
+
+Real repositories, clones of a real bare repository, crafted objects, the real ``git ckpt``
+entry point (a subprocess timeout is only a safety net against a hang).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import ckpt, forge_checkpoint, git
+from test_hostile_ledger import CARD, _event, _fast_import
+from test_remote import _team
+
+HANG = 120
+# deeper than any decoder recurses (arrays, objects), and just deeper than the documented bound
+DEEP = {
+    "arrays": b"[" * 3000 + b"]" * 3000,
+    "objects": b'{"a":' * 3000 + b"1" + b"}" * 3000,
+    "just-over-the-bound": b"[" * 101 + b"]" * 101,
+}
+TOO_DEEP = "JSON nested deeper than 100 levels"
+
+
+def _with_key(obj: dict, key: str, raw: bytes) -> bytes:
+    """``obj`` as JSON with one more key whose value is the raw JSON ``raw`` (json.dumps
+    cannot write what is nested this deep)."""
+    return json.dumps(obj)[:-1].encode() + b', "' + key.encode() + b'": ' + raw + b"}"
+
+
+def _shared(tmp_path):
+    """Alice saved t/1 and pushed it; returns ``(bare, alice, bob)``."""
+    bare, alice, bob = _team(tmp_path)
+    ckpt(alice, "task", "start", "t")
+    (alice / "a.txt").write_text("a\n")
+    ckpt(alice, "save", "-m", "one")
+    ckpt(alice, "push")
+    return bare, alice, bob
+
+
+# ------------------------------------------------------------------- A. JSON nested too deeply
+
+@pytest.mark.parametrize("shape", DEEP)
+def test_a_note_line_nested_too_deeply_is_skipped_with_the_warning_of_any_malformed_line(tmp_path, shape):
+    _bare, alice, bob = _shared(tmp_path)
+    tree = git(alice, "rev-parse", "refs/ckpt/t/1^{tree}").decode().strip()
+    line = _with_key({"verifier": "tests", "tree": tree, "status": "passed"}, "zzz", DEEP[shape])
+    git(alice, "notes", "--ref=ckpt", "add", "-f", "-F", "-", "refs/ckpt/t/1", input=line + b"\n")
+    git(alice, "push", "-q", "origin", "refs/notes/ckpt")
+    ckpt(bob, "fetch")
+    for args in (("list", "--remote", "origin", "--task", "t"), ("show", "origin:t/1"), ("show", "--json", "origin:t/1")):
+        res = ckpt(bob, *args)
+        warnings = [ln for ln in res.err.splitlines() if ln.startswith("warning: ")]
+        assert len(warnings) == 1 and warnings[0].startswith("warning: skipping malformed result line(s) in "), (args, res)
+        assert f"line 1: {TOO_DEEP})" in warnings[0], (args, res)
+    # the merge of notes (cat_sort_uniq) keeps the line as bytes: bob's push does not fail on it
+    ckpt(bob, "push")
+
+
+@pytest.mark.parametrize("shape", DEEP)
+def test_a_manifest_nested_too_deeply_is_corrupt_and_nothing_is_written(tmp_path, shape):
+    _bare, alice, bob = _shared(tmp_path)
+    manifest = json.loads(git(alice, "cat-file", "blob", "refs/ckpt/t/1^3:manifest.json"))
+    manifest["id"], manifest["number"] = "t/2", 2
+    forge_checkpoint(alice, source="refs/ckpt/t/1", dest="refs/ckpt/t/2",
+                     blobs={"manifest.json": _with_key(manifest, "zzz", DEEP[shape])})
+    git(alice, "push", "-q", "origin", "refs/ckpt/t/2:refs/ckpt/t/2")
+    ckpt(bob, "task", "start", "mine")
+    ckpt(bob, "fetch")
+    before = (git(bob, "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored"),
+              git(bob, "for-each-ref"))
+    for args in (("show", "origin:t/2"), ("restore", "origin:t/2"), ("restore", "--dry-run", "origin:t/2"),
+                 ("diff", "origin:t/2"), ("check", "origin:t/2")):
+        res = ckpt(bob, *args, rc=None)
+        assert res.rc in (1, 7), (args, res)
+        assert f"the manifest of origin:t/2 is corrupt: {TOO_DEEP}" in res.err, (args, res)
+    assert (git(bob, "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored"),
+            git(bob, "for-each-ref")) == before
+    listed = ckpt(bob, "list", "--remote", "origin", "--task", "t", rc=None)
+    assert listed.rc in (0, 7) and "t/1" in listed.out + listed.err, listed
+
+
+@pytest.mark.parametrize("shape", DEEP)
+def test_a_ledger_event_nested_too_deeply_is_corrupt(tmp_path, shape):
+    bare, _alice, bob = _team(tmp_path)
+    event = _with_key(json.loads(_event(1, "note", {})), "zzz", DEEP[shape])
+    _fast_import(bare, "refs/ckpt/q/log", [[("card.json", CARD), ("event.json", event)]])
+    ckpt(bob, "fetch")
+    for args in (("log", "--task", "origin:q"), ("task", "show", "origin:q"), ("stats", "origin:q"),
+                 ("handoff", "origin:q")):
+        res = ckpt(bob, *args, rc=7)
+        assert res.err.startswith("error: ledger of task origin:q is corrupt at "), (args, res)
+        assert res.err.splitlines()[0].endswith(TOO_DEEP), (args, res)
+    # the check says the ledger is broken (exit 1: a check said no)
+    res = ckpt(bob, "log", "--verify", "--task", "origin:q", rc=1)
+    assert res.err.startswith("error: ledger of origin:q is broken: event #1 ") and TOO_DEEP in res.err, res
+    # the task list still lists a task whose ledger is damaged
+    assert "origin:q " in ckpt(bob, "task", "list").out
+
+
+def _state_file(repo, where: str):
+    return {"journal": repo / ".git/ckpt/RESTORE", "hooks": repo / ".git/ckpt/hooks.json",
+            "agent": repo / ".git/ckpt/agent-install.json"}[where]
+
+
+@pytest.mark.parametrize("shape", DEEP)
+@pytest.mark.parametrize("where,args,rc,says", [
+    ("journal", ("undo",), 7, "RESTORE is corrupt"),
+    ("journal", ("restore", "--continue"), 7, "RESTORE is corrupt"),
+    ("journal", ("gc", "--dry-run"), 7, "RESTORE is corrupt; refusing to prune while a restore is unfinished"),
+    ("agent", ("agent", "status"), 1, "agent-install.json is corrupt"),
+    ("hooks", ("hooks", "status"), 0, None),  # read as no record, as any record that is not JSON
+])
+def test_a_state_file_nested_too_deeply_is_refused_as_one_that_is_not_json(repo, shape, where, args, rc, says):
+    ckpt(repo, "save", "--allow-empty", "-m", "one")
+    path = _state_file(repo, where)
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(_with_key({"target_id": "default/1"}, "zzz", DEEP[shape]))
+    res = ckpt(repo, *args, rc=rc)
+    if says is not None:
+        assert res.err.startswith("error: ") and says in res.err.splitlines()[0], res
+
+
+@pytest.mark.parametrize("shape", DEEP)
+def test_a_trust_store_nested_too_deeply_is_a_config_error(repo, shape, hermetic):
+    (repo / ".ckpt.toml").write_text('[[verifier]]\nname = "t"\ncommand = "true"\n')
+    store = hermetic / ".local/share/git-ckpt/trusted.json"
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_bytes(_with_key({}, "zzz", DEEP[shape]))
+    res = ckpt(repo, "trust", rc=6)
+    assert res.err.startswith(f"error: the trust store {store} is unreadable\n"), res
+
+
+@pytest.mark.parametrize("toml", [
+    b"a = " + b"[" * 3000 + b"]" * 3000,
+    b"a = " + b"{b = " * 3000 + b"1" + b"}" * 3000,
+    b"[" + b".".join([b"a"] * 200) + b"]\nx = 1\n",  # dotted keys nest without the parser recursing
+])
+def test_a_ckpt_toml_nested_too_deeply_is_a_config_error(repo, toml):
+    (repo / ".ckpt.toml").write_bytes(toml)
+    res = ckpt(repo, "save", "-m", "x", rc=6)
+    assert res.err.startswith("error: .ckpt.toml: arrays or tables nested deeper than 100 levels\n"), res
+
+
+@pytest.mark.parametrize("shape", DEEP)
+def test_a_hook_input_nested_too_deeply_is_input_that_is_not_json(repo, shape):
+    (repo / "f").write_text("x\n")
+    res = ckpt(repo, "agent", "hook", "claude-code", "turn", input=_with_key({"session_id": "s1"}, "x", DEEP[shape]))
+    assert res.err == ("warning: git ckpt claude-code hook (turn): the input on stdin is not JSON; "
+                       "a checkpoint saved now records no session id\n"), res
+    rows = ckpt(repo, "list", "--json").json()["result"]
+    assert len(rows) == 1 and rows[0]["agent"] == "claude-code" and rows[0]["agent_session"] is None, rows
