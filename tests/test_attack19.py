@@ -10,6 +10,8 @@ entry point (a subprocess timeout is only a safety net against a hang).
 from __future__ import annotations
 
 import json
+import select
+import subprocess
 
 import pytest
 
@@ -155,3 +157,104 @@ def test_a_hook_input_nested_too_deeply_is_input_that_is_not_json(repo, shape):
                        "a checkpoint saved now records no session id\n"), res
     rows = ckpt(repo, "list", "--json").json()["result"]
     assert len(rows) == 1 and rows[0]["agent"] == "claude-code" and rows[0]["agent_session"] is None, rows
+
+
+# ------------------------------------------------------------------- D. the MCP stdin pump
+
+class _Server:
+    """The real ``git ckpt mcp`` over pipes, initialized."""
+
+    def __init__(self, repo):
+        self.proc = subprocess.Popen(["git", "ckpt", "mcp"], cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        self.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode())
+        assert self.answer()["id"] == 1
+        self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+
+    def send(self, raw: bytes, newline: bool = True) -> None:
+        self.proc.stdin.write(raw + (b"\n" if newline else b""))
+        self.proc.stdin.flush()
+
+    def answer(self) -> dict:
+        ready, _, _ = select.select([self.proc.stdout], [], [], HANG)  # a guard against a hang, not a timing check
+        assert ready, "the server did not answer"
+        return json.loads(self.proc.stdout.readline())
+
+    def still_serves(self, n: int) -> None:
+        self.send(json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/list"}).encode())
+        res = self.answer()
+        assert res["id"] == n and any(t["name"] == "ckpt_save" for t in res["result"]["tools"]), res
+
+    def close(self) -> tuple[int, bytes]:
+        self.proc.stdin.close()
+        rest = self.proc.stdout.read()
+        err = self.proc.stderr.read()
+        return self.proc.wait(HANG), rest + err
+
+
+def _call(n: int, args: bytes) -> bytes:
+    return b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ckpt_save","arguments":%s}}' % (n, args)
+
+
+@pytest.mark.parametrize("line,error", [
+    (_call(2, b'{"message":"\\ud800","x":' + DEEP["arrays"] + b"}"), (2, -32700, f"Parse error: {TOO_DEEP}")),
+    (_call(2, b'{"message":"m","x":' + DEEP["objects"] + b"}"), (2, -32700, f"Parse error: {TOO_DEEP}")),
+    (_call(2, b'{"message":"m","x":' + DEEP["just-over-the-bound"] + b"}"), (2, -32700, f"Parse error: {TOO_DEEP}")),
+    (b'{"jsonrpc":"2.0","id":', (None, -32700, "Parse error: Expecting value")),
+    (b"\xff\xfe", (None, -32700, "Parse error: 'utf-8' codec can't decode")),
+    (b"[1, 2]", (None, -32600, "Invalid Request: not a JSON object")),
+    (b'"text"', (None, -32600, "Invalid Request: not a JSON object")),
+])
+def test_d_every_mcp_line_that_cannot_be_read_is_answered_and_the_server_goes_on(repo, line, error):
+    server = _Server(repo)
+    try:
+        server.send(line)
+        res = server.answer()
+        assert (res["id"], res["error"]["code"]) == error[:2] and res["error"]["message"].startswith(error[2]), res
+        server.still_serves(3)
+        server.send(_call(4, b'{"message":"after"}'))
+        assert server.answer()["id"] == 4
+    finally:
+        rc, rest = server.close()
+    assert rc == 0 and b"Traceback" not in rest, rest
+    assert [c["message"] for c in ckpt(repo, "list", "--json").json()["result"]] == ["after"]
+
+
+def test_d_a_line_longer_than_the_cap_is_answered_read_past_and_the_server_goes_on(repo):
+    from git_ckpt.mcp_server import MAX_LINE
+
+    server = _Server(repo)
+    try:
+        # the cap's worth of bytes, then more in pieces, then the newline: never held whole
+        chunk = b"a" * (1 << 20)
+        for _ in range(MAX_LINE // len(chunk) + 3):
+            server.send(chunk, newline=False)
+        server.send(b"")
+        res = server.answer()
+        assert res == {"jsonrpc": "2.0", "id": None,
+                       "error": {"code": -32700, "message": f"Parse error: a message line longer than {MAX_LINE} bytes"}}, res
+        server.still_serves(5)
+    finally:
+        rc, rest = server.close()
+    assert rc == 0 and b"Traceback" not in rest, rest
+
+
+def test_d_the_stdin_pump_is_linear_in_its_input():
+    """40 MiB without a newline read through the pump: the old ``pending += chunk`` and split of
+    everything pending took 15 s (quadratic); the pump yields one over-long line and nothing
+    is kept (in-process, to time the pump alone)."""
+    import io
+    import time
+
+    from git_ckpt.mcp_server import _lines
+
+    data = b"a" * (40 << 20) + b"\n" + b"{}\n"
+    t = time.monotonic()
+    got = list(_lines(io.BytesIO(data), limit=16 << 20))
+    assert got == [None, b"{}\n"]
+    assert time.monotonic() - t < 5, "quadratic again"
+    small = list(_lines(io.BytesIO(b"x" * 100 + b"\n" + b"y" * 100), limit=64))
+    assert small == [None, None]
+    assert list(_lines(io.BytesIO(b"ab\ncd\n\nef"), limit=64)) == [b"ab\n", b"cd\n", b"\n", b"ef"]
+    assert list(_lines(io.BytesIO(b"x" * 64 + b"\n" + b"y" * 65 + b"\nz"), limit=64)) == [b"x" * 64 + b"\n", None, b"z"]
