@@ -10,12 +10,13 @@ entry point (a subprocess timeout is only a safety net against a hang).
 from __future__ import annotations
 
 import json
+import os
 import select
 import subprocess
 
 import pytest
 
-from conftest import ckpt, forge_checkpoint, git
+from conftest import ckpt, forge_checkpoint, git, init_repo
 from test_hostile_ledger import CARD, _event, _fast_import
 from test_remote import _team
 
@@ -258,3 +259,83 @@ def test_d_the_stdin_pump_is_linear_in_its_input():
     assert small == [None, None]
     assert list(_lines(io.BytesIO(b"ab\ncd\n\nef"), limit=64)) == [b"ab\n", b"cd\n", b"\n", b"ef"]
     assert list(_lines(io.BytesIO(b"x" * 64 + b"\n" + b"y" * 65 + b"\nz"), limit=64)) == [b"x" * 64 + b"\n", None, b"z"]
+
+
+# ------------------------------------------------------------------- B. trees of any depth
+
+@pytest.fixture
+def deep_tmp(tmp_path):
+    """``tmp_path``, emptied with ``rm -rf`` afterwards: pytest's own cleanup of old temporary
+    directories (``shutil.rmtree``) recurses once per level and would fail on these trees."""
+    yield tmp_path
+    subprocess.run(["rm", "-rf", "--", *map(str, tmp_path.iterdir())], check=False)
+
+
+def test_b_a_fetched_tree_deeper_than_the_recursion_limit_restores_and_checks(deep_tmp):
+    tmp_path = deep_tmp
+    _bare, alice, bob = _team(tmp_path)
+    ckpt(alice, "task", "start", "t")
+    deep = alice.joinpath(*["a"] * 1200)
+    subprocess.run(["mkdir", "-p", "/".join(["a"] * 1200)], cwd=alice, check=True)  # pathlib and os.makedirs recurse
+    (deep / "f").write_text("deep\n")
+    ckpt(alice, "save", "-m", "deep")
+    ckpt(alice, "push")
+    ckpt(bob, "task", "start", "mine")
+    ckpt(bob, "fetch")
+    assert "a/" * 3 in ckpt(bob, "restore", "--dry-run", "origin:t/1").out
+    ckpt(bob, "check", "origin:t/1")
+    ckpt(bob, "diff", "origin:t/1")
+    ckpt(bob, "restore", "origin:t/1")
+    assert bob.joinpath(*["a"] * 1200, "f").read_text() == "deep\n"
+    ckpt(bob, "status")
+    (bob.joinpath(*["a"] * 1200, "f")).write_text("mine\n")
+    ckpt(bob, "save", "-m", "mine")
+    ckpt(bob, "restore", "origin:t/1", "--", "/".join(["a"] * 1200) + "/f")
+    assert bob.joinpath(*["a"] * 1200, "f").read_text() == "deep\n"
+
+
+# ------------------------------------------------------------------- C. paths too long for the system
+
+LONG = "/".join(["d" * 254] * 16)  # 4079 bytes below the worktree: git is fine, no absolute path to it is
+
+
+def _long_file(root, rel: str, data: str) -> None:
+    """Write ``root/rel`` by relative steps (no absolute path to it fits PATH_MAX)."""
+    subprocess.run(["sh", "-c", 'cd "$1" && mkdir -p "$(dirname "$2")" && printf %s "$3" > "$2"', "-", str(root), rel, data],
+                   check=True)
+
+
+@pytest.mark.parametrize("where", ["deep", "long"])
+def test_c_the_overlay_walk_goes_on_past_a_directory_too_deep_or_too_long_and_says_what_it_left_out(deep_tmp, where):
+    repo = init_repo(deep_tmp / "repo")
+    (repo / ".ckpt.toml").write_text('[overlay]\ninclude = ["*.log"]\n')  # no fixed root: the walk looks everywhere
+    (repo / ".gitignore").write_text("*.log\n")
+    top = "/".join(["a"] * 1200) if where == "deep" else LONG
+    _long_file(repo, top + "/tracked.txt", "t\n")
+    _long_file(repo, top + "/x.log", "ignored\n")
+    (repo / "near.log").write_text("near\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    ckpt(repo, "status")
+    res = ckpt(repo, "save", "-m", "x")
+    manifest = json.loads(git(repo, "cat-file", "blob", "refs/ckpt/default/1^3:manifest.json"))
+    files = [f["path"] for f in manifest["overlay"]["files"]]
+    if where == "deep":  # read: nothing stops the walk
+        assert files == [top + "/x.log", "near.log"] and res.err == "", res
+    else:  # no absolute path reaches it: said, once per task
+        assert files == ["near.log"], files
+        assert res.err.startswith("warning: overlay: left out files that cannot be read here (permissions, or a path too long "
+                                  "for the system): dddd"), res
+        (repo / "near.log").write_text("changed\n")
+        assert ckpt(repo, "save", "-m", "y").err == ""
+
+
+def test_c_an_unreadable_overlay_file_is_left_out_and_said(repo):
+    if os.geteuid() == 0:
+        pytest.skip("root reads any file")
+    (repo / ".ckpt.toml").write_text('[overlay]\ninclude = ["*.log"]\n')
+    (repo / ".gitignore").write_text("*.log\n")
+    (repo / "secret.log").write_text("x\n")
+    (repo / "secret.log").chmod(0)
+    res = ckpt(repo, "save", "-m", "x")
+    assert "left out files that cannot be read here" in res.err and "secret.log" in res.err, res
