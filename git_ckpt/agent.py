@@ -46,6 +46,7 @@ from typing import Any
 from . import store
 from .errors import CkptError, UsageError
 from .gitcore import Repo, read_state
+from .model import TOO_DEEP, NestedTooDeep, loads_json
 
 RECORD = "agent-install.json"
 SHIM = "git-ckpt"
@@ -219,7 +220,7 @@ def _read_records(repo: Repo) -> dict[str, Any]:
     Raises :class:`CorruptError` when it is no regular file (:func:`git_ckpt.gitcore.read_state`),
     :class:`CkptError` when it is not JSON."""
     try:
-        data = json.loads(read_state(_record_path(repo)))
+        data = loads_json(read_state(_record_path(repo)))
     except FileNotFoundError:
         return {}
     except ValueError:
@@ -242,11 +243,11 @@ def _load_settings(path: Path, data: bytes) -> dict[str, Any]:
     if not data.strip():
         return {}
     try:
-        obj = json.loads(data)
+        obj = loads_json(data)
+    except NestedTooDeep:
+        raise CkptError(f"{path} is nested too deeply to read ({TOO_DEEP})", f"fix {path}, then run the command again") from None
     except ValueError as exc:
         raise CkptError(f"{path} is not valid JSON ({exc})", f"fix {path}, then run the command again") from None
-    except RecursionError:  # nested deeper than the parser goes: not a settings file
-        raise CkptError(f"{path} is nested too deeply to read", f"fix {path}, then run the command again") from None
     if not isinstance(obj, dict):
         raise CkptError(f"{path} does not hold a JSON object", f"fix {path}, then run the command again")
     return obj
@@ -280,7 +281,7 @@ def _has_hooks(repo: Repo, records: dict[str, Any], agent: str) -> bool:
     wanted = set(commands(agent).values())
     for rel in settings_files(repo, agent):
         try:
-            hooks = json.loads(settings_bytes(repo, repo.workdir / rel) or b"{}").get("hooks")
+            hooks = loads_json(settings_bytes(repo, repo.workdir / rel) or b"{}").get("hooks")
         except (CkptError, ValueError, AttributeError):
             continue
         if isinstance(hooks, dict) and any(c in wanted for entries in hooks.values() if isinstance(entries, list)
@@ -406,8 +407,8 @@ def hooks_off(repo: Repo, agent: str, known: dict[str, Any] | None = None) -> st
             try:  # the worktree's files as state files; the user's own (~/...) may be a symlink (dotfiles)
                 if not shown.startswith("~/") and store.link_on_the_way(repo.workdir, path) is not None:
                     continue
-                obj = json.loads(read_state(path, cap=MAX_SETTINGS, follow=shown.startswith("~/")))
-            except (OSError, CkptError, ValueError, RecursionError):
+                obj = loads_json(read_state(path, cap=MAX_SETTINGS, follow=shown.startswith("~/")))
+            except (OSError, CkptError, ValueError):
                 continue
         for key, value in spec.off:
             got = _get_dotted(obj, key) if isinstance(obj, dict) else None
@@ -560,8 +561,8 @@ def session_of(payload: bytes) -> dict[str, Any]:
     ``conversation_id``; printable, at most 128 characters) and ``event``.  Unreadable input
     gives ``{}``."""
     try:
-        obj = json.loads(payload[:MAX_INPUT]) if payload.strip() else {}
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        obj = loads_json(payload[:MAX_INPUT]) if payload.strip() else {}
+    except ValueError:  # UnicodeDecodeError and NestedTooDeep included
         return {}
     if not isinstance(obj, dict):
         return {}
@@ -588,8 +589,8 @@ def input_problem(payload: bytes | None) -> str | None:
     if not payload.strip():
         return "the input on stdin is empty (the agent sends a JSON object)"
     try:
-        obj = json.loads(payload)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        obj = loads_json(payload)
+    except ValueError:  # UnicodeDecodeError and NestedTooDeep included
         return "the input on stdin is not JSON"
     if not isinstance(obj, dict):
         return "the input on stdin is not a JSON object"

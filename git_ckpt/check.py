@@ -29,13 +29,12 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 
-from . import overlay, store
+from . import fsutil, overlay, store
 from .errors import CkptError, CorruptError
 from .gitcore import Repo
 from .model import OverlayFile, list_row, path_display, path_from_str, raw_path_problem, row_from_message, task_name_problem
@@ -218,7 +217,7 @@ def _check_worktree(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
     store (``git update-index --refresh`` re-hashes through the clean side without storing), so
     this works on a read-only repository too.
     """
-    with tempfile.TemporaryDirectory(prefix="ckpt-check-") as tmp:
+    with fsutil.temp_dir("ckpt-check-") as tmp:
         work = Path(tmp) / "w"
         work.mkdir()
         idx = Path(tmp) / "index"
@@ -261,7 +260,7 @@ def _check_overlay(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
     if overlay.overlay_digest(info.files) != info.digest:
         res.problems.append("the manifest's overlay digest does not match its file list")
     limit = _local_limit(repo)  # this repository's cap, never the manifest's
-    with tempfile.TemporaryDirectory(prefix="ckpt-check-overlay-") as tmp:
+    with fsutil.temp_dir("ckpt-check-overlay-") as tmp:
         try:
             written = overlay.extract(Path(tmp), tar, limit)
         except CkptError as exc:

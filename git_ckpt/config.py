@@ -15,6 +15,7 @@ import msgspec
 
 from .errors import ConfigError, CorruptError
 from .gitcore import read_state
+from .model import MAX_JSON_DEPTH, nested_deeper_than
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -211,6 +212,11 @@ def decode(data: bytes, origin: str = CONFIG_FILE) -> Config:
         # tomllib names a table as a Python tuple, ('overlay',): say [overlay], as the file does
         text = re.sub(r"\(((?:'[^']*',? ?)+)\)", lambda m: "[" + ".".join(re.findall(r"'([^']*)'", m.group(1))) + "]", str(exc))
         raise ConfigError(f"{origin}: {text}", f"fix the TOML syntax in {origin}") from None
+    except RecursionError:
+        raw = None
+    if raw is None or nested_deeper_than(raw):
+        raise ConfigError(f"{origin}: arrays or tables nested deeper than {MAX_JSON_DEPTH} levels",
+                          f"fix the TOML syntax in {origin}")
     try:
         cfg = msgspec.convert(raw, type=Config)
     except msgspec.ValidationError as exc:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Collection, Iterator, NamedTuple, Sequence, TypeVar, cast
 
+from . import fsutil
 from .errors import BusyError, CkptError, ConfigError, CorruptError, IOFailure, NotFoundError, RepoError
 
 @dataclass(frozen=True)
@@ -683,11 +684,11 @@ class Repo:
                 mode, _typ, blob_id = info.split(b" ")
                 if mode in (b"100644", b"100755"):
                     rules.append((path, blob_id.decode()))
-        with tempfile.TemporaryDirectory(prefix="ckpt-rules-", dir=self.git_dir) as scratch:
+        with fsutil.temp_dir("ckpt-rules-", dir=self.git_dir) as scratch:
             root = os.fsencode(scratch)
             for path, oid in rules:
                 full = os.path.join(root, path)
-                os.makedirs(os.path.dirname(full), exist_ok=True)
+                fsutil.makedirs(os.path.dirname(full))
                 with open(full, "wb") as fh:
                     fh.write(self.read_blob(oid))
             env = self.git_env()
@@ -908,30 +909,34 @@ class Repo:
         return best
 
     def _read_loose(self, directory: Path, prefix: str, out: dict[str, Oid]) -> None:
-        """Loose refs under ``directory`` (the ref name ``prefix``), recursively, into ``out``."""
-        try:
-            entries = list(os.scandir(directory))
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        except OSError as exc:
-            raise io_or_corrupt(exc, f"cannot read {directory}") from None
-        for entry in entries:
-            name = entry.name
-            if name.endswith(".lock"):
-                continue
+        """Loose refs under ``directory`` (the ref name ``prefix``) and every directory below it
+        (walked without recursion: ref directories may nest as deep as paths go), into ``out``."""
+        todo = [(directory, prefix)]
+        while todo:
+            directory, prefix = todo.pop()
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    self._read_loose(Path(entry.path), f"{prefix}{name}/", out)
-                    continue
-                with open(entry.path, "rb") as fh:
-                    data = fh.read(200).strip()
+                entries = list(os.scandir(directory))
             except (FileNotFoundError, NotADirectoryError):
-                continue  # deleted or packed meanwhile: packed-refs, read after this, has it
+                continue
             except OSError as exc:
-                raise io_or_corrupt(exc, f"cannot read ref {prefix}{name}") from None
-            if _HEX_OID.fullmatch(data):
-                with contextlib.suppress(ValueError):  # a name git would refuse
-                    out[RefName(prefix + name)] = Oid(data.decode())
+                raise io_or_corrupt(exc, f"cannot read {directory}") from None
+            for entry in entries:
+                name = entry.name
+                if name.endswith(".lock"):
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        todo.append((Path(entry.path), f"{prefix}{name}/"))
+                        continue
+                    with open(entry.path, "rb") as fh:
+                        data = fh.read(200).strip()
+                except (FileNotFoundError, NotADirectoryError):
+                    continue  # deleted or packed meanwhile: packed-refs, read after this, has it
+                except OSError as exc:
+                    raise io_or_corrupt(exc, f"cannot read ref {prefix}{name}") from None
+                if _HEX_OID.fullmatch(data):
+                    with contextlib.suppress(ValueError):  # a name git would refuse
+                        out[RefName(prefix + name)] = Oid(data.decode())
 
     @property
     def ref_backend(self) -> str:
@@ -1413,10 +1418,18 @@ class Repo:
         parent, _, name = path.rpartition("/")
         if not name or "\0" in name or path.startswith("/"):
             return None
-        if parent and parent not in dirs:
-            up = self._entry_at(dirs, parent)
-            dirs[parent] = (cast(pygit2.Tree, self._pg[up.id]) if up is not None and up.filemode == pygit2.enums.FileMode.TREE
-                            else None)
+        if parent not in dirs:  # down from the nearest directory read, without recursion (a tree may nest any depth)
+            missing = [parent]
+            while (up := missing[-1].rpartition("/")[0]) not in dirs:
+                missing.append(up)
+            for d in reversed(missing):
+                above, _, base = d.rpartition("/")
+                tree, entry = dirs[above], None
+                if tree is not None and base:
+                    with contextlib.suppress(KeyError):
+                        entry = tree[base]
+                dirs[d] = (cast(pygit2.Tree, self._pg[entry.id]) if entry is not None and entry.filemode == pygit2.enums.FileMode.TREE
+                           else None)
         where = dirs[parent]
         if where is None:
             return None

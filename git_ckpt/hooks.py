@@ -26,7 +26,7 @@ from typing import Any
 
 from .errors import CkptError, UsageError
 from .gitcore import Repo, read_state
-from .model import escape
+from .model import escape, loads_json
 
 #: Every hook we install.  The gate hooks (pre-commit for ``git commit``, pre-merge-commit for a
 #: merge that commits by itself, pre-applypatch for ``git am``) share one script; prepare-commit-msg
@@ -151,7 +151,7 @@ def _read_state(repo: Repo) -> dict[str, bool]:
     the record is absent or not JSON).  Raises :class:`CorruptError` when it is no regular file
     (:func:`git_ckpt.gitcore.read_state`)."""
     try:
-        data = json.loads(read_state(_state_path(repo)))
+        data = loads_json(read_state(_state_path(repo)))
     except (FileNotFoundError, ValueError):
         return {}
     if not isinstance(data, dict):

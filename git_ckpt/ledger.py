@@ -17,7 +17,7 @@ import msgspec
 
 from .errors import CorruptError, UsageError
 from .gitcore import Repo
-from .model import MAX_CARD, MAX_EVENT, Card, Event, encode
+from .model import MAX_CARD, MAX_EVENT, Card, Event, decode_json, encode
 from . import notes, store
 
 
@@ -70,14 +70,14 @@ def _corrupt(task: str, commit: str, exc: Exception) -> CorruptError:
 def _read(repo: Repo, commit: str, task: str) -> Record:
     try:
         tree = repo.read_commit(commit).tree
-        ev = msgspec.json.decode(_file(repo, tree, "event.json", MAX_EVENT), type=Event)
+        ev = decode_json(_file(repo, tree, "event.json", MAX_EVENT), Event)
         card_entry = repo.tree_entry(tree, "card.json")
     except (CorruptError, msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise _corrupt(task, commit, exc) from None
 
     def load() -> Card:
         try:
-            return msgspec.json.decode(_file(repo, tree, "card.json", MAX_CARD), type=Card)
+            return decode_json(_file(repo, tree, "card.json", MAX_CARD), Card)
         except (CorruptError, msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise _corrupt(task, commit, exc) from None
 
@@ -208,7 +208,7 @@ def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int 
     oid = repo.read_ref(store.log_ref(task))
     while oid and limit > 0:
         try:  # the event alone is decoded while looking; the card only for the one found
-            ev = msgspec.json.decode(_file(repo, repo.read_commit(oid).tree, "event.json", MAX_EVENT), type=Event)
+            ev = decode_json(_file(repo, repo.read_commit(oid).tree, "event.json", MAX_EVENT), Event)
         except (CorruptError, msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise CorruptError(f"ledger of task {task} is corrupt at {oid[:12]}: {exc}", f"git ckpt log --verify --task {task} names the first bad event") from None
         if match(ev):
@@ -242,7 +242,7 @@ def result_events(repo: Repo, tasks: list[str], want: set[str] | None, *, isolat
         while oid and (want is None or not want <= found.keys()):
             try:
                 c = repo.read_commit(oid)
-                ev = msgspec.json.decode(_file(repo, c.tree, "event.json", MAX_EVENT), type=Event)
+                ev = decode_json(_file(repo, c.tree, "event.json", MAX_EVENT), Event)
             except (CorruptError, msgspec.DecodeError, msgspec.ValidationError):
                 break
             if ev.type == "verify" and (not isolated or ev.data.get("isolated") is True):

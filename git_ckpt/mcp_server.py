@@ -11,7 +11,10 @@ Failures a user can cause come back as tool errors carrying the same ``error:``/
 the CLI prints; the server keeps running.  That includes text that is not valid UTF-8: a JSON
 string holding a lone surrogate (``"\\ud800"``), which the SDK's own message parser would reject
 without answering (the client would wait forever), is replaced on the way in by a marker that
-the tool call refuses with a tool error naming the argument (:func:`_filter_stdin`).
+the tool call refuses with a tool error naming the argument.  Every other line the SDK would drop
+unanswered is answered on the way in (:func:`_screen_line`): one that is not JSON, is nested
+deeper than 100 levels or is longer than :data:`MAX_LINE` (16 MiB) gets a JSON-RPC parse error
+(-32700), JSON that is no object an invalid-request error (-32600).
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from __future__ import annotations
 import builtins
 import json
 import os
-from typing import TYPE_CHECKING, Any, Callable
+import re
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .errors import CkptError, UsageError
 from .gitcore import Repo
@@ -276,7 +280,7 @@ INVALID_TEXT = "\x00git-ckpt:not-utf-8\x00"
 
 
 def _invalid(value: Any) -> bool:
-    """Whether ``value`` (a JSON value) holds text :func:`_sanitize_line` marked as not UTF-8."""
+    """Whether ``value`` (a JSON value) holds text :func:`_screen_line` marked as not UTF-8."""
     if isinstance(value, str):
         return INVALID_TEXT in value
     if isinstance(value, list):
@@ -406,67 +410,164 @@ def _scrub(value: Any) -> Any:
     return value
 
 
-_SURROGATE_ESCAPE = None
+#: The longest message line the server reads (bytes, its newline excluded).  A longer line is
+#: read past without being kept (memory stays bounded) and answered with a JSON-RPC parse error.
+MAX_LINE = 16 << 20
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+# a request id written first (or right after "jsonrpc") in a line, so at the top level of its object
+_LEADING_ID = re.compile(rb'[ \t\r]*\{[ \t\r]*(?:"jsonrpc"[ \t\r]*:[ \t\r]*"2\.0"[ \t\r]*,[ \t\r]*)?"id"[ \t\r]*:[ \t\r]*'
+                         rb'(-?[0-9]{1,15}|"[ !#-\[\]-~]{0,256}")[ \t\r]*[,}]')
 
 
-def _sanitize_line(line: bytes) -> bytes:
-    """One JSON-RPC line from the client, with strings that are not valid UTF-8 (lone surrogate
-    escapes such as ``"\\ud800"``) replaced by :data:`INVALID_TEXT`; any other line unchanged."""
-    global _SURROGATE_ESCAPE
-    import re
+def _leading_id(line: bytes) -> int | str | None:
+    """The request id a line names first thing (``{"id": 5, ...`` or ``{"jsonrpc": "2.0", "id":
+    5, ...``), so a client gets its answer for a request that cannot be read; None otherwise."""
+    m = _LEADING_ID.match(line)
+    if m is None:
+        return None
+    value: int | str = json.loads(m.group(1))
+    return value
 
-    if _SURROGATE_ESCAPE is None:
-        _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-    if not _SURROGATE_ESCAPE.search(line):
-        return line
+
+def _error_line(code: int, message: str, request_id: int | str | None) -> bytes:
+    """A JSON-RPC error response line."""
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}).encode() + b"\n"
+
+
+def _screen_line(line: bytes) -> tuple[bytes | None, bytes | None]:
+    """One message line from the client (newline included or not): ``(line for the SDK, answer
+    for the client)``, one of them None.
+
+    A line that is not JSON (malformed, not UTF-8, nested deeper than
+    :data:`git_ckpt.model.MAX_JSON_DEPTH`) is answered with a parse error, and one that is JSON
+    but no object (a batch included: the SDK reads none) with an invalid-request error, as JSON-RPC says (the SDK would
+    drop either unanswered); the id is the one the line names first thing, else null.  Strings
+    that are not valid UTF-8 (lone surrogate escapes such as ``"\\ud800"``) are replaced by
+    :data:`INVALID_TEXT`, which the tool call refuses naming the argument.  A blank line is
+    passed on; any other line unchanged.  Raises nothing."""
+    from .model import loads_json
+
+    if not line.strip():
+        return line, None
     try:
-        obj = json.loads(line)
-    except ValueError:
-        return line  # not JSON: the SDK answers that itself
+        obj = loads_json(line)
+    except ValueError as exc:
+        return None, _error_line(PARSE_ERROR, f"Parse error: {exc}", _leading_id(line))
+    if not isinstance(obj, dict):  # neither SDK reads a batch (a list)
+        return None, _error_line(INVALID_REQUEST, "Invalid Request: not a JSON object", None)
+    if not _SURROGATE_ESCAPE.search(line):
+        return line, None
     scrubbed = _scrub(obj)
     if scrubbed == obj:
-        return line  # only valid surrogate pairs
-    return json.dumps(scrubbed).encode() + b"\n"
+        return line, None  # only valid surrogate pairs
+    return json.dumps(scrubbed).encode() + b"\n", None
 
 
-def _filter_stdin() -> None:
-    """Put a pipe on fd 0 fed by a thread that copies the real stdin line by line through
-    :func:`_sanitize_line`, so the SDK never sees a message its parser drops unanswered."""
+def _lines(src: Any, limit: int = MAX_LINE) -> Iterator[bytes | None]:
+    """The lines read from binary file ``src`` (each with its newline, the last maybe without),
+    in time and memory linear in the input: a line longer than ``limit`` bytes is yielded as
+    None once, its bytes read past and dropped.  Stops at end of input or a read error."""
+    buf = bytearray()
+    skipping = False
+    while True:
+        try:
+            chunk = src.read(65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl < 0:
+                break
+            if skipping:
+                skipping = False
+            elif len(buf) + nl - start > limit:
+                buf.clear()
+                yield None
+            else:
+                buf += chunk[start:nl + 1]
+                yield bytes(buf)
+                buf.clear()
+            start = nl + 1
+        if not skipping:
+            buf += chunk[start:]
+            if len(buf) > limit:
+                buf.clear()
+                skipping = True
+                yield None
+    if buf and not skipping:
+        yield bytes(buf)
+
+
+_END = b"\0git-ckpt: end of output\0\n"
+
+
+def _pipe_std(serve: Callable[[], None]) -> None:
+    """Run ``serve`` (the SDK's stdio server) with fd 0 and fd 1 on pipes: a thread feeds it the
+    real stdin line by line through :func:`_screen_line`, answering itself what the SDK would
+    drop, and another copies its output to the real stdout line by line, so the two writers
+    never interleave within a line.  Returns once the output is copied."""
     import threading
 
-    real = os.dup(0)
-    r, w = os.pipe()
-    os.dup2(r, 0)
-    os.close(r)
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    r_in, w_in = os.pipe()
+    r_out, w_out = os.pipe()
+    os.dup2(r_in, 0)
+    os.dup2(w_out, 1)
+    os.close(r_in)
+    lock = threading.Lock()
 
-    def pump() -> None:
-        with os.fdopen(real, "rb", buffering=0) as src, os.fdopen(w, "wb", buffering=0) as dst:
-            pending = b""
-            while True:
+    def send(data: bytes) -> bool:
+        with lock:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(wire_out, view):]
+            except OSError:  # the client went away
+                return False
+        return True
+
+    def pump_in() -> None:
+        with os.fdopen(wire_in, "rb", buffering=0) as src, os.fdopen(w_in, "wb", buffering=0) as dst:
+            for line in _lines(src):
+                if line is None:
+                    if not send(_error_line(PARSE_ERROR, f"Parse error: a message line longer than {MAX_LINE} bytes", None)):
+                        return
+                    continue
+                forward, answer = _screen_line(line)
                 try:
-                    chunk = src.read(65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                try:
-                    for line in lines:
-                        dst.write(_sanitize_line(line + b"\n"))
+                    if forward is not None:
+                        dst.write(forward)
                 except OSError:  # the server went away
                     return
-            if pending:
-                try:
-                    dst.write(_sanitize_line(pending))
-                except OSError:
+                if answer is not None and not send(answer):
                     return
 
-    threading.Thread(target=pump, name="git-ckpt-mcp-stdin", daemon=True).start()
+    def pump_out() -> None:
+        with os.fdopen(r_out, "rb", buffering=0) as src:
+            for line in _lines(src, limit=1 << 62):
+                assert line is not None
+                if line.endswith(_END):
+                    if len(line) > len(_END):
+                        send(line[:-len(_END)])
+                    return
+                send(line)
+
+    threading.Thread(target=pump_in, name="git-ckpt-mcp-stdin", daemon=True).start()
+    out = threading.Thread(target=pump_out, name="git-ckpt-mcp-stdout", daemon=True)
+    out.start()
+    try:
+        serve()
+    finally:
+        os.write(w_out, _END)  # after everything the SDK wrote: the copy ends here
+        out.join()
 
 
 def serve(root: str | None = None) -> None:
     """Run the server on stdin/stdout until the client closes the connection."""
     server = build_server(root or os.getcwd())
-    _filter_stdin()
-    server.run("stdio")
+    _pipe_std(lambda: server.run("stdio"))

@@ -9,8 +9,10 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import itertools
+import json
 import re
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, TypeVar, overload
 
 import msgspec
 
@@ -37,6 +39,90 @@ Short = Annotated[str, msgspec.Meta(max_length=SHORT)]
 PathText = Annotated[str, msgspec.Meta(max_length=2 * MAX_PATH)]
 PathList = Annotated[list[PathText], msgspec.Meta(max_length=MAX_ITEMS)]
 _TASK_EXTRA = re.compile(r"^[0-9]+$|\.\.|\.lock$|\.$")
+
+
+# ---------------------------------------------------------------------------- decoding bytes from outside
+#: How deep JSON read from outside (a checkpoint, note, ledger, remote, state file, agent hook
+#: input, MCP client) may nest: arrays and objects within each other.  What git ckpt writes nests
+#: a few levels; deeper input is malformed, so that nothing walking a decoded value (escaping,
+#: encoding, the parsers' own recursion) runs out of stack.
+MAX_JSON_DEPTH: Final = 100
+TOO_DEEP: Final = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+_T = TypeVar("_T")
+_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
+def nested_deeper_than(obj: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``obj`` (decoded builtins: what ``tomllib`` reads) holds dicts and lists nested
+    more than ``limit`` deep; ``obj`` itself is level 1 when it is one.  Walks without recursion,
+    in time linear in the containers' elements; raises nothing."""
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        item, depth = stack.pop()
+        kids = item.values() if isinstance(item, dict) else item if isinstance(item, (list, tuple)) else None
+        if kids is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((k, depth + 1) for k in kids if isinstance(k, (dict, list, tuple)))
+    return False
+
+
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)  # brackets inside strings are text
+_OPEN_CLOSE = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[{]}")
+
+
+def json_too_deep(data: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the JSON text ``data`` (UTF-8, already known to decode) nests arrays and objects
+    more than ``limit`` deep, in what a typed decode keeps or skips alike.  Linear in ``data``,
+    without recursion; raises nothing."""
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    steps = _JSON_STRING.sub(b"", data).translate(_OPEN_CLOSE, _NOT_BRACKETS)
+    return max(itertools.accumulate(memoryview(steps).cast("b")), default=0) > limit
+
+
+@overload
+def decode_json(data: bytes) -> Any: ...
+@overload
+def decode_json(data: bytes, type: type[_T]) -> _T: ...
+def decode_json(data: bytes, type: Any = Any) -> Any:
+    """``msgspec.json.decode(data, type=type)`` for bytes from outside, the one way such bytes are
+    decoded.  Raises ``msgspec.DecodeError`` for malformed JSON, JSON nested deeper than
+    :data:`MAX_JSON_DEPTH` (or than the decoder's recursion goes: never ``RecursionError``) and
+    ``msgspec.ValidationError`` for JSON not of ``type``; callers map both to their error."""
+    decoder = _decoders.get(type)
+    if decoder is None:
+        decoder = _decoders.setdefault(type, msgspec.json.Decoder(type))
+    try:
+        obj = decoder.decode(data)
+    except RecursionError:
+        raise msgspec.DecodeError(TOO_DEEP) from None
+    if json_too_deep(data):
+        raise msgspec.DecodeError(TOO_DEEP)
+    return obj
+
+
+class NestedTooDeep(ValueError):
+    """JSON nested deeper than :data:`MAX_JSON_DEPTH` (:func:`loads_json`)."""
+
+
+def loads_json(data: bytes) -> Any:
+    """``json.loads(data)`` for bytes from outside where the standard library's reading is wanted
+    (lone surrogates and non-finite numbers are read, not refused: state files and settings
+    written by ``json.dumps``), as UTF-8 with or without a byte order mark.  Raises
+    ``ValueError``: ``json.JSONDecodeError`` for malformed JSON, :class:`NestedTooDeep` for JSON
+    nested deeper than :data:`MAX_JSON_DEPTH` (never ``RecursionError``),
+    ``UnicodeDecodeError`` for bytes that are not UTF-8."""
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise NestedTooDeep(TOO_DEEP) from None
+    if json_too_deep(data):
+        raise NestedTooDeep(TOO_DEEP)
+    return obj
 
 
 def task_name_problem(name: str) -> str | None:
@@ -361,10 +447,11 @@ MAX_CARD = 8 << 20
 def decode_manifest(data: bytes) -> Manifest:
     """Decode and validate ``manifest.json`` (every field typed and bounded, every path list
     checked by :func:`path_problem`); raises ``msgspec.DecodeError``/``ValidationError`` whose
-    message names the field (``... - at `$.intent_to_add```)."""
+    message names the field (``... - at `$.intent_to_add```), ``DecodeError`` for one nested too
+    deeply (:func:`decode_json`)."""
     if len(data) > MAX_MANIFEST:
         raise msgspec.ValidationError(f"manifest.json is larger than {MAX_MANIFEST} bytes")
-    return msgspec.json.decode(data, type=Manifest)
+    return decode_json(data, Manifest)
 
 
 # ---------------------------------------------------------------------------- the list row of a commit
@@ -404,9 +491,6 @@ def row_line(m: Manifest) -> str:
     return f"{ROW_KEY}: " + _encoder.encode(list_row(m)).decode("utf-8")
 
 
-_row_decoder = msgspec.json.Decoder(ListRow)
-
-
 def row_from_message(message: bytes, expected_id: str) -> ListRow | None:
     """The :class:`ListRow` recorded in a checkpoint commit's ``message`` (bytes as stored), or
     None when there is none to trust: the last line is not ``Ckpt-Row: `` followed by valid JSON
@@ -418,7 +502,7 @@ def row_from_message(message: bytes, expected_id: str) -> ListRow | None:
     if not line.startswith(head) or len(line) > MAX_ROW_LINE:
         return None
     try:
-        row = _row_decoder.decode(line[len(head):])
+        row = decode_json(line[len(head):], ListRow)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     return row if row.id == expected_id else None

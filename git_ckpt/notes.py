@@ -17,7 +17,7 @@ from typing import Annotated, Any, Callable, Hashable, Literal, Sequence
 import msgspec
 
 from .gitcore import Repo
-from .model import ObjectId, Short, digest, escape
+from .model import ObjectId, Short, decode_json, digest, escape
 from .store import NOTES_REF
 
 MAX_NOTE = 64 * 1024 * 1024  # bytes of one note read; the rest is ignored (and warned about)
@@ -148,8 +148,8 @@ def parse_lines(data: bytes, target: str, ref: str = NOTES_REF) -> list[dict[str
         if not line.strip():
             continue
         try:
-            msgspec.json.decode(line, type=ResultLine)
-            obj = msgspec.json.decode(line)
+            decode_json(line, ResultLine)
+            obj = decode_json(line)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             _warn_once(ref, target, n, str(exc))
             continue
@@ -246,7 +246,7 @@ def _lines(repo: Repo, blob: str | None) -> set[bytes]:
 
 def _line_key(line: bytes) -> tuple[str, bytes]:
     try:
-        obj = msgspec.json.decode(line)
+        obj = decode_json(line)
     except msgspec.DecodeError:
         return ("", line)
     return (recorded_key(obj) if isinstance(obj, dict) else "", line)

@@ -18,7 +18,7 @@ import hashlib
 import io
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from contextlib import AbstractContextManager
 from typing import IO, TYPE_CHECKING, Callable, Iterable, Literal, Mapping, Union
@@ -55,12 +55,15 @@ class Item:
 
 @dataclass
 class Selection:
-    """What :func:`select` found: ``items`` sorted by path, plus what it left out and why."""
+    """What :func:`select` found: ``items`` sorted by path, plus what it left out and why
+    (``unreadable``: files the walk could not read, a path too long for the system included;
+    warned about, not recorded in the manifest, whose paths are bounded)."""
 
     items: list[Item]
     secrets: list[bytes]
     too_large: list[bytes]
     unsafe_links: list[bytes]
+    unreadable: list[bytes] = field(default_factory=list)
 
     def info(self, cfg: Config) -> OverlayInfo:
         """The manifest's overlay record for this selection."""
@@ -116,12 +119,18 @@ def _specs(include: list[str], exclude: list[str]) -> tuple[pathspec.GitIgnoreSp
     return compile_patterns(include), compile_patterns(exclude)
 
 
-def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool]) -> Selection:
+def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool],
+           ignored_below: Callable[[bytes], list[bytes]] | None = None) -> Selection:
     """Find the overlay entries under ``repo_root`` for the ``[overlay]`` policy in ``cfg``.
 
     ``is_ignored(relpath: str) -> bool`` decides git-ignoredness (only ignored files belong to the
     overlay; the others are in the worktree snapshot already).  Returns a :class:`Selection`
-    with items sorted by path bytes.
+    with items sorted by path bytes.  The walk keeps its own stack (directories may nest deeper
+    than Python recurses); a path it cannot look at (longer than the system's ``PATH_MAX`` from
+    the root, while git, working below the root, has no such limit) is asked about through
+    ``ignored_below(rel)`` (the ignored files at or below ``rel``, as git lists them): each the
+    policy would take is left out as ``unreadable``, and so is a file that cannot be read.
+    Raises :class:`ConfigError` for a pattern that does not compile.
     """
     include = [p for p in cfg.overlay.include if p.strip()]
     if not include:
@@ -144,10 +153,18 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool]) -> S
     secrets: list[bytes] = []
     too_large: list[bytes] = []
     unsafe: list[bytes] = []
+    unreadable: list[bytes] = []
     seen: set[bytes] = set()
     root_b = os.fsencode(repo_root)
 
-    def visit(rel: bytes) -> None:
+    def matched(rel: bytes) -> bool:
+        """Whether the file ``rel`` is one the overlay takes: included, not excluded, ignored."""
+        rel_s = os.fsdecode(rel)
+        return bool(inc.match_file(rel_s)) and not exc.match_file(rel_s) and is_ignored(rel_s)
+
+    def visit(rel: bytes, todo: list[bytes]) -> None:
+        """Look at ``rel``: a directory's entries go on ``todo`` (the walk keeps its own stack:
+        directories nest deeper than Python recurses); a file the overlay takes is read."""
         if rel.startswith(b"/") or b".." in rel.split(b"/"):
             return  # never outside the worktree, whatever the pattern (config validation refuses these)
         if any(part.lower() == b".git" for part in rel.split(b"/")):
@@ -157,6 +174,15 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool]) -> S
             st = os.lstat(full)
         except FileNotFoundError:
             return
+        except OSError:  # a path too long for the system (git works below the root; this walk cannot)
+            for f in ignored_below(rel) if ignored_below is not None else [rel]:
+                parts = f.split(b"/")
+                if f in seen or any(exc.match_file(os.fsdecode(b"/".join(parts[:i])) + "/") for i in range(1, len(parts))):
+                    continue
+                if matched(f):
+                    seen.add(f)
+                    unreadable.append(f)
+            return
         rel_s = os.fsdecode(rel)
         if stat.S_ISDIR(st.st_mode):
             if rel and (rel.split(b"/")[-1] == b".git" or exc.match_file(rel_s + "/")):
@@ -165,16 +191,11 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool]) -> S
                 names = sorted(os.listdir(full))
             except OSError:
                 return
-            for name in names:
-                if not rel and name == b".git":
-                    continue
-                visit(rel + b"/" + name if rel else name)
+            todo.extend(reversed([rel + b"/" + name if rel else name for name in names if rel or name != b".git"]))
             return
         if rel in seen or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
             return
-        if not inc.match_file(rel_s) or exc.match_file(rel_s):
-            return
-        if not is_ignored(rel_s):
+        if not matched(rel):
             return
         seen.add(rel)
         if not cfg.overlay.allow_secrets and not secret_spec:
@@ -182,18 +203,24 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool]) -> S
         if not cfg.overlay.allow_secrets and secret_spec[0].match_file(rel_s):
             secrets.append(rel)
             return
-        if stat.S_ISLNK(st.st_mode):
-            target = os.readlink(full)
-            if not link_stays_inside(rel, target):
-                unsafe.append(rel)
+        try:
+            if stat.S_ISLNK(st.st_mode):
+                target = os.readlink(full)
+                if not link_stays_inside(rel, target):
+                    unsafe.append(rel)
+                    return
+                items.append(Item(rel, "symlink", 0o120000, len(target), int(st.st_mtime), hashlib.sha256(target).hexdigest(), target))
                 return
-            items.append(Item(rel, "symlink", 0o120000, len(target), int(st.st_mtime), hashlib.sha256(target).hexdigest(), target))
+            if st.st_size > limit:
+                too_large.append(rel)
+                return
+            with open(full, "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:  # gone meanwhile
             return
-        if st.st_size > limit:
-            too_large.append(rel)
+        except OSError:  # unreadable (permissions, a path too long): left out, and said
+            unreadable.append(rel)
             return
-        with open(full, "rb") as fh:
-            data = fh.read()
         mode = 0o100000 | (st.st_mode & 0o7777)  # full permission bits: a 0600 key fixture stays 0600
         items.append(Item(rel, "file", mode, len(data), int(st.st_mtime), hashlib.sha256(data).hexdigest(), data))
 
@@ -203,9 +230,11 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool]) -> S
         # a root below a symlinked directory would be read through the link (outside the worktree)
         if any(os.path.islink(os.path.join(root_b, *parts[:i])) for i in range(1, len(parts))):
             continue
-        visit(rb)
+        todo = [rb]
+        while todo:
+            visit(todo.pop(), todo)
     items.sort(key=lambda i: i.path)
-    return Selection(items, sorted(secrets), sorted(too_large), sorted(unsafe))
+    return Selection(items, sorted(secrets), sorted(too_large), sorted(unsafe), sorted(unreadable))
 
 
 def policy_selects(include: list[str], exclude: list[str], paths: Iterable[bytes]) -> set[bytes]:

@@ -35,11 +35,11 @@ from typing import Any
 
 import msgspec
 
-from . import ledger, overlay, store
+from . import fsutil, ledger, overlay, store
 from .config import Config
 from .errors import BusyError, CkptError, CorruptError, IOFailure, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry, fault, git_failure, path_line, read_state
-from .model import OverlayFile, encode, escape, path_display, path_from_str, path_to_str, task_name_problem
+from .model import OverlayFile, decode_json, encode, escape, path_display, path_from_str, path_to_str, task_name_problem
 from .snapshot import Snapshot, already_saved, capture, kept_ignored, left_out_paths, log_if_missing, note_warned, save, set_kept_ignored
 from .store import Checkpoint
 from .words import counted
@@ -244,7 +244,7 @@ def _in_the_way(root: bytes, rel: bytes, removed: set[bytes], saved: bool) -> li
         return []
     if not stat.S_ISDIR(st.st_mode):
         return [] if (saved or rel in removed) else [rel]
-    for dirpath, dirnames, filenames in os.walk(full):
+    for dirpath, dirnames, filenames in fsutil.walk(full):
         for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
             inner = os.path.relpath(os.path.join(dirpath, name), root)
             if inner not in removed:
@@ -966,7 +966,7 @@ def read_journal(repo: Repo) -> Journal | None:
     except FileNotFoundError:
         return None
     try:
-        return msgspec.json.decode(data, type=Journal)
+        return decode_json(data, Journal)
     except (msgspec.DecodeError, msgspec.ValidationError):
         raise CorruptError(f"{_journal_path(repo)} is corrupt", "move it aside; git ckpt list shows the pre-restore checkpoint to restore") from None
 
@@ -1101,7 +1101,7 @@ def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprint
             full = os.path.join(root, p)
             with contextlib.suppress(OSError):
                 if stat.S_ISDIR(os.lstat(full).st_mode) and p not in protected:
-                    for dirpath, _dirs, _files in os.walk(full, topdown=False):
+                    for dirpath, _dirs, _files in fsutil.walk(full, topdown=False):
                         with contextlib.suppress(OSError):
                             os.rmdir(dirpath)
             if os.path.isdir(full) and not os.path.islink(full):
@@ -1126,7 +1126,7 @@ def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprint
             attrs = [p for p in order if p == b".gitattributes" or p.endswith(b"/.gitattributes")]
             rest = [p for p in order if p != b".gitattributes" and not p.endswith(b"/.gitattributes")]
             batches = ([attrs] if attrs else []) + [rest[i:i + step] for i in range(0, len(rest), step)]
-            with tempfile.TemporaryDirectory(prefix="ckpt-write-", dir=repo.git_dir) as scratch:
+            with fsutil.temp_dir("ckpt-write-", dir=repo.git_dir) as scratch:
                 prefix = os.fsencode(scratch) + b"/"
                 for batch in batches:
                     repo.git("checkout-index", "-f", "-q", "-z", "--stdin", "--prefix=" + os.fsdecode(prefix),
@@ -1166,7 +1166,7 @@ def _replace(root: bytes, rel: bytes, src: bytes, prints: Fingerprints | None, a
     (:meth:`Fingerprints.take_away`), the new one linked in only where nothing appeared
     meanwhile, and the old one dropped only if nobody wrote to it since the check."""
     dst = os.path.join(root, rel)
-    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    fsutil.makedirs(os.path.dirname(dst))
     if prints is None:
         os.replace(src, dst)
         return
@@ -1244,7 +1244,7 @@ def _add_intent_to_add(repo: Repo, paths: list[bytes]) -> None:
         if os.path.lexists(full):
             continue
         try:
-            os.makedirs(os.path.dirname(full), exist_ok=True)
+            fsutil.makedirs(os.path.dirname(full))
             with open(full, "xb"):
                 pass
             placeholders.append(p)

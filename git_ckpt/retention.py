@@ -35,6 +35,7 @@ from . import ledger, store
 from .config import Config, parse_duration, parse_size
 from .errors import CkptError, CorruptError, UsageError
 from .gitcore import Repo, fault, read_state, ref_number
+from .model import decode_json
 
 
 @dataclass
@@ -156,7 +157,7 @@ def protections(repo: Repo, *, latest: bool = True) -> dict[str, str]:
     for gd in _worktree_git_dirs(repo):
         path = gd / "ckpt" / "RESTORE"
         try:
-            data = msgspec.json.decode(read_state(path))
+            data = decode_json(read_state(path))
         except FileNotFoundError:
             continue
         except msgspec.DecodeError:

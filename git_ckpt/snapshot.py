@@ -23,7 +23,6 @@ import re
 import shutil
 import stat
 import subprocess
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import msgspec
 
-from . import ledger, overlay, store
+from . import fsutil, ledger, overlay, store
 from . import config
 from .config import Config
 from .errors import BusyError, CkptError, CorruptError, UsageError
@@ -205,7 +204,7 @@ def _raw_check(repo: Repo, w_tree: str, base: str | None) -> list[tuple[bytes, i
     # smudge(blob) for every candidate: check them out exactly as restore would (same temp
     # index holding the whole snapshot tree, so .gitattributes apply), into a scratch prefix.
     smudged: dict[bytes, bytes] = {}
-    with tempfile.TemporaryDirectory(prefix="ckpt-raw-", dir=repo.git_dir) as scratch, repo.temp_index(copy_real=False) as idx:
+    with fsutil.temp_dir("ckpt-raw-", dir=repo.git_dir) as scratch, repo.temp_index(copy_real=False) as idx:
         repo.git("read-tree", w_tree, index_file=idx)
         prefix = os.fsencode(scratch) + b"/"
         repo.git("checkout-index", "-f", "-q", "-z", "--stdin", "--prefix=" + os.fsdecode(prefix),
@@ -314,7 +313,7 @@ def set_kept_ignored(repo: Repo, paths: list[bytes]) -> None:
         if not p.endswith(b"/"):
             files.append(p)
             continue
-        for top, dirs, names in os.walk(os.path.join(root, p.rstrip(b"/")), followlinks=False):
+        for top, dirs, names in fsutil.walk(os.path.join(root, p.rstrip(b"/"))):
             rel = os.path.relpath(top, root)
             links = [d for d in dirs if os.path.islink(os.path.join(top, d))]  # a link to a directory: a path of its own
             dirs[:] = [d for d in dirs if d not in links]
@@ -401,7 +400,7 @@ def capture(repo: Repo, cfg: Config, *, build_tar: bool = False, read_only: bool
         # -v: like -t, but the tag is lower case for assume-unchanged entries
         # the overlay is selected (Python, in this thread) while the four git processes run
         def select() -> tuple[overlay.Selection, bytes | None]:
-            chosen = overlay.select(repo.workdir, cfg, repo.is_ignored)
+            chosen = overlay.select(repo.workdir, cfg, repo.is_ignored, repo.ignored_files)
             return chosen, (overlay.build_tar(chosen.items) if build_tar and chosen.items else None)
 
         (sel, tar), (listing_p, others_p, itree_p, addu_p) = _concurrently(
@@ -463,7 +462,7 @@ def capture(repo: Repo, cfg: Config, *, build_tar: bool = False, read_only: bool
             staged = {e.path for e in repo.ls_tree(i_tree, *empties)}
         ita = [p for p in empties if p not in staged]
     raw = _raw_check(repo, w_tree, base) if _filters_may_apply(repo, listing, untracked) else []
-    candidates = [i.path for i in sel.items] + sel.secrets + sel.too_large + sel.unsafe_links
+    candidates = [i.path for i in sel.items] + sel.secrets + sel.too_large + sel.unsafe_links + sel.unreadable
     if candidates:  # a tracked file matching an ignore pattern is in the tree already, not the overlay
         tracked = repo.paths_in_tree(w_tree, candidates)
         if tracked:
@@ -473,6 +472,7 @@ def capture(repo: Repo, cfg: Config, *, build_tar: bool = False, read_only: bool
             sel.secrets = [p for p in sel.secrets if p not in tracked]
             sel.too_large = [p for p in sel.too_large if p not in tracked]
             sel.unsafe_links = [p for p in sel.unsafe_links if p not in tracked]
+            sel.unreadable = [p for p in sel.unreadable if p not in tracked]
     snap = Snapshot(
         tree=w_tree,
         index_tree=i_tree,
@@ -567,6 +567,9 @@ def warnings_for(snap: Snapshot, already: frozenset[bytes] = frozenset()) -> lis
         out.append("left out nested repositories with no commit (git cannot record them): " + ", ".join(path_display(p) for p in new(snap.embedded)))
     if new(sel.unsafe_links):
         out.append("overlay: left out symlinks pointing outside the worktree: " + ", ".join(path_display(p) for p in new(sel.unsafe_links)))
+    if new(sel.unreadable):
+        out.append("overlay: left out files that cannot be read here (permissions, or a path too long for the system): "
+                   + ", ".join(fit(path_display(p), 200) for p in new(sel.unreadable)))
     return out
 
 
@@ -575,9 +578,9 @@ WARNED = "warned-"  # in $GIT_DIR/ckpt: warned-TASK, NUL-separated paths a save 
 
 def left_out_paths(snap: Snapshot) -> frozenset[bytes]:
     """Every path :func:`warnings_for` can name for ``snap``: secrets, files over the size cap,
-    nested repositories without a commit, symlinks leaving the worktree."""
+    nested repositories without a commit, symlinks leaving the worktree, files that cannot be read."""
     sel = snap.selection
-    return frozenset([*sel.secrets, *sel.too_large, *snap.too_large, *snap.embedded, *sel.unsafe_links])
+    return frozenset([*sel.secrets, *sel.too_large, *snap.too_large, *snap.embedded, *sel.unsafe_links, *sel.unreadable])
 
 
 def warned(repo: Repo, task: str) -> frozenset[bytes]:

@@ -26,7 +26,7 @@ import msgspec
 
 from .errors import CkptError, CorruptError, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry, read_state, ref_number
-from .model import MAX_EVENT, MAX_MANIFEST, Event, Manifest, decode_manifest, escape, path_display, task_name_problem
+from .model import MAX_EVENT, MAX_MANIFEST, Event, Manifest, decode_json, decode_manifest, escape, path_display, task_name_problem
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -676,7 +676,11 @@ def _newest_event(repo: Repo, task: str, match: Callable[[Event], bool], limit: 
             raise CorruptError(f"ledger of task {task} is corrupt at {oid[:12]}: no event.json")
         if repo.blob_size(entry.oid) > MAX_EVENT:  # bounded before it is read (a fetched ledger)
             raise CorruptError(f"ledger of task {task} is corrupt at {oid[:12]}: event.json is larger than {MAX_EVENT} bytes")
-        ev = msgspec.json.decode(repo.read_blob(entry.oid), type=Event)
+        try:
+            ev = decode_json(repo.read_blob(entry.oid), Event)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise CorruptError(f"ledger of task {task} is corrupt at {oid[:12]}: {exc}",
+                               f"git ckpt log --verify --task {task} names the first bad event") from None
         if match(ev):
             return ev
         oid = c.parents[0] if c.parents else None

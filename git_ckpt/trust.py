@@ -32,6 +32,7 @@ from typing import Any, Iterator, TYPE_CHECKING
 
 from .errors import ConfigError, CorruptError, UntrustedError
 from .gitcore import read_state
+from .model import loads_json
 
 if TYPE_CHECKING:
     from .config import Config, VerifierConfig
@@ -76,7 +77,7 @@ def _read(path: Path) -> dict[str, dict[str, Any]]:
     is no regular file of at most :data:`git_ckpt.gitcore.STATE_MAX` bytes
     (:func:`git_ckpt.gitcore.read_state`), unreadable or not JSON."""
     try:
-        data = json.loads(read_state(path))
+        data = loads_json(read_state(path))
     except FileNotFoundError:
         return {}
     except CorruptError as exc:

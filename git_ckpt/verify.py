@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -40,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from . import ledger, notes, store, trust
+from . import fsutil, ledger, notes, store, trust
 from . import overlay
 from . import promote as promotion
 from .config import Config, VerifierConfig
@@ -444,7 +443,7 @@ def materialise(repo: Repo, cfg: Config, cp: Checkpoint) -> Iterator[Path]:
     finally:
         if created:
             repo.git("worktree", "remove", "--force", "--force", str(wt), check=False)
-        shutil.rmtree(tmp, ignore_errors=True)
+        fsutil.rmtree(str(tmp))
         repo.git("worktree", "prune", check=False)
 
 
