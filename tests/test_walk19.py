@@ -220,15 +220,9 @@ def test_a_push_of_every_task_refused_for_one_names_how_the_others_go(tmp_path):
     """Bob's task `fix` met Alice's on the remote: `push --all` is refused (atomic: nothing is
     sent) for as long as his `fix` exists, and the hint said only to continue under another name,
     which he had.  It now names the command that pushes each of his other tasks."""
-    from test_remote import _team
+    from test_remote import _shared_task
 
-    _bare, alice, bob = _team(tmp_path)
-    ckpt(alice, "task", "start", "fix")
-    (alice / "a").write_text("alice\n")
-    ckpt(alice, "save", "-m", "alice")
-    ckpt(alice, "push")
-    ckpt(bob, "fetch")
-    ckpt(bob, "task", "start", "fix")
+    _bare, alice, bob = _shared_task(tmp_path, "fix")
     for task in ("fix", "fix-bob", "other"):
         ckpt(bob, "task", "start", task)
         (bob / "b").write_text(f"{task}\n")
