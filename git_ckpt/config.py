@@ -243,9 +243,29 @@ def normalized_pattern(pattern: str) -> str:
 MAX_WILDCARDS = 3  # '*' (and '?' beside one) in a whole pattern, '**' components apart
 
 
-def compile_patterns(patterns: Iterable[str], *, normalize: bool = True) -> pathspec.GitIgnoreSpec:
+# What a path is matched as: a newline as "\r" (the expressions pathspec writes match a newline
+# with no "." outside DOTALL, so ".env" missed "a\nb/.env" that git's wildmatch matches) and each
+# byte that is not UTF-8 (os.fsdecode's lone surrogate) as "\x01" (RE2 matches UTF-8 text and
+# cannot encode one): control characters no accepted pattern holds, which every wildcard matches.
+_MATCHABLE = {0x0A: "\r", **{c: "\x01" for c in range(0xDC80, 0xDD00)}}
+
+
+class Patterns:
+    """Compiled gitignore-style patterns (:func:`compile_patterns`)."""
+
+    def __init__(self, spec: pathspec.GitIgnoreSpec) -> None:
+        self._spec = spec
+
+    def match_file(self, path: str) -> bool:
+        """Whether the patterns take ``path`` (``/``-separated, relative to the worktree root,
+        as ``os.fsdecode`` gives it: any bytes), as git's ignore rules would."""
+        return bool(self._spec.match_file(path.translate(_MATCHABLE)))
+
+
+def compile_patterns(patterns: Iterable[str], *, normalize: bool = True) -> Patterns:
     """gitignore-style ``patterns`` (in order; each :func:`normalized_pattern` first unless not
-    ``normalize``) as one spec whose ``match_file(path: str) -> bool`` is git's ignore match.
+    ``normalize``) as one :class:`Patterns` whose ``match_file(path: str) -> bool`` is git's
+    ignore match, for any path (a newline or bytes that are not UTF-8 in it included).
     Matched by RE2 (pathspec's ``re2`` backend, google-re2): time linear in the path's length for
     the whole set, never backtracking, so no pattern set a committed ``.ckpt.toml`` or a fetched
     manifest holds can make a match take minutes (Python's ``re`` took 3 minutes for one 4 KiB
@@ -263,7 +283,7 @@ def compile_patterns(patterns: Iterable[str], *, normalize: bool = True) -> path
 
         raise RepoError(f"google-re2, which git ckpt matches overlay patterns with, is not installed for {sys.executable}",
                         "reinstall git-ckpt (pip install . in its checkout), or pip install google-re2") from None
-    return pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) if normalize else p for p in patterns], backend="re2")
+    return Patterns(pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) if normalize else p for p in patterns], backend="re2"))
 
 
 def wildcard_problem(pattern: str) -> str | None:

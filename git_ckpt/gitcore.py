@@ -598,9 +598,13 @@ class Repo:
             raise ConfigError(f"cannot read git config: {exc}") from None
 
     def config_bool(self, key: str) -> bool:
-        """A boolean git config value, git's spellings (true/yes/on/1); False when unset."""
-        value = self.config_get(key)
-        return value is not None and value.strip().lower() in ("true", "yes", "on", "1", "")
+        """Whether ``git config --type=bool --get key`` prints ``true``: git's own reading (an
+        empty value is false, a key without ``=`` true, ``'true '`` or ``2x`` no boolean at all),
+        so False when unset or not a boolean.  The installed hooks ask git the same question
+        (``git config --bool ckpt.gate``); an own parser read ``''`` and ``' on'`` as true where
+        the hooks read them as off, and status said "gate: on" for a gate that let commits by."""
+        proc = self.git("config", "--type=bool", "--get", key, check=False)
+        return proc.returncode == 0 and proc.stdout == b"true\n"
 
     def is_ignored(self, rel: str) -> bool:
         """Whether git ignores worktree-relative ``rel`` (``git check-ignore``); names that are

@@ -413,6 +413,7 @@ class HookState:
     python: str | None = None
     python_ok: bool = False
     current: bool = False
+    executable: bool = True  # git runs it (ours and not executable: git skips it)
 
 
 def _hook_states(d: Path) -> list[HookState]:
@@ -430,7 +431,7 @@ def _hook_states(d: Path) -> list[HookState]:
                     except (ValueError, IndexError):
                         py = None
             # a hook that records no interpreter (plain sh, e.g. applypatch-msg) needs none
-            out.append(HookState(name, "ours", legacy, py, py is None or os.access(py, os.X_OK), data == render(name, py)))
+            out.append(HookState(name, "ours", legacy, py, py is None or os.access(py, os.X_OK), data == render(name, py), runnable(hook)))
         elif hook.exists() or hook.is_symlink():
             out.append(HookState(name, "foreign", legacy))
         else:
@@ -438,9 +439,16 @@ def _hook_states(d: Path) -> list[HookState]:
     return out
 
 
+def runnable(path: Path) -> bool:
+    """Whether git would run the hook file ``path``: it is executable (git skips one that is not,
+    with only a hint, ``advice.ignoredHook``)."""
+    return os.access(path, os.X_OK) and not path.is_dir()
+
+
 def active_in(d: Path) -> bool:
-    """Whether every hook of ours is in ``d`` (the gate works for commits git makes there)."""
-    return all(is_ours(d / name) for name in HOOKS)
+    """Whether every hook of ours is in ``d`` and executable (the gate works for commits git
+    makes there)."""
+    return all(is_ours(d / name) and runnable(d / name) for name in HOOKS)
 
 
 def gate_active(repo: Repo) -> tuple[bool, Path]:

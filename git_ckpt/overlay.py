@@ -29,7 +29,7 @@ from .model import OverlayFile, OverlayInfo, digest, path_display, path_from_str
 from .words import counted
 
 if TYPE_CHECKING:
-    import pathspec
+    from .config import Patterns
 
 MAX_ENTRIES = 200_000
 MAX_TOTAL = 8 * 1024**3
@@ -109,7 +109,7 @@ def _static_prefix(pattern: str) -> str | None:
     return "/".join(parts)
 
 
-def _specs(include: list[str], exclude: list[str]) -> tuple[pathspec.GitIgnoreSpec, pathspec.GitIgnoreSpec]:
+def _specs(include: list[str], exclude: list[str]) -> tuple[Patterns, Patterns]:
     """The compiled include and exclude specs of an overlay policy, each pattern in the form
     :func:`~git_ckpt.config.normalized_pattern` gives it, matched by RE2
     (:func:`~git_ckpt.config.compile_patterns`).  Raises what pathspec raises for a pattern it
@@ -143,7 +143,7 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool],
         raise  # no matcher (google-re2 missing): not the patterns' fault
     except Exception as err:  # noqa: BLE001 - pathspec raises several types for bad patterns
         raise ConfigError(f"overlay: bad pattern in include/exclude: {err}", "fix overlay.include / overlay.exclude in .ckpt.toml") from None
-    secret_spec: list[pathspec.GitIgnoreSpec] = []  # compiled on first use (18 patterns: 5-20 ms)
+    secret_spec: list[Patterns] = []  # compiled on first use (18 patterns: 5-20 ms)
     limit = cfg.max_file_size
     prefixes = [_static_prefix(p) for p in include]
     walk_all = any(p is None or p == "" for p in prefixes)

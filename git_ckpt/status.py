@@ -15,11 +15,6 @@ from .snapshot import Snapshot, capture
 from .store import Checkpoint
 
 
-def gate_enabled(repo: Repo) -> bool:
-    """Whether ``ckpt.gate`` is true in this repository's config (set by ``hooks install``)."""
-    return repo.config_bool("ckpt.gate")
-
-
 def worktree_checkpoint(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None = None,
                         snap: Snapshot | None = None) -> Checkpoint | None:
     """The checkpoint the worktree equals right now: the latest of ``task`` (``last`` when the
@@ -143,6 +138,8 @@ def status(repo: Repo) -> dict[str, Any]:
     worktree = compare(repo, cfg, task, last, snap)
     if matches is None and worktree.get("exact"):  # @ is a fetched checkpoint, which no save rule counts
         matches = worktree["checkpoint"]
+    from .gate import enabled as gate_enabled
+
     gate = gate_enabled(repo)
     gate_state = ""
     active = False
@@ -152,7 +149,7 @@ def status(repo: Repo) -> dict[str, Any]:
         active, hooks_dir = gate_active(repo)
         if not active:
             gate_state = (f"NOT active in this worktree: git runs its hooks from {hooks_dir}, where the git ckpt"
-                          " hooks are not installed; run git ckpt hooks install")
+                          " hooks are not installed or not executable; run git ckpt hooks install")
         else:
             gate_state = ("a promoted checkpoint exists" if promoted and not promoted_dropped
                           else "no promoted checkpoint: commits will be refused")

@@ -83,7 +83,7 @@ def test_a_hooks_path_that_stops_being_reachable_is_not_called_active(repo, tmp_
     git(repo, "add", "b")
     git(repo, "commit", "-qm", "passes: git finds no hook")
     assert ("gate:      NOT active in this worktree: git runs its hooks from " + f"{repo}/lnk/../hk, where the git ckpt hooks "
-            "are not installed; run git ckpt hooks install\n") in ckpt(repo, "status").out
+            "are not installed or not executable; run git ckpt hooks install\n") in ckpt(repo, "status").out
 
 
 def test_a_thousand_overlay_patterns_against_long_paths_do_not_hang(repo):

@@ -414,7 +414,7 @@ def test_relative_hooks_path_reaches_every_worktree(tmp_path):
     git(repo, "worktree", "add", "-q", "-b", "late", str(late))
     st = ckpt(late, "status")
     assert (f"gate:      NOT active in this worktree: git runs its hooks from {late / '.hooks'}, where the git ckpt"
-            " hooks are not installed; run git ckpt hooks install") in st.out
+            " hooks are not installed or not executable; run git ckpt hooks install") in st.out
     assert ckpt(late, "status", "--json").json()["result"]["gate_active"] is False
     hs = ckpt(late, "hooks", "status").out
     assert "gate: NOT active in this worktree" in hs

@@ -107,6 +107,8 @@ def status_cmd(as_json: bool) -> int:
             line = f"  {h['name']:<20} {h['state']}"
             if h["legacy"]:
                 line += f" (chains {h['name']}.legacy)"
+            if h["state"] == "ours" and not h["executable"]:
+                line += " (not executable: git skips it; git ckpt hooks install makes it so)"
             if h["state"] == "ours" and not h["python_ok"]:
                 line += f" (interpreter {h['python']} is gone; falls back to git-ckpt on PATH)"
             if h["state"] == "ours" and not h["current"]:
@@ -118,7 +120,7 @@ def status_cmd(as_json: bool) -> int:
         if res["active"]:
             say("gate: on (ckpt.gate = true)")
         elif res["gate"]:
-            say(f"gate: NOT active in this worktree: git runs its hooks from {escape(res['dir'])}, where the git ckpt hooks are not installed (git ckpt hooks install)")
+            say(f"gate: NOT active in this worktree: git runs its hooks from {escape(res['dir'])}, where the git ckpt hooks are not installed or not executable (git ckpt hooks install)")
         else:
             say("gate: off")
 
