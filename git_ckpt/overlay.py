@@ -481,7 +481,9 @@ def read_archive(source: Source, max_file_size: int, max_total: int | None = Non
 
 
 def _check_parents(root: bytes, rel: bytes, removed: frozenset[bytes] = frozenset()) -> None:
-    """Refuse when any existing parent of ``rel`` under ``root`` is a symlink or not a directory."""
+    """Refuse when any existing parent of ``rel`` under ``root`` is a symlink or not a directory
+    (:class:`CorruptError`), or cannot be looked at (:class:`IOFailure`: a path too long for the
+    system, say)."""
     parts = rel.split(b"/")[:-1]
     cur = root
     for comp in parts:
@@ -490,6 +492,9 @@ def _check_parents(root: bytes, rel: bytes, removed: frozenset[bytes] = frozense
             st = os.lstat(cur)
         except FileNotFoundError:
             return
+        except OSError as exc:
+            raise IOFailure(f"cannot write overlay file {path_display(rel)!r}: {exc.strerror}",
+                            "free disk space or fix permissions, then run git ckpt restore --continue") from None
         if stat.S_ISLNK(st.st_mode):
             if os.path.relpath(cur, root) in removed:
                 return  # a symlink the restore deletes first
