@@ -175,7 +175,7 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool],
         except FileNotFoundError:
             return
         except OSError:  # a path too long for the system (git works below the root; this walk cannot)
-            for f in ignored_below(rel) if ignored_below is not None else [rel]:
+            for f in ignored_below(rel) if ignored_below is not None and rel else [rel]:
                 parts = f.split(b"/")
                 if f in seen or any(exc.match_file(os.fsdecode(b"/".join(parts[:i])) + "/") for i in range(1, len(parts))):
                     continue
