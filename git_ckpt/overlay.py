@@ -175,7 +175,7 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool],
         except FileNotFoundError:
             return
         except OSError:  # a path too long for the system (git works below the root; this walk cannot)
-            for f in ignored_below(rel) if ignored_below is not None else [rel]:
+            for f in ignored_below(rel) if ignored_below is not None and rel else [rel]:
                 parts = f.split(b"/")
                 if f in seen or any(exc.match_file(os.fsdecode(b"/".join(parts[:i])) + "/") for i in range(1, len(parts))):
                     continue
@@ -483,7 +483,9 @@ def read_archive(source: Source, max_file_size: int, max_total: int | None = Non
 
 
 def _check_parents(root: bytes, rel: bytes, removed: frozenset[bytes] = frozenset()) -> None:
-    """Refuse when any existing parent of ``rel`` under ``root`` is a symlink or not a directory."""
+    """Refuse when any existing parent of ``rel`` under ``root`` is a symlink or not a directory
+    (:class:`CorruptError`), or cannot be looked at (:class:`IOFailure`: a path too long for the
+    system, say)."""
     parts = rel.split(b"/")[:-1]
     cur = root
     for comp in parts:
@@ -492,6 +494,9 @@ def _check_parents(root: bytes, rel: bytes, removed: frozenset[bytes] = frozense
             st = os.lstat(cur)
         except FileNotFoundError:
             return
+        except OSError as exc:
+            raise IOFailure(f"cannot write overlay file {path_display(rel)!r}: {exc.strerror}",
+                            "free disk space or fix permissions, then run git ckpt restore --continue") from None
         if stat.S_ISLNK(st.st_mode):
             if os.path.relpath(cur, root) in removed:
                 return  # a symlink the restore deletes first

@@ -233,14 +233,14 @@ def _in_the_way(root: bytes, rel: bytes, removed: set[bytes], saved: bool) -> li
         parent = b"/".join(parts[:i])
         try:
             st = os.lstat(os.path.join(root, parent))
-        except (FileNotFoundError, NotADirectoryError):
+        except OSError:  # absent, or a path too long to look at (refuse_unwritable refuses it)
             return []
         if not stat.S_ISDIR(st.st_mode):
             return [] if parent in removed else [parent]
     full = os.path.join(root, rel)
     try:
         st = os.lstat(full)
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError:
         return []
     if not stat.S_ISDIR(st.st_mode):
         return [] if (saved or rel in removed) else [rel]
@@ -277,6 +277,7 @@ def refuse_unsafe_target(repo: Repo, target: Checkpoint, plan: Plan, now: Snapsh
             if problem:
                 raise CorruptError(f"{target.id} names the path {path_display(p)!r}, which {problem}; refusing the checkpoint",
                                    _REFUSED_HINT.format(id=target.id))
+    refuse_unwritable(repo, target, plan)
     parents: dict[bytes, int | None] = {}
     for group in (plan.write, plan.overlay_write, plan.raw_write, index_new, flagged):
         for p in group:
@@ -290,6 +291,49 @@ def refuse_unsafe_target(repo: Repo, target: Checkpoint, plan: Plan, now: Snapsh
                     what = "a symlink" if mode == 0o120000 else "a file"
                     raise CorruptError(f"{target.id} puts {path_display(p)!r} below {path_display(parent)!r}, which is {what} in its tree; refusing the checkpoint",
                                        _REFUSED_HINT.format(id=target.id))
+
+
+def _limits(root: bytes) -> tuple[int, int]:
+    """``(PATH_MAX, NAME_MAX)`` of the file system holding ``root`` (4096 and 255 when unknown)."""
+    out = []
+    for name, default in (("PC_PATH_MAX", 4096), ("PC_NAME_MAX", 255)):
+        try:
+            value = os.pathconf(root, name)
+        except (OSError, ValueError):
+            value = -1
+        out.append(value if value > 0 else default)
+    return out[0], out[1]
+
+
+def _shortened(p: bytes) -> str:
+    text = path_display(p)
+    return text if len(text) <= 100 else text[:60] + "…" + text[-30:]
+
+
+def refuse_unwritable(repo: Repo, target: Checkpoint, plan: Plan) -> None:
+    """Pre-flight, before anything is written: every path the plan writes or deletes (worktree,
+    overlay, ``raw/``) must be one this system can name from here.  git works below the
+    worktree's root, so a checkpoint (a teammate's, saved at a shorter location, or a crafted
+    one) may hold a path that, joined to this worktree's (or the scratch directory's) absolute
+    path, is longer than ``PATH_MAX``, or a name longer than ``NAME_MAX``; a restore that met it
+    halfway would stop interrupted.  Raises :class:`CkptError` (exit 1, like the other
+    refusals of what cannot be done here) naming the first such path, shortened."""
+    root = os.fsencode(repo.workdir)
+    path_max, name_max = _limits(root)
+    # the longest directory a path is joined to: the worktree, or the scratch directory
+    # checkout-index writes into (tempfile.mkdtemp: GIT_DIR/ckpt-write-XXXXXXXX/)
+    prefix = max(len(root) + 1, len(os.fsencode(repo.git_dir)) + len("/ckpt-write-XXXXXXXX/"))
+    hint = (f"nothing was changed; a worktree at a shorter location can hold it (git ckpt restore {target.id} --worktree PATH), "
+            f"or restore the other paths by name")
+    for group in (plan.write, plan.delete, plan.raw_write, plan.overlay_write, plan.overlay_delete):
+        for p in group:
+            if prefix + len(p) >= path_max:
+                raise CkptError(f"cannot restore {target.id}: the path {_shortened(p)!r} ({len(p)} bytes) is too long for this "
+                                f"system at this worktree's location (at most {path_max - 1} bytes from /)", hint)
+            longest = max(p.split(b"/"), key=len)
+            if len(longest) > name_max:
+                raise CkptError(f"cannot restore {target.id}: the path {_shortened(p)!r} holds a name of {len(longest)} bytes, "
+                                f"longer than this file system takes ({name_max})", hint)
 
 
 def _already_there(repo: Repo, tree: str, paths: list[bytes]) -> set[bytes]:

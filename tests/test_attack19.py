@@ -339,3 +339,68 @@ def test_c_an_unreadable_overlay_file_is_left_out_and_said(repo):
     (repo / "secret.log").chmod(0)
     res = ckpt(repo, "save", "-m", "x")
     assert "left out files that cannot be read here" in res.err and "secret.log" in res.err, res
+
+
+def _forged_long(tmp_path):
+    """Alice (at a short location) saved and pushed t/1 holding LONG/f; Bob fetched it."""
+    _bare, alice, bob = _team(tmp_path)
+    ckpt(alice, "task", "start", "t")
+    _long_file(alice, LONG + "/f", "x\n")
+    ckpt(alice, "save", "-m", "long")
+    ckpt(alice, "push")
+    ckpt(bob, "task", "start", "mine")
+    (bob / "mine.txt").write_text("mine\n")
+    ckpt(bob, "fetch")
+    return alice, bob
+
+
+def _state(root):
+    """Status, refs, the state files (the lock file the command takes aside) and the top level."""
+    return (git(root, "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored"), git(root, "for-each-ref"),
+            sorted(set(os.listdir(root / ".git/ckpt")) - {"lock"}), sorted(os.listdir(root)))
+
+
+@pytest.mark.parametrize("args", [("restore", "origin:t/1"), ("restore", "--dry-run", "origin:t/1")])
+def test_c_a_checkpoint_holding_a_path_too_long_here_is_refused_before_anything_is_written(deep_tmp, args):
+    _alice, bob = _forged_long(deep_tmp)
+    before = _state(bob)
+    res = ckpt(bob, *args, rc=1)
+    first, *rest = res.err.splitlines()
+    assert first.startswith("error: cannot restore origin:t/1: the path 'dddd") and "…" in first, res
+    assert f"({len(LONG) + 2} bytes) is too long for this system at this worktree's location (at most 4095 bytes from /)" in first
+    assert rest == ["hint: nothing was changed; a worktree at a shorter location can hold it (git ckpt restore origin:t/1 "
+                    "--worktree PATH), or restore the other paths by name"], res
+    assert _state(bob) == before  # no pre-restore save, no journal, no file
+    assert "restore:   interrupted" not in ckpt(bob, "status").out
+    # the other paths by name; the checkpoint itself is sound
+    ckpt(bob, "restore", "origin:t/1", "--", "README")
+    ckpt(bob, "check", "origin:t/1")
+
+
+def test_c_a_worktree_path_too_long_to_delete_is_refused_before_anything_is_written(deep_tmp):
+    repo = init_repo(deep_tmp / "repo")
+    ckpt(repo, "save", "--allow-empty", "-m", "short")
+    _long_file(repo, LONG + "/f", "x\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "long")  # saved by the pre-restore save, if it came to that
+    before = _state(repo)
+    res = ckpt(repo, "restore", "default/1", rc=1)
+    assert res.err.startswith("error: cannot restore default/1: the path 'dddd"), res
+    assert _state(repo) == before
+
+
+def test_c_the_pre_restore_save_keeps_a_path_too_long_for_the_system_that_the_restore_leaves_alone(deep_tmp):
+    repo = init_repo(deep_tmp / "repo")
+    _long_file(repo, LONG + "/f", "x\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "long")
+    ckpt(repo, "save", "--allow-empty", "-m", "one")
+    (repo / "README").write_text("changed\n")
+    _long_file(repo, LONG + "/f", "changed too\n")  # work at the long path, outside the paths restored
+    res = ckpt(repo, "restore", "default/1", "--", "README")
+    assert (repo / "README").read_text() == "readme\n", res
+    # the pre-restore save holds the long path's work, and undo brings README back
+    listed = dict(rec.split(b"\t")[::-1] for rec in git(repo, "ls-tree", "-r", "-z", "refs/ckpt/default/2").split(b"\0") if rec)
+    assert git(repo, "cat-file", "blob", listed[(LONG + "/f").encode()].split()[2].decode()) == b"changed too\n"
+    ckpt(repo, "undo")
+    assert (repo / "README").read_text() == "changed\n"
