@@ -282,7 +282,7 @@ def compile_patterns(patterns: Iterable[str], *, normalize: bool = True) -> Patt
         from .errors import RepoError
 
         raise RepoError(f"google-re2, which git ckpt matches overlay patterns with, is not installed for {sys.executable}",
-                        "reinstall git-ckpt (pip install . in its checkout), or pip install google-re2") from None
+                        "reinstall git-ckpt (pip install . in its checkout), or pip install 'google-re2>=1.1'") from None
     return Patterns(pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) if normalize else p for p in patterns], backend="re2"))
 
 

@@ -142,5 +142,5 @@ def test_without_google_re2_a_pattern_is_no_config_error(repo, tmp_path):
     refs = git(repo, "for-each-ref")
     res = ckpt(repo, "save", "-m", "x", rc=3, env=env)
     assert res.err.startswith("error: google-re2, which git ckpt matches overlay patterns with, is not installed for "), res
-    assert res.err.endswith("\nhint: reinstall git-ckpt (pip install . in its checkout), or pip install google-re2\n")
+    assert res.err.endswith("\nhint: reinstall git-ckpt (pip install . in its checkout), or pip install 'google-re2>=1.1'\n")
     assert git(repo, "for-each-ref") == refs
