@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ckpt
+from conftest import ckpt, git, worktree_state
 
 
 # -- 1: a path where a checkpoint belongs: the hint fits the command typed ----------------------
@@ -51,3 +51,89 @@ def test_a_path_given_to_restore_is_still_told_the_checkpoint_comes_first(repo):
                        "hint: the checkpoint comes first: git ckpt restore CKPT -- PATHS\n"), res.err
     ckpt(repo, "restore", "default/1", "--", "a.py")
     assert (repo / "a.py").read_text() == "a\n"
+
+
+# -- 2: a restore refused over an ignored file: what the pre-restore save holds may go ----------
+
+def _build_output_ignored_since(repo, name="out.txt"):
+    """default/1 (a.py), default/2 (build/NAME v1, untracked), default/3 (build/ ignored, NAME v2
+    with mode 0600, so no checkpoint holds v2)."""
+    (repo / "a.py").write_text("a\n")
+    git(repo, "add", "a.py")
+    git(repo, "commit", "-qm", "a")
+    ckpt(repo, "save", "-m", "s1")
+    (repo / "build").mkdir()
+    (repo / "build" / name).write_text("v1\n")
+    ckpt(repo, "save", "-m", "s2")
+    (repo / ".gitignore").write_text("build/\n")
+    (repo / "build" / name).write_text("v2\n")
+    (repo / "build" / name).chmod(0o600)
+    ckpt(repo, "save", "-m", "s3")
+    return repo / "build" / name
+
+
+def test_an_ignored_file_the_overlay_holds_is_replaced_by_a_restore_and_undo_brings_it_back(repo):
+    out = _build_output_ignored_since(repo)
+    before = worktree_state(repo)
+    res = ckpt(repo, "restore", "@~1", rc=1)
+    assert res.err == ("error: restoring default/2 would overwrite 1 ignored, skipped or unsaved path(s) whose current "
+                       "content the pre-restore save would not hold: build/out.txt\n"
+                       "hint: move them aside, or add them to overlay.include so the pre-restore save keeps them, "
+                       "then restore again\n"), res.err
+    assert worktree_state(repo) == before
+    # what the hint says: with build/ in the overlay the pre-restore save keeps the file
+    git(repo, "config", "ckpt.overlay.include", "build/")
+    assert ckpt(repo, "restore", "default/2", "--dry-run").out == (
+        "would restore default/2:\nwrite   build/out.txt\ndelete  .gitignore\nleave   2 other file(s)\n")
+    res = ckpt(repo, "restore", "default/2")
+    assert res.out == "saved current state as default/4 (pre-restore)\nrestored default/2\n", res
+    assert out.read_text() == "v1\n"
+    assert "  build/out.txt (file, 3 bytes)\n" in ckpt(repo, "show", "default/4").out
+    # the plan of the way back writes the overlay file (it is not kept as it is: it is replaced)
+    assert ckpt(repo, "undo", "--dry-run").out == (
+        "would restore default/4:\nwrite   .gitignore\nwrite   build/out.txt (overlay)\nleave   2 other file(s)\n")
+    ckpt(repo, "undo")
+    assert worktree_state(repo) == before  # byte for byte, mode 0600 included
+    assert out.stat().st_mode & 0o777 == 0o600
+
+
+def test_moving_a_refused_file_aside_lets_the_restore_go_on(repo, tmp_path):
+    out = _build_output_ignored_since(repo)
+    ckpt(repo, "restore", "@~1", rc=1)
+    out.rename(tmp_path / "out.txt.mine")
+    ckpt(repo, "restore", "default/2")
+    assert out.read_text() == "v1\n" and (tmp_path / "out.txt.mine").read_text() == "v2\n"
+
+
+def test_a_likely_secret_the_overlay_leaves_out_is_named_with_what_keeps_it(repo):
+    key = _build_output_ignored_since(repo, "server.key")
+    git(repo, "config", "ckpt.overlay.include", "build/")
+    before = worktree_state(repo)
+    res = ckpt(repo, "restore", "default/2", rc=1)
+    assert res.err.endswith(
+        "error: restoring default/2 would overwrite 1 ignored, skipped or unsaved path(s) whose current "
+        "content the pre-restore save would not hold: build/server.key\n"
+        "hint: move them aside, then restore again (build/server.key looks like a secret, which the overlay "
+        "leaves out unless overlay.allow_secrets is true)\n"), res.err
+    assert worktree_state(repo) == before
+    git(repo, "config", "ckpt.overlay.allowSecrets", "true")
+    ckpt(repo, "restore", "default/2")
+    assert key.read_text() == "v1\n"
+    ckpt(repo, "undo")
+    assert worktree_state(repo) == before
+
+
+def test_a_file_a_restore_would_replace_is_judged_by_its_overlay_mode_too(repo, core):
+    """The fingerprints compare an overlay file with what the capture archived: bytes and
+    permission bits (a chmod between the capture and the write is a change, as an edit is)."""
+    from git_ckpt import config
+    from git_ckpt.restore import _content_matches
+    from git_ckpt.snapshot import capture
+
+    out = _build_output_ignored_since(repo)
+    git(repo, "config", "ckpt.overlay.include", "build/")
+    now = capture(core, config.load(core))
+    assert _content_matches(core, now, b"build/out.txt")
+    out.chmod(0o644)
+    assert not _content_matches(core, now, b"build/out.txt")
+
