@@ -720,8 +720,13 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         plan.base_from = target.base
         plan.base_note = base_note(target, now.base, now.branch, whole=not paths)
     if not paths and sorted(target.manifest.merge_heads) != sorted(now.merge_heads):
+        # what set_merge_state will do, and nothing else: it ends only a merge a restore brought
+        # back, and writes a merge state only where no operation of the user's is in progress
+        # (a merge the user began is no change it makes: the restore is refused, exit 5)
         heads = list(target.manifest.merge_heads)
-        if not heads or merge_state_problem(repo, target, heads, target.base if reset_head else None) is None:
+        theirs = repo.in_progress() is not None and not merge_restored(repo)
+        if (merge_restored(repo) if not heads else
+                not theirs and merge_state_problem(repo, target, heads, target.base if reset_head else None) is None):
             plan.merge_to = heads  # (a merge state set_merge_state will not write is no change)
     plan.blocked = sorted(set(plan.blocked))
     plan.kept_left_ignored = _left_ignored(repo, target, now, changes, paths, plan, cur, tgt)
@@ -954,11 +959,18 @@ def _saved_merge_msg(target: Checkpoint) -> bytes | None:
         return None
 
 
+# What a checkpoint saved mid-merge holds of git's merge state, and what it does not (git 2.39
+# to 2.55 write MERGE_MODE and AUTO_MERGE on every stopped merge, MERGE_AUTOSTASH with
+# --autostash, and rerere's MERGE_RR when rerere is on).
+MERGE_HELD = ("a checkpoint keeps MERGE_HEAD and MERGE_MSG, not the rest of git's merge state: "
+              "MERGE_MODE, AUTO_MERGE, an autostash, rerere's records")
+
+
 def _check_ready(repo: Repo, type: str = "restore", dry_run: bool = False) -> str | None:
     """Refuse (:class:`BusyError`, exit 5) while git is in the middle of an operation whose state
-    a restore would leave half-done (a merge a restore did not bring back, a rebase, cherry-pick,
-    revert or am: their state under ``$GIT_DIR`` is in no checkpoint), or while ``index.lock``
-    is held.  A ``dry_run`` changes nothing, so it returns the refusal as a warning instead
+    a restore would leave half-done (a merge a restore did not bring back, whose state a
+    checkpoint keeps only in part, :data:`MERGE_HELD`; a rebase, cherry-pick, revert or am:
+    their state under ``$GIT_DIR`` is in no checkpoint), or while ``index.lock`` is held.  A ``dry_run`` changes nothing, so it returns the refusal as a warning instead
     (as ``git diff`` reads the index another git process holds locked; capture never writes
     it).  ``type``: ``restore`` or ``undo``, the command the hint names."""
     what = repo.in_progress()
@@ -967,7 +979,8 @@ def _check_ready(repo: Repo, type: str = "restore", dry_run: bool = False) -> st
     if what:
         abort = {"a merge": "git merge --abort", "a rebase": "git rebase --abort", "a rebase or am": "git rebase --abort or git am --abort",
                  "a cherry-pick": "git cherry-pick --abort", "a revert": "git revert --abort"}.get(what, "its --abort")
-        message = f"{what} is in progress; {type} would leave it half-done (its state under .git is in no checkpoint)"
+        held = (MERGE_HELD if what == "a merge" else "its state under .git is in no checkpoint")
+        message = f"{what} is in progress; {type} would leave it half-done ({held})"
         hint = f"finish it or abort it first ({abort}), then {type}"
         if dry_run:
             return f"{message}: {hint}"

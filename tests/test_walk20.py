@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ckpt, git, worktree_state
+from conftest import ckpt, git, merge_stopped_on_conflict, worktree_state
 
 
 # -- 1: a path where a checkpoint belongs: the hint fits the command typed ----------------------
@@ -137,3 +137,55 @@ def test_a_file_a_restore_would_replace_is_judged_by_its_overlay_mode_too(repo, 
     out.chmod(0o644)
     assert not _content_matches(core, now, b"build/out.txt")
 
+
+# -- 3: a merge the user began: what a checkpoint keeps of it, and no plan line ending it -------
+
+MERGE_REFUSED = ("a merge is in progress; restore would leave it half-done (a checkpoint keeps MERGE_HEAD and MERGE_MSG, "
+                 "not the rest of git's merge state: MERGE_MODE, AUTO_MERGE, an autostash, rerere's records)")
+
+
+def _saved_then_merging(repo):
+    (repo / "f").write_text("f\n")
+    git(repo, "add", "f")
+    git(repo, "commit", "-qm", "f")
+    ckpt(repo, "save", "-m", "clean", "--allow-empty")
+    merge_stopped_on_conflict(repo, message="merge side")
+
+
+def test_a_restore_during_a_merge_says_what_a_checkpoint_keeps_of_it(repo):
+    _saved_then_merging(repo)
+    res = ckpt(repo, "restore", "default/1", rc=5)
+    assert res.err == f"error: {MERGE_REFUSED}\nhint: finish it or abort it first (git merge --abort), then restore\n", res.err
+    # what it names: git wrote them, and a save mid-merge keeps MERGE_HEAD and MERGE_MSG only
+    for name in ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE"):
+        assert (repo / ".git" / name).exists(), name
+    ckpt(repo, "save", "-m", "mid-merge")
+    meta = git(repo, "rev-list", "--parents", "-n1", "refs/ckpt/default/2").decode().split()[-1]
+    assert "MERGE_MSG" in git(repo, "ls-tree", "--name-only", meta).decode().split()
+    assert "merge_heads" in git(repo, "cat-file", "-p", f"{meta}:manifest.json").decode()
+    # the hint: abort, then restore works
+    git(repo, "merge", "--abort")
+    ckpt(repo, "restore", "default/1")
+
+
+def test_a_dry_run_during_a_merge_the_user_began_plans_no_end_to_it(repo):
+    _saved_then_merging(repo)
+    res = ckpt(repo, "restore", "default/1", "--dry-run")
+    assert "merge" not in res.out, res.out
+    assert res.out.endswith("would restore default/1:\nwrite   f\nindex   set to the checkpoint's staged state\n"
+                            "leave   1 other file(s)\n"), res.out
+    assert res.err == f"warning: {MERGE_REFUSED}: finish it or abort it first (git merge --abort), then restore\n", res.err
+    assert (repo / ".git/MERGE_HEAD").exists()
+
+
+def test_a_dry_run_during_a_merge_a_restore_brought_back_still_plans_its_end(repo):
+    _saved_then_merging(repo)
+    ckpt(repo, "save", "-m", "mid-merge")
+    git(repo, "merge", "--abort")
+    ckpt(repo, "restore", "default/2")  # the merge comes back: a restore's, which a checkpoint holds
+    assert (repo / ".git/MERGE_HEAD").exists()
+    res = ckpt(repo, "restore", "default/1", "--dry-run")
+    assert "merge   MERGE_HEAD removed (the merge an earlier restore brought back ends)\n" in res.out, res.out
+    assert res.err == "", res.err
+    ckpt(repo, "restore", "default/1")
+    assert not (repo / ".git/MERGE_HEAD").exists()
