@@ -194,7 +194,7 @@ def test_a_secret_in_three_overlays_is_one_file_naming_its_three_checkpoints(tmp
     found = "fixtures/aws.ini: AWS Access Key (line 2) [overlay of default/1, default/2, default/3]"
     assert res.err == (f"secret?  {found}\n"
                        f"error: refusing to push to origin: possible secrets in 1 file, held by 3 checkpoints, that origin does "
-                       f"not have yet: {found}; nothing was sent\n"
+                       f"not have yet: fixtures/aws.ini; nothing was sent\n"
                        "hint: if these are not secrets, push again with --allow-secrets; otherwise remove it from the worktree "
                        "(or exclude it from the overlay) first, so that no save captures it again, then git ckpt drop "
                        "default/1 default/2 default/3 and git gc --prune=now\n"), res.err

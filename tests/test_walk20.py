@@ -189,3 +189,39 @@ def test_a_dry_run_during_a_merge_a_restore_brought_back_still_plans_its_end(rep
     assert res.err == "", res.err
     ckpt(repo, "restore", "default/1")
     assert not (repo / ".git/MERGE_HEAD").exists()
+
+
+# -- 4: a file several detectors flag is one line naming them all; the error counts files ------
+
+CREDS = ("[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLQ\n"
+         "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\npassword = \"hunter2hunter2\"\n")
+
+
+def test_a_file_three_detectors_flag_is_one_line_and_one_file(tmp_path):
+    from test_remote import _team
+
+    _bare, alice, _bob = _team(tmp_path)
+    (alice / "fixtures").mkdir()
+    (alice / "fixtures/creds.ini").write_text(CREDS)  # an overlay file
+    (alice / "settings.ini").write_text(CREDS)  # a worktree file
+    for i in (1, 2):
+        (alice / "fixtures/n").write_text(f"{i}\n")
+        ckpt(alice, "save", "-m", f"s{i}")
+    res = ckpt(alice, "push", rc=10)
+    kinds = "AWS Access Key (lines 2, 3), Base64 High Entropy String (line 3), Secret Keyword (lines 3, 4)"
+    assert res.err == (f"secret?  fixtures/creds.ini: {kinds} [overlay of default/1, default/2]\n"
+                       f"secret?  settings.ini: {kinds} [worktree of default/1, default/2]\n"
+                       "error: refusing to push to origin: possible secrets in 2 files, held by 2 checkpoints, that origin "
+                       "does not have yet: fixtures/creds.ini, settings.ini; nothing was sent\n"
+                       "hint: if these are not secrets, push again with --allow-secrets; otherwise remove them from the "
+                       "worktree (or exclude them from the overlay) first, so that no save captures them again, then git "
+                       "ckpt drop default/1 default/2 and git gc --prune=now\n"), res.err
+    # --json carries every finding, one per detector and line (what tools read)
+    env = ckpt(alice, "push", "--json", rc=10)
+    assert env.err == "" and env.json()["error"]["message"] == res.err.splitlines()[2][len("error: "):]
+    found = env.json()["error"]["details"]["findings"]
+    assert len(found) == 10 and found[0] == {"path": "fixtures/creds.ini", "kind": "AWS Access Key", "line": 2,
+                                             "where": "overlay of default/1, default/2"}, found
+    res = ckpt(alice, "push", "--allow-secrets")
+    assert res.err == (f"warning: pushed despite a possible secret: fixtures/creds.ini: {kinds} [overlay of default/1, default/2]\n"
+                       f"warning: pushed despite a possible secret: settings.ini: {kinds} [worktree of default/1, default/2]\n"), res.err
