@@ -827,8 +827,12 @@ def _check_paths_exist(repo: Repo, target: Checkpoint, now: Snapshot, paths: lis
         if any(_under(o, [p]) for o in overlay_paths):
             continue
         what, hint = _swapped(repo, target, p)
+        # every file it holds: its commit's tree (git ckpt show lists only the files changed
+        # against its base), and its overlay (show lists that whole)
+        rev = target.ref or target.commit
         raise NotFoundError(f"path {path_display(p)!r} matches nothing in {target.id} or in the worktree{what}",
-                            hint or "paths are literal and relative to the current directory; git ckpt show lists what a checkpoint holds")
+                            hint or f"paths are literal and relative to the current directory; git ls-tree -r --name-only {rev} "
+                            f"lists the files {target.id} holds, git ckpt show {target.id} its overlay files")
 
 
 def _swapped(repo: Repo, target: Checkpoint, path: bytes) -> tuple[str, str | None]:

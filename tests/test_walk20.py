@@ -225,3 +225,32 @@ def test_a_file_three_detectors_flag_is_one_line_and_one_file(tmp_path):
     res = ckpt(alice, "push", "--allow-secrets")
     assert res.err == (f"warning: pushed despite a possible secret: fixtures/creds.ini: {kinds} [overlay of default/1, default/2]\n"
                        f"warning: pushed despite a possible secret: settings.ini: {kinds} [worktree of default/1, default/2]\n"), res.err
+
+
+# -- 5: a path in neither: the hint names a command that lists every file the checkpoint holds ----
+
+def test_a_path_in_neither_is_told_how_to_list_every_file_the_checkpoint_holds(repo):
+    (repo / "app").mkdir()
+    (repo / "app/main.py").write_text("main\n")
+    (repo / ".gitignore").write_text("fixtures/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "app")
+    git(repo, "config", "ckpt.overlay.include", "fixtures/")
+    (repo / "fixtures").mkdir()
+    (repo / "fixtures/db.json").write_text("{}\n")
+    ckpt(repo, "task", "start", "fix-auth")
+    (repo / "app/auth.py").write_text("auth\n")
+    ckpt(repo, "save", "-m", "one")
+    res = ckpt(repo, "restore", "fix-auth/1", "app/nope.py", rc=4)
+    assert res.err == ("error: path 'app/nope.py' matches nothing in fix-auth/1 or in the worktree\n"
+                       "hint: paths are literal and relative to the current directory; git ls-tree -r --name-only "
+                       "refs/ckpt/fix-auth/1 lists the files fix-auth/1 holds, git ckpt show fix-auth/1 its overlay files\n"), res.err
+    # the command named lists every file, not only those changed against the base (as show does)
+    assert git(repo, "ls-tree", "-r", "--name-only", "refs/ckpt/fix-auth/1").decode() == (
+        ".gitignore\nREADME\napp/auth.py\napp/main.py\n")
+    shown = ckpt(repo, "show", "fix-auth/1").out
+    assert "changed vs base (1):\n  A app/auth.py\n" in shown and "  fixtures/db.json (file, 3 bytes)\n" in shown, shown
+    # relative to the current directory, as the path was
+    res = ckpt(repo / "app", "restore", "fix-auth/1", "nope.py", rc=4)
+    assert res.err.startswith("error: path 'app/nope.py' matches nothing in fix-auth/1 or in the worktree\n"), res.err
+    assert git(repo / "app", "ls-tree", "-r", "--name-only", "refs/ckpt/fix-auth/1").decode() == "auth.py\nmain.py\n"
