@@ -75,7 +75,7 @@ def targets(repo: Repo, *, spec: str | None, all_tasks: bool, task: str) -> list
         ref = _ref_for_spec(repo, spec, task)
         if ref is not None:
             return [ref]
-        cp = store.resolve(repo, spec, task)
+        cp = store.resolve(repo, spec, task, command="check")
         return [(cp.id, cp.ref or cp.commit, cp.commit)]
     out: list[tuple[str, str, str | None]] = []
     names = store.tasks(repo) if all_tasks else [task]

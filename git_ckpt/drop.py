@@ -77,7 +77,7 @@ def plan(repo: Repo, specs: list[str], task: str) -> list[Planned]:
     protected: dict[str, str] | None = None
     for spec in specs:
         try:
-            cp = store.resolve(repo, spec, task)
+            cp = store.resolve(repo, spec, task, command="drop")
         except CorruptError:  # a damaged one (check / log --verify name it): by its ref
             found = store.damaged_ref(repo, spec, task)
             if found is None:

@@ -49,10 +49,13 @@ EXIT_INTERRUPTED = 130
 
 
 class CkptError(Exception):
-    """Base of every expected failure: ``message`` (one line), ``hint`` (or None), ``exit_code``."""
+    """Base of every expected failure: ``message`` (one line), ``hint`` (or None), ``exit_code``;
+    ``details``: more the ``--json`` error envelope carries (its ``details``), such as a refused
+    push's findings, which the terminal shows on lines of their own."""
 
     exit_code = EXIT_FAILED
     code = "failed"
+    details: dict[str, object] | None = None
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)

@@ -266,6 +266,35 @@ def policy_selects(include: list[str], exclude: list[str], paths: Iterable[bytes
     return out
 
 
+def why_not_kept(root: bytes, cfg: Config, rel: bytes, is_ignored: Callable[[str], bool]) -> str | None:
+    """Why the overlay would not take the file ``rel`` under ``root`` even if ``overlay.include``
+    named it: ``"not-ignored"`` (the worktree snapshot's, or a file save skipped), ``"excluded"``
+    (``overlay.exclude``), ``"not-a-file"``, ``"secret"`` (a likely-secret name, without
+    ``allow_secrets``), ``"too-large"`` (over ``max_file_size``), ``"unsafe-link"``; None when
+    it would (as :func:`select` decides)."""
+    from .config import compile_patterns
+
+    rel_s = os.fsdecode(rel)
+    try:
+        st = os.lstat(os.path.join(root, rel))
+    except OSError:
+        return "not-a-file"
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+        return "not-a-file"
+    if not is_ignored(rel_s):
+        return "not-ignored"
+    if not policy_selects(["*"], list(cfg.overlay.exclude), [rel]):
+        return "excluded"
+    if not cfg.overlay.allow_secrets and compile_patterns(SECRET_PATTERNS, normalize=False).match_file(rel_s):
+        return "secret"
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            return None if link_stays_inside(rel, os.readlink(os.path.join(root, rel))) else "unsafe-link"
+        except OSError:
+            return "not-a-file"
+    return "too-large" if st.st_size > cfg.max_file_size else None
+
+
 def already_there(root: bytes, entries: Mapping[bytes, tuple[str, int, str]], paths: Iterable[bytes]) -> set[bytes]:
     """Which of ``paths`` already are their overlay entry in ``entries`` (path → (kind, mode,
     sha256)) on disk under ``root``: a symlink to the same target, or a regular file with the same

@@ -148,8 +148,8 @@ class SecretsFound(RemoteError):
     def __init__(self, remote: str, findings: list[secretscan.Finding]) -> None:
         from .words import counted
 
-        shown = "; ".join(f.describe() for f in findings[:3]) + ("; ..." if len(findings) > 3 else "")
         files = list(dict.fromkeys(f.path for f in findings))
+        shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
         holders = list(dict.fromkeys(i for f in findings for i in f.checkpoints))
         held = f", held by {counted(len(holders), 'checkpoint')}," if holders else ""
         them = "it" if len(files) == 1 else "them"
@@ -161,6 +161,7 @@ class SecretsFound(RemoteError):
             f"{them} from the overlay) first, so that no save captures {them} again, then {drop} and git gc --prune=now",
         )
         self.findings = findings
+        self.details = {"findings": [f.to_json() for f in findings]}  # --json: one per detector and line
 
 
 class _Race(Exception):

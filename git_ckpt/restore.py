@@ -396,7 +396,9 @@ def _content_matches(repo: Repo, now: Snapshot, rel: bytes, full: bytes | None =
         if path_from_str(f.path) == rel:
             try:
                 if stat.S_ISLNK(st.st_mode):
-                    return hashlib.sha256(os.readlink(full)).hexdigest() == f.sha256
+                    return f.kind == "symlink" and hashlib.sha256(os.readlink(full)).hexdigest() == f.sha256
+                if f.kind != "file" or not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != f.mode & 0o7777:
+                    return False  # another kind or other permission bits: not what the capture archived
                 with open(full, "rb") as fh:  # in chunks: an overlay file may be large
                     return hashlib.file_digest(fh, "sha256").hexdigest() == f.sha256
             except OSError:
@@ -599,6 +601,23 @@ def _left_ignored(repo: Repo, target: Checkpoint, now: Snapshot, changes: list[A
     return rest
 
 
+def _blocked_hint(repo: Repo, cfg: Config, plan: Plan) -> str:
+    """The hint of a restore refused for ``plan.blocked``: move them aside, and, when every one
+    is an ignored file the overlay would take if ``overlay.include`` named it (the pre-restore
+    save then holds it, so the restore may replace it), that too; a likely secret the overlay
+    leaves out is named with what keeps one (``overlay.allow_secrets``)."""
+    written = set(plan.write) | set(plan.overlay_write)
+    why = {p: overlay.why_not_kept(os.fsencode(repo.workdir), cfg, p, repo.is_ignored) if p in written else "in-the-way"
+           for p in plan.blocked}
+    secret = next((p for p, w in why.items() if w == "secret"), None)
+    if secret is not None:
+        return (f"move them aside, then restore again ({path_display(secret)} looks like a secret, which the overlay "
+                "leaves out unless overlay.allow_secrets is true)")
+    if all(w is None for w in why.values()):
+        return "move them aside, or add them to overlay.include so the pre-restore save keeps them, then restore again"
+    return "move them aside, then restore again"
+
+
 def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] | None, reset_head: bool = False) -> Plan:
     """Compare the current state ``now`` with ``target`` (limited to ``paths``) without writing."""
     plan = Plan(target=target.id)
@@ -669,18 +688,23 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
     gone = [p for p in cur if _under(p, paths) and p not in tgt]
     covered = overlay.policy_selects(target.manifest.overlay.include, target.manifest.overlay.exclude, gone) if gone else set()
     plan.overlay_delete = sorted(p for p in gone if p in covered)
-    # Nothing that no checkpoint holds may be overwritten: an ignored file, a file save skipped,
-    # a non-empty directory (ignored content, a nested repository) where a file must go.
+    # Nothing the pre-restore save does not hold may be overwritten: an ignored file outside the
+    # overlay (or one the overlay left out: a likely secret, too large), a file save skipped, a
+    # non-empty directory (ignored content, a nested repository) where a file must go.  A file the
+    # pre-restore save holds, in its tree or its overlay (``cur``: captured with ``now``, which
+    # is what that save archives; the fingerprints check it is still those bytes and mode right
+    # before it is replaced), may be replaced: undo brings it back.
     removed = set(plan.delete) | set(plan.overlay_delete)
     for p in plan.write:
-        plan.blocked += _in_the_way(root, p, removed, saved=p in tracked_now)
+        plan.blocked += _in_the_way(root, p, removed, saved=p in tracked_now or p in cur)
     for p in plan.overlay_write:
-        plan.blocked += _in_the_way(root, p, removed, saved=p in cur)
+        plan.blocked += _in_the_way(root, p, removed, saved=p in cur or p in tracked_now)
     # an untracked file (saved) where overlay content goes is replaced by it: one action, a write
     # (each list made a set once: a list's ``in`` inside a loop is quadratic on a 20k-file tree;
     # the deletions deduplicated in their order)
     overlay_written = set(plan.overlay_write)
     plan.delete = [p for p in dict.fromkeys(plan.delete) if p not in overlay_written]
+    plan.kept_ignored = [p for p in plan.kept_ignored if p not in overlay_written]  # replaced: not kept
     writing = set(plan.write)
     same = _already_there(repo, target.tree, [p for p in plan.blocked if p in writing])
     if same:  # an unsaved (ignored) file that already holds exactly the target's content: nothing to do
@@ -721,6 +745,9 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
             plan.head_unreachable = int(repo.git("rev-list", "--count", now.base, "^" + target.base).stdout.strip() or 0)
     plan.provenance = provenance(repo, target, now)
     plain = [p for p in plan.overlay_write[:1000] if not repo.is_ignored(os.fsdecode(p))]
+    if plain and not paths:  # after a whole restore the target's .gitignore files are the rules
+        ignored_after = repo.ignored_under_tree(target.tree, plain)
+        plain = [p for p in plain if p not in ignored_after]
     if plain:  # ignored where it was saved (say by that clone's .git/info/exclude), not here
         plan.provenance.append(
             f"{len(plain)} overlay file(s) of {target.id} are not ignored here (e.g. {path_display(plain[0])}): "
@@ -737,8 +764,13 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         plan.base_from = target.base
         plan.base_note = base_note(target, now.base, now.branch, whole=not paths)
     if not paths and sorted(target.manifest.merge_heads) != sorted(now.merge_heads):
+        # what set_merge_state will do, and nothing else: it ends only a merge a restore brought
+        # back, and writes a merge state only where no operation of the user's is in progress
+        # (a merge the user began is no change it makes: the restore is refused, exit 5)
         heads = list(target.manifest.merge_heads)
-        if not heads or merge_state_problem(repo, target, heads, target.base if reset_head else None) is None:
+        theirs = repo.in_progress() is not None and not merge_restored(repo)
+        if (merge_restored(repo) if not heads else
+                not theirs and merge_state_problem(repo, target, heads, target.base if reset_head else None) is None):
             plan.merge_to = heads  # (a merge state set_merge_state will not write is no change)
     plan.blocked = sorted(set(plan.blocked))
     plan.kept_left_ignored = _left_ignored(repo, target, now, changes, paths, plan, cur, tgt)
@@ -839,8 +871,12 @@ def _check_paths_exist(repo: Repo, target: Checkpoint, now: Snapshot, paths: lis
         if any(_under(o, [p]) for o in overlay_paths):
             continue
         what, hint = _swapped(repo, target, p)
+        # every file it holds: its commit's tree (git ckpt show lists only the files changed
+        # against its base), and its overlay (show lists that whole)
+        rev = target.ref or target.commit
         raise NotFoundError(f"path {path_display(p)!r} matches nothing in {target.id} or in the worktree{what}",
-                            hint or "paths are literal and relative to the current directory; git ckpt show lists what a checkpoint holds")
+                            hint or f"paths are literal and relative to the current directory; git ls-tree -r --name-only {rev} "
+                            f"lists the files {target.id} holds, git ckpt show {target.id} its overlay files")
 
 
 def _swapped(repo: Repo, target: Checkpoint, path: bytes) -> tuple[str, str | None]:
@@ -971,11 +1007,18 @@ def _saved_merge_msg(target: Checkpoint) -> bytes | None:
         return None
 
 
+# What a checkpoint saved mid-merge holds of git's merge state, and what it does not (git 2.39
+# to 2.55 write MERGE_MODE and AUTO_MERGE on every stopped merge, MERGE_AUTOSTASH with
+# --autostash, and rerere's MERGE_RR when rerere is on).
+MERGE_HELD = ("a checkpoint keeps MERGE_HEAD and MERGE_MSG, not the rest of git's merge state: "
+              "MERGE_MODE, AUTO_MERGE, an autostash, rerere's records")
+
+
 def _check_ready(repo: Repo, type: str = "restore", dry_run: bool = False) -> str | None:
     """Refuse (:class:`BusyError`, exit 5) while git is in the middle of an operation whose state
-    a restore would leave half-done (a merge a restore did not bring back, a rebase, cherry-pick,
-    revert or am: their state under ``$GIT_DIR`` is in no checkpoint), or while ``index.lock``
-    is held.  A ``dry_run`` changes nothing, so it returns the refusal as a warning instead
+    a restore would leave half-done (a merge a restore did not bring back, whose state a
+    checkpoint keeps only in part, :data:`MERGE_HELD`; a rebase, cherry-pick, revert or am:
+    their state under ``$GIT_DIR`` is in no checkpoint), or while ``index.lock`` is held.  A ``dry_run`` changes nothing, so it returns the refusal as a warning instead
     (as ``git diff`` reads the index another git process holds locked; capture never writes
     it).  ``type``: ``restore`` or ``undo``, the command the hint names."""
     what = repo.in_progress()
@@ -984,7 +1027,8 @@ def _check_ready(repo: Repo, type: str = "restore", dry_run: bool = False) -> st
     if what:
         abort = {"a merge": "git merge --abort", "a rebase": "git rebase --abort", "a rebase or am": "git rebase --abort or git am --abort",
                  "a cherry-pick": "git cherry-pick --abort", "a revert": "git revert --abort"}.get(what, "its --abort")
-        message = f"{what} is in progress; {type} would leave it half-done (its state under .git is in no checkpoint)"
+        held = (MERGE_HELD if what == "a merge" else "its state under .git is in no checkpoint")
+        message = f"{what} is in progress; {type} would leave it half-done ({held})"
         hint = f"finish it or abort it first ({abort}), then {type}"
         if dry_run:
             return f"{message}: {hint}"
@@ -1394,9 +1438,10 @@ def restore(
                     f"restore without --reset-head, or add --force to move {_branch_name(now.branch)}; nothing was changed")))
         if plan.blocked:
             raise CkptError(
-                f"restoring {target.id} would overwrite {len(plan.blocked)} ignored, skipped or unsaved path(s) whose current content no checkpoint holds: "
+                f"restoring {target.id} would overwrite {len(plan.blocked)} ignored, skipped or unsaved path(s) "
+                "whose current content the pre-restore save would not hold: "
                 + ", ".join(path_display(p) for p in plan.blocked[:5]),
-                "move them aside (or add them to overlay.include), then restore again",
+                _blocked_hint(repo, cfg, plan),
             )
         here = cwd_dirs(os.fsencode(repo.workdir))
         gone = [p for p in plan.write + plan.overlay_write if p in here]

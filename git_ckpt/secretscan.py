@@ -154,6 +154,26 @@ def merged(findings: list[Finding]) -> list[Finding]:
     return [replace(f, where=f"{key[3]} of {', '.join(ids)}") if ids else f for key, (f, ids) in out.items()]
 
 
+def by_file(findings: list[Finding]) -> list[str]:
+    """One line per file and place: ``path: kind (line N), kind (lines N, M) [where]``, every
+    detector that flagged the file named once with the lines it flagged (a file three detectors
+    flag is one line, not three).  Findings of one path whose ``where`` differs (another place,
+    or other checkpoints: its content changed between them) stay separate lines.  Order is
+    kept (first appearance)."""
+    out: dict[tuple[str, str], dict[str, list[int]]] = {}
+    for f in findings:
+        lines = out.setdefault((f.path, f.where), {}).setdefault(f.kind, [])
+        if f.line and f.line not in lines:
+            lines.append(f.line)
+
+    def kind(name: str, lines: list[int]) -> str:
+        if not lines:
+            return name
+        return f"{name} (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, sorted(lines)))})"
+
+    return [f"{path}: {', '.join(kind(k, ls) for k, ls in kinds.items())} [{where}]" for (path, where), kinds in out.items()]
+
+
 def new_objects(repo: Repo, tips: list[str], known: list[str]) -> dict[str, bytes]:
     """Objects reachable from ``tips`` but not from ``known`` (``git rev-list
     --objects-edge-aggressive``, as a push computes what to pack):

@@ -771,10 +771,28 @@ def resolve_default(repo: Repo, task: str | None = None) -> Checkpoint:
     return resolve(repo, "@", task or current_task(repo))
 
 
-def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
+# The commands that take paths after their checkpoint: what a path given where the checkpoint
+# belongs is told (every other command is told it takes checkpoint names, not paths).
+PATHS_AFTER = {
+    "restore": "the checkpoint comes first: git ckpt restore CKPT -- PATHS",
+    "diff": "paths go after --: git ckpt diff [CKPT] -- PATHS",
+}
+
+
+def path_given_hint(command: str | None) -> str:
+    """The hint for a path given where ``command`` (``show``, ``diff``, …; None: a caller that is
+    no command) wants a checkpoint: where its paths go, or that it takes none."""
+    if command in PATHS_AFTER:
+        return PATHS_AFTER[command]
+    who = f"git ckpt {command} takes" if command else "a checkpoint is named"
+    return f"{who} a checkpoint name (T/N, N, @, promoted), not a path: git ckpt list shows the checkpoints"
+
+
+def resolve(repo: Repo, spec: str, task: str | None = None, *, command: str | None = None) -> Checkpoint:
     """Resolve a checkpoint name (DESIGN.md "Commands"): ``T/N``, ``N``, ``@``, ``@~K`` (``@~``,
     ``@~~``: :func:`at_steps`), ``promoted``, ``T/@``, ``T/promoted``, ``REMOTE:T/N``, or any revision naming a checkpoint
-    commit.  ``task`` is the current task (for bare ``N``/``@``/``promoted``).
+    commit.  ``task`` is the current task (for bare ``N``/``@``/``promoted``); ``command`` the
+    command the name was given to, for the hint when it is a path (:func:`path_given_hint`).
 
     Raises :class:`NotFoundError` with a hint when nothing matches.
     """
@@ -873,7 +891,7 @@ def resolve(repo: Repo, spec: str, task: str | None = None) -> Checkpoint:
         if not task_name_problem(spec) and repo.refs_under(f"{PREFIX}{spec}/"):  # a task's name, not one of its checkpoints
             raise NotFoundError(f"unknown checkpoint {spec!r}: it is a task", f"its checkpoints are {spec}/N: git ckpt list --task {spec} shows them")
         if os.path.lexists(os.path.join(repo.workdir, spec)) or os.path.lexists(spec):
-            raise NotFoundError(f"unknown checkpoint {spec!r}: it is a path", "the checkpoint comes first: git ckpt restore CKPT -- PATHS")
+            raise NotFoundError(f"unknown checkpoint {spec!r}: it is a path", path_given_hint(command))
         raise NotFoundError(f"unknown checkpoint {spec!r}", "git ckpt list shows the checkpoints of the current task")
     cp = load(repo, commit)
     return cp

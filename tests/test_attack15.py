@@ -201,7 +201,7 @@ def test_a_broken_ckpt_toml_never_keeps_restore_or_undo_from_going_back(repo, br
     ckpt(repo, "save", "-m", "x", rc=6)
     if broken == "fifo":  # no file a checkpoint can hold: the restore will not replace it, and says so
         res = ckpt(repo, "restore", "default/1", rc=1)
-        assert "no checkpoint holds: .ckpt.toml" in res.err and toml.is_fifo()
+        assert "the pre-restore save would not hold: .ckpt.toml" in res.err and toml.is_fifo()
         toml.unlink()
         toml.write_bytes(b"[overlay\n")
     res = ckpt(repo, "restore", "default/1")

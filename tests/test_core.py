@@ -287,7 +287,7 @@ def test_ignored_files_never_touched_and_never_overwritten(repo):
     (repo / "data.txt").write_text("ignored precious\n")
     before = worktree_state(repo)
     res = ckpt(repo, "restore", "@", rc=1)
-    assert "would overwrite 1 ignored, skipped or unsaved path(s) whose current content no checkpoint holds: data.txt" in res.err
+    assert "would overwrite 1 ignored, skipped or unsaved path(s) whose current content the pre-restore save would not hold: data.txt" in res.err
     assert worktree_state(repo) == before
 
 

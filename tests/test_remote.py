@@ -343,7 +343,8 @@ def test_secrets_refused_without_printing_them(tmp_path):
     before = _refs(bare)
     res = ckpt(alice, "push", rc=10)
     assert AWS_KEY_ID not in res.out + res.err and AWS_SECRET not in res.out + res.err
-    assert "secret?  fixtures/aws.ini: AWS Access Key (line 2) [overlay of leak/1]" in res.err
+    assert ("secret?  fixtures/aws.ini: AWS Access Key (lines 2, 3), Base64 High Entropy String (line 3), "
+            "Secret Keyword (line 3) [overlay of leak/1]\n") in res.err
     assert "secret?  deploy.pem: file name on the secrets denylist [worktree of leak/1]" in res.err
     assert "secret?  settings.py: AWS Access Key (line 1) [worktree of leak/1]" in res.err
     assert "nothing was sent" in res.err and "--allow-secrets" in res.err

@@ -196,7 +196,7 @@ def test_a_planted_merge_mark_vouches_for_no_merge(repo, tmp_path, kind):
     outside = tmp_path / "elsewhere" / "MERGE_RESTORED"
     plant(path, kind, merge_head, MARK_MAX, outside)
     refused(repo, ("restore", "default/1"), 5,
-            "error: a merge is in progress; restore would leave it half-done (its state under .git is in no checkpoint)\n"
+            "error: a merge is in progress; restore would leave it half-done (a checkpoint keeps MERGE_HEAD and MERGE_MSG, not the rest of git's merge state: MERGE_MODE, AUTO_MERGE, an autostash, rerere's records)\n"
             "hint: finish it or abort it first (git merge --abort), then restore\n", outside)
 
 

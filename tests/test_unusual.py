@@ -65,7 +65,7 @@ def test_restore_refuses_during_a_merge(conflicted):
     ckpt(repo, "save", "-m", "mid-merge")
     before = state(repo)
     res = ckpt(repo, "restore", "1", rc=5)
-    assert res.err.splitlines()[0] == "error: a merge is in progress; restore would leave it half-done (its state under .git is in no checkpoint)"
+    assert res.err.splitlines()[0] == "error: a merge is in progress; restore would leave it half-done (a checkpoint keeps MERGE_HEAD and MERGE_MSG, not the rest of git's merge state: MERGE_MODE, AUTO_MERGE, an autostash, rerere's records)"
     assert res.err.splitlines()[1].startswith("hint: finish it or abort it first")
     assert state(repo) == before
     assert (repo / ".git" / "MERGE_HEAD").exists()

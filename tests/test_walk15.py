@@ -39,7 +39,7 @@ def test_a_restore_is_not_refused_over_an_overlay_file_the_target_holds(repo, ho
     (repo / "tmp/t.txt").write_text("mine\n")
     (repo / "a.txt").write_text("b\n")
     res = ckpt(repo, "restore", "default/1", rc=1)
-    assert "no checkpoint holds: tmp/t.txt" in res.err and (repo / "tmp/t.txt").read_text() == "mine\n"
+    assert "the pre-restore save would not hold: tmp/t.txt" in res.err and (repo / "tmp/t.txt").read_text() == "mine\n"
 
 
 @pytest.mark.parametrize("rule", ["/d/x", "d/x", "/d/*", "x"])

@@ -48,8 +48,9 @@ def test_a_merge_in_progress_is_refused_in_the_words_of_the_command(repo, comman
         git(repo, "merge", "-q", "o", check=False)
     args = ["restore", "default/1"] if command == "restore" else ["undo"]
     res = ckpt(repo, *args, rc=5)
-    assert res.err == ("error: a merge is in progress; " + command + " would leave it half-done (its state under .git is in no "
-                       f"checkpoint)\nhint: finish it or abort it first (git merge --abort), then {command}\n"), res.err
+    assert res.err == ("error: a merge is in progress; " + command + " would leave it half-done (a checkpoint keeps MERGE_HEAD "
+                       "and MERGE_MSG, not the rest of git's merge state: MERGE_MODE, AUTO_MERGE, an autostash, rerere's records)"
+                       f"\nhint: finish it or abort it first (git merge --abort), then {command}\n"), res.err
     assert (repo / ".git/MERGE_HEAD").exists()
 
 
@@ -57,8 +58,9 @@ def test_a_dry_run_during_a_merge_shows_the_plan_and_says_it_would_be_refused(re
     _merging(repo)
     res = ckpt(repo, "restore", "default/1", "--dry-run")
     assert res.out.startswith("would restore default/1:"), res.out
-    assert res.err == ("warning: a merge is in progress; restore would leave it half-done (its state under .git is in no "
-                       "checkpoint): finish it or abort it first (git merge --abort), then restore\n"), res.err
+    assert res.err == ("warning: a merge is in progress; restore would leave it half-done (a checkpoint keeps MERGE_HEAD "
+                       "and MERGE_MSG, not the rest of git's merge state: MERGE_MODE, AUTO_MERGE, an autostash, rerere's records)"
+                       ": finish it or abort it first (git merge --abort), then restore\n"), res.err
     assert (repo / ".git/MERGE_HEAD").exists()
 
 

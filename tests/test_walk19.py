@@ -168,7 +168,8 @@ def test_the_merge_lines_of_a_restore_plan_say_what_happens_to_merge_head(repo):
     (["restore", "2", "fix-div/1"], "error: path 'fix-div/1' matches nothing in other/2 or in the worktree: it is a checkpoint\n"
                                     "hint: the checkpoint comes first: git ckpt restore fix-div/1 -- PATHS\n"),
     (["restore", "2", "nothere"], "error: path 'nothere' matches nothing in other/2 or in the worktree\n"
-                                  "hint: paths are literal and relative to the current directory; git ckpt show lists what a checkpoint holds\n"),
+                                  "hint: paths are literal and relative to the current directory; git ls-tree -r --name-only "
+                                  "refs/ckpt/other/2 lists the files other/2 holds, git ckpt show other/2 its overlay files\n"),
 ])
 def test_a_task_or_checkpoint_given_as_a_path_says_what_it_is(repo, args, err):
     for task in ("lone", "fix-div", "other"):
@@ -194,7 +195,7 @@ def test_a_secret_in_three_overlays_is_one_file_naming_its_three_checkpoints(tmp
     found = "fixtures/aws.ini: AWS Access Key (line 2) [overlay of default/1, default/2, default/3]"
     assert res.err == (f"secret?  {found}\n"
                        f"error: refusing to push to origin: possible secrets in 1 file, held by 3 checkpoints, that origin does "
-                       f"not have yet: {found}; nothing was sent\n"
+                       f"not have yet: fixtures/aws.ini; nothing was sent\n"
                        "hint: if these are not secrets, push again with --allow-secrets; otherwise remove it from the worktree "
                        "(or exclude it from the overlay) first, so that no save captures it again, then git ckpt drop "
                        "default/1 default/2 default/3 and git gc --prune=now\n"), res.err

@@ -358,7 +358,10 @@ def _report(exc: CkptError, as_json: bool, command: str) -> int:
     if as_json:
         from ..model import encode_json
 
-        env = {"schema": SCHEMA, "command": command, "error": {"code": exc.code, "message": exc.message, "hint": exc.hint, "exit_code": exc.exit_code}}
+        error: dict[str, object] = {"code": exc.code, "message": exc.message, "hint": exc.hint, "exit_code": exc.exit_code}
+        if exc.details is not None:
+            error["details"] = exc.details
+        env = {"schema": SCHEMA, "command": command, "error": error}
         sys.stdout.write(encode_json(env).decode() + "\n")
         return exc.exit_code  # one JSON document on stdout, nothing repeated on stderr
     from ..model import escape

@@ -42,10 +42,10 @@ def command(ckpts: tuple[str, ...], stat: bool, name_status: bool, scope_: bool,
         raise UsageError("git ckpt diff takes at most two checkpoints", "put paths after --")
     repo = open_repo()
     task = store.current_task(repo)
-    old = store.resolve(repo, args[0], task) if args else store.resolve_default(repo, task)
+    old = store.resolve(repo, args[0], task, command="diff") if args else store.resolve_default(repo, task)
     if scope_:
         return _scope(repo, task, old, len(args), as_json)
-    new = store.resolve(repo, args[1], task) if len(args) == 2 else None
+    new = store.resolve(repo, args[1], task, command="diff") if len(args) == 2 else None
     rel = parse_paths(repo, paths, os.getcwd()) if paths else []
     cmp = compare(repo, config.load(repo), old, new, rel)
     if as_json:

@@ -28,7 +28,7 @@ def command(ckpt: str | None, force: bool, as_json: bool) -> int:
 
     repo = open_repo()
     cfg = config.load(repo)
-    cp = store.resolve_default(repo) if ckpt is None else store.resolve(repo, ckpt)
+    cp = store.resolve_default(repo) if ckpt is None else store.resolve(repo, ckpt, command="promote")
     res = promote(repo, cfg, cp, force=force, reason="promote")
 
     def human() -> None:

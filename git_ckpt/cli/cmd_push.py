@@ -22,7 +22,7 @@ def command(remote: str, task: str | None, all_: bool, allow_secrets: bool, as_j
     What the remote does not have yet is scanned for secrets (detect-secrets and a file-name
     denylist); findings refuse the push unless --allow-secrets.
     """
-    from .. import remote as remote_mod, store
+    from .. import remote as remote_mod, secretscan, store
     from ..errors import NotFoundError, UsageError
 
     if task and all_:
@@ -49,15 +49,15 @@ def command(remote: str, task: str | None, all_: bool, allow_secrets: bool, as_j
         raise
     except remote_mod.SecretsFound as exc:
         if not as_json:
-            for f in exc.findings:
-                click.echo(f"secret?  {f.describe()}", err=True)
+            for line in secretscan.by_file(exc.findings):
+                click.echo(f"secret?  {line}", err=True)
         raise
 
     def human() -> None:
         if res.notes.added:
             say(f"merged {res.notes.added} result line(s) from {remote} into refs/notes/ckpt")
-        for f in res.allowed_secrets:
-            click.echo(f"warning: pushed despite a possible secret: {f.describe()}", err=True)
+        for line in secretscan.by_file(res.allowed_secrets):
+            click.echo(f"warning: pushed despite a possible secret: {line}", err=True)
         sent = [u for u in res.updates if u.status != "up-to-date"]
         if not res.sent:
             say(f"everything up to date on {remote}")

@@ -113,7 +113,7 @@ def command(ckpt: str | None, paths: tuple[str, ...], dry_run: bool, reset_head:
     if not ckpt:
         raise UsageError("which checkpoint? give one, e.g. git ckpt restore @", "git ckpt list shows the checkpoints")
     task = store.current_task(repo)
-    cp = store.resolve(repo, ckpt, task)
+    cp = store.resolve(repo, ckpt, task, command="restore")
     if worktree is not None:
         if paths or dry_run or reset_head:
             raise UsageError("--worktree restores the whole checkpoint into a new worktree; it takes no paths, --dry-run or --reset-head")

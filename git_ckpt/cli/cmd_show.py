@@ -22,7 +22,7 @@ def command(ckpt: str | None, as_json: bool) -> int:
     from ..evidence import about, evidence_tasks, mark_local, overlay_digest
 
     repo = open_repo()
-    cp = store.resolve_default(repo) if ckpt is None else store.resolve(repo, ckpt)
+    cp = store.resolve_default(repo) if ckpt is None else store.resolve(repo, ckpt, command="show")
     data = views.show(repo, cp)
     lines = [r for r in data["results"] if "verifier" in r]
     for r, own, ok in zip(lines, mark_local(repo, lines, evidence_tasks(repo, cp), tree=cp.tree, overlay=overlay_digest(cp)),

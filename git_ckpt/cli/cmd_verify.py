@@ -90,7 +90,7 @@ def command(ckpt: str | None, only: tuple[str, ...], isolated: bool, rerun: bool
         task = store.current_task(repo)
         cp = (None if isolated else worktree_checkpoint(repo, cfg, task)) or store.resolve_default(repo, task)
     else:
-        cp = store.resolve(repo, ckpt)
+        cp = store.resolve(repo, ckpt, command="verify")
     said = not as_json
     report = verify(repo, cfg, cp, only=list(only) or None, isolated=isolated, rerun=rerun,
                     sink=output_sink(as_json), on_outcome=(lambda o: say(describe(o))) if said else (lambda o: None))
