@@ -8,11 +8,17 @@
   receipt, its ``--json`` and ``--check`` now rest on status's own facts
   (``git_ckpt.status.facts``): the files, index and overlay match and HEAD moved is said as such
   (not drift), and a difference names which of files, index, overlay and HEAD differ.
+- The MCP server left a request line unanswered when it was a JSON object but no valid JSON-RPC
+  request (``params`` that is neither an object nor an array, no ``method``, an ``id`` that is
+  an array, null, a fraction or a boolean): the client waited forever.  Each such line is
+  answered once (-32600 Invalid Request, -32602 Invalid params) and the server goes on.
 
 Real repositories, the real ``git`` and ``git ckpt``.
 """
 
 from __future__ import annotations
+
+import pytest
 
 from conftest import ckpt, git
 
@@ -90,3 +96,57 @@ def test_handoff_names_what_differs(repo):
     (repo / "new.py").unlink()
     git(repo, "add", "README")
     assert said() == ("Workspace: changed since t/1 (index and HEAD differ)", "index and HEAD differ", ["index", "HEAD"])
+
+
+# ------------------------------------------------------------------- MCP: JSON-RPC request shape
+
+REQ = 'Invalid Request: '
+
+
+@pytest.mark.parametrize("line,answer", [
+    (b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":5}', (3, -32600, REQ + '"params" must be an object or an array')),
+    (b'{"jsonrpc":"2.0","id":"s","method":"tools/list","params":"x"}', ("s", -32600, REQ + '"params" must be an object or an array')),
+    (b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":["ckpt_save"]}',
+     (3, -32602, 'Invalid params: "params" must be an object (by name), not an array')),
+    (b'{"id":1}', (1, -32600, REQ + 'no "method"')),
+    (b'{"jsonrpc":"2.0","id":1}', (1, -32600, REQ + 'no "method"')),
+    (b'{"jsonrpc":"2.0","id":1,"method":7}', (1, -32600, REQ + '"method" must be a string')),
+    (b'{"jsonrpc":"1.0","id":1,"method":"tools/list"}', (1, -32600, REQ + '"jsonrpc" must be "2.0"')),
+    (b'{"jsonrpc":"2.0","id":[1],"method":"tools/list"}', (None, -32600, REQ + '"id" must be a string or an integer')),
+    (b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}', (None, -32600, REQ + '"id" must be a string or an integer')),
+    (b'{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}', (None, -32600, REQ + '"id" must be a string or an integer')),
+    (b'{"jsonrpc":"2.0","id":1.0,"method":"tools/list"}', (None, -32600, REQ + '"id" must be a string or an integer')),
+    (b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}', (None, -32600, REQ + '"id" must be a string or an integer')),
+    (b'{"jsonrpc":"2.0","method":1,"params":"bar"}', (None, -32600, REQ + '"method" must be a string')),  # JSON-RPC's own example
+])
+def test_mcp_answers_every_request_that_is_no_valid_jsonrpc_request(repo, line, answer):
+    from test_attack19 import _Server
+
+    server = _Server(repo)
+    try:
+        server.send(line)
+        code, message = answer[1:]
+        assert server.answer() == {"jsonrpc": "2.0", "id": answer[0], "error": {"code": code, "message": message}}
+        server.still_serves(9)  # the next answer is the next request's: exactly one answer each
+    finally:
+        rc, rest = server.close()
+    assert rc == 0 and b"Traceback" not in rest, rest
+
+
+def test_mcp_answers_no_notification_and_no_response(repo):
+    """A notification is never answered, not even with params the SDK cannot read; nor is a
+    response of the client's (to a request of the server's): the next answer is the next request's."""
+    from test_attack19 import _Server
+
+    server = _Server(repo)
+    try:
+        server.send(b'{"jsonrpc":"2.0","method":"notifications/progress","params":[1]}')
+        server.send(b'{"jsonrpc":"2.0","id":77,"result":{}}')
+        server.send(b'{"jsonrpc":"2.0","id":78,"error":{"code":1,"message":"no"}}')
+        server.still_serves(9)
+        server.send(b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"ckpt_save","arguments":{"message":"m"}}}')
+        res = server.answer()
+        assert res["id"] == 10 and not res["result"].get("isError"), res
+    finally:
+        rc, rest = server.close()
+    assert rc == 0 and b"Traceback" not in rest, rest
