@@ -227,7 +227,9 @@ def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool
     (:func:`last_results`), ``failed``, ``questions``, ``judged`` (the assumptions confirmed or
     refuted, with their numbers), ``assumptions`` (unverified only, with
     their numbers), ``facts``, ``reads``, ``workspace`` (``clean``, ``changed``, ``unknown`` or
-    ``other-task``; only when ``workspace`` and ``cfg`` are given) and ``resume`` (commands).
+    ``other-task``; only when ``workspace`` and ``cfg`` are given), ``worktree`` (what it rests
+    on: :func:`git_ckpt.status.facts` against the current checkpoint, as ``status`` says it;
+    None when not compared) and ``resume`` (commands).
     """
     store.check_task_spec(task)
     card = ledger.card(repo, task)
@@ -242,9 +244,9 @@ def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool
     base = first.base if first else None
     if cur is not None:
         touched = numstat(repo, _tree_of_commit(repo, base), cur.tree)
-    ws = None
+    ws, wt = None, None
     if workspace and cfg is not None and cur is not None:
-        ws = workspace_state(repo, cfg, task, cur)
+        ws, wt = workspace_state(repo, cfg, task, cur)
     resume = []
     elsewhere = [] if store.is_fetched_task(task) or nums or card.goal else fetched_as(repo, task)
     if store.is_fetched_task(task) or elsewhere:
@@ -286,23 +288,48 @@ def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool
         "facts": _items(card.facts, task),
         "reads": list(card.reads),
         "workspace": ws,
+        "worktree": wt,
         "resume": resume,
     }
 
 
-def workspace_state(repo: Repo, cfg: Config, task: str, cur: Checkpoint) -> str:
-    """``clean`` when the worktree (files, index, overlay) is exactly ``cur``, ``changed`` when
-    not, ``other-task`` when this worktree is on another task, ``unknown`` when it cannot be
-    captured (an unreadable file in the way, say)."""
+def workspace_state(repo: Repo, cfg: Config, task: str, cur: Checkpoint) -> tuple[str, dict[str, Any] | None]:
+    """Where the worktree stands against ``cur`` and the facts it rests on
+    (:func:`git_ckpt.status.facts`, what ``status`` says; None when not compared): ``clean``
+    when its files, index and overlay are ``cur``'s (HEAD may have moved since: the facts say),
+    ``changed`` when not, ``other-task`` when this worktree is on another task, ``unknown`` when
+    it cannot be captured (an unreadable file in the way, say)."""
     if store.current_task(repo) != task:
-        return "other-task"
-    from .status import committed
+        return "other-task", None
+    from .status import facts
 
     try:
-        snap = capture(repo, cfg, read_only=True)
-        return "clean" if snap.state() == cur.manifest.state or committed(repo, snap, cur) else "changed"
+        f = facts(repo, capture(repo, cfg, read_only=True), cur)
     except CkptError:
-        return "unknown"
+        return "unknown", None
+    return ("clean" if f["files_match"] else "changed"), f
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def worktree_text(f: dict[str, Any]) -> str:
+    """What :func:`git_ckpt.status.facts` ``f`` say, in one line (``handoff --check``'s worktree
+    row, and the receipt's Workspace line): ``matches T/N`` (exactly), ``matches T/N; HEAD commits
+    it on its base``, ``matches T/N; HEAD moved since (git ckpt restore T/N --reset-head brings
+    it back)``, or ``files and HEAD differ`` (naming each of files, index, overlay, HEAD that
+    differs)."""
+    cid = f["checkpoint"]
+    if not f["files_match"]:
+        what = f["differs"]
+        return f"{_and(what)} " + ("differ" if len(what) > 1 or what == ["files"] else "differs")
+    if f["exact"] or not f["head_moved"]:
+        return f"matches {cid}"
+    if f["head_commits"]:
+        return f"matches {cid}; HEAD commits it on its base"
+    back = f"{f['reset_head']} brings it back" if f["reset_head"] else f"{cid} was saved on an unborn branch"
+    return f"matches {cid}; HEAD moved since ({back})"
 
 
 def _counts(row: dict[str, Any]) -> str:
@@ -343,7 +370,7 @@ def markdown(r: dict[str, Any]) -> str:
     out.append(f"Checkpoint: {cur or '(none yet)'}" + count
                + (f", promoted {r['promoted']}" if r["promoted"] else ""))
     if r["workspace"]:
-        out.append(f"Workspace: {_ws_text(r['workspace'], cur)}")
+        out.append(f"Workspace: {_ws_text(r['workspace'], cur, r.get('worktree'))}")
 
     def section(title: str, lines: list[str]) -> None:
         out.extend(["", f"## {title}"])
@@ -386,7 +413,13 @@ def _result_text(v: dict[str, Any], result_word: Callable[[Any, Any], str]) -> s
             + ("" if v.get("local", True) else f" [{FETCHED}]"))
 
 
-def _ws_text(state: str, cur: str | None) -> str:
+def _ws_text(state: str, cur: str | None, f: dict[str, Any] | None) -> str:
+    """The Workspace line: ``clean (matches T/N)``; when HEAD moved since, what
+    :func:`worktree_text` says; ``changed since T/N (files and index differ)``."""
+    if f is not None and state == "clean" and not f["exact"] and f["head_moved"]:
+        return worktree_text(f)
+    if f is not None and state == "changed":
+        return f"changed since {cur} ({worktree_text(f)})"
     return {"clean": f"clean (matches {cur})", "changed": f"changed since {cur}",
             "other-task": "this worktree is on another task", "unknown": "unknown (the worktree could not be read)"}.get(state, state)
 
@@ -430,7 +463,9 @@ def evidence_files(card: Card) -> list[str]:
 
 def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str, Any]:
     """What a careful resumer checks: the files the receipt names and the card cites as
-    evidence exist (or are gone, for deletions), the worktree is exactly the current checkpoint, and the required verifiers give
+    evidence exist (or are gone, for deletions), the worktree's files, index and overlay are the
+    current checkpoint's (as ``status`` judges them, :func:`git_ckpt.status.facts`: HEAD moved
+    since is said, not drift, as restore leaves HEAD where it is), and the required verifiers give
     what was recorded (re-run only through a trusted verifier runner; otherwise the recorded
     results are reported, and a required verifier without a passing result of this repository's
     own is drift).  An untrusted ``.ckpt.toml`` is drift too (its requirement may have been
@@ -490,19 +525,19 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str
             checks.append({"check": "worktree", "ok": False, "detail": detail})
             drift.append(detail)
         else:
-            snap = capture(repo, cfg, read_only=True)
-            from .status import committed, files_match
+            from .status import facts
 
-            # a teammate's HEAD may differ from one's own; a gated commit moves HEAD onto the files
-            same_files = (fetched and files_match(repo, snap, cur)) or committed(repo, snap, cur)
-            if snap.state() == cur.manifest.state or same_files:
+            snap = capture(repo, cfg, read_only=True)
+            # status's facts: files, index and overlay match (HEAD may have moved: said, not drift)
+            f = facts(repo, snap, cur)
+            if f["files_match"]:
                 ws_ok = True
-                checks.append({"check": "worktree", "ok": True, "detail": f"matches {cur_id}"
-                               + (" (files, index and overlay; HEAD differs)" if snap.state() != cur.manifest.state else "")})
+                checks.append({"check": "worktree", "ok": True, "detail": worktree_text(f)})
             else:
                 changed = [path_to_str(c.path) for c in repo.diff_trees(cur.tree, snap.tree)]
-                what = ("changed: " + ", ".join(changed[:20]) + (" …" if len(changed) > 20 else "")) if changed else "index, HEAD or overlay differ"
-                checks.append({"check": "worktree", "ok": False, "detail": what, "changed": changed})
+                what = worktree_text(f) + (f" (changed: {', '.join(changed[:20])}" + (" …)" if len(changed) > 20 else ")")
+                                          if changed else "")
+                checks.append({"check": "worktree", "ok": False, "detail": what, "changed": changed, "differs": f["differs"]})
                 drift.append(f"worktree differs from {cur_id}: {what}")
     st = trust.state(repo, cfg)
     if not st.ok:

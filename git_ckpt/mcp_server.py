@@ -14,7 +14,9 @@ without answering (the client would wait forever), is replaced on the way in by 
 the tool call refuses with a tool error naming the argument.  Every other line the SDK would drop
 unanswered is answered on the way in (:func:`_screen_line`): one that is not JSON, is nested
 deeper than 100 levels or is longer than :data:`MAX_LINE` (16 MiB) gets a JSON-RPC parse error
-(-32700), JSON that is no object an invalid-request error (-32600).
+(-32700), JSON that is no object or no valid JSON-RPC request (no ``method``, an ``id`` that is
+no string or integer, ``params`` neither an object nor an array) an invalid-request error
+(-32600), ``params`` by position (an array) an invalid-params error (-32602).
 """
 
 from __future__ import annotations
@@ -415,6 +417,7 @@ def _scrub(value: Any) -> Any:
 MAX_LINE = 16 << 20
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 # a request id written first (or right after "jsonrpc") in a line, so at the top level of its object
 _LEADING_ID = re.compile(rb'[ \t\r]*\{[ \t\r]*(?:"jsonrpc"[ \t\r]*:[ \t\r]*"2\.0"[ \t\r]*,[ \t\r]*)?"id"[ \t\r]*:[ \t\r]*'
@@ -436,14 +439,49 @@ def _error_line(code: int, message: str, request_id: int | str | None) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}).encode() + b"\n"
 
 
+def _answer_id(value: Any) -> int | str | None:
+    """The id an answer to a request naming ``value`` carries: ``value`` when it is a string or
+    an integer (a JSON-RPC id), else null (JSON-RPC: the id could not be determined)."""
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+
+
+def _request_problem(obj: dict[str, Any]) -> tuple[int, str] | None:
+    """Why the SDK would read the message object ``obj`` as no request it answers (it drops such
+    a line, or reads a request whose id is no string or integer as a notification): ``(code,
+    message)`` of the JSON-RPC error to answer with (-32600 Invalid Request: no ``method`` or
+    not a string, ``jsonrpc`` not ``"2.0"``, an ``id`` that is no string or integer, ``params``
+    neither an object nor an array; -32602 Invalid params: ``params`` by position, an array,
+    which MCP's methods never take); None when it reads it.  A response (an ``id`` with
+    ``result`` or ``error`` and no ``method``: the client answering the server) is left to the
+    SDK, and never answered (JSON-RPC)."""
+    if "method" not in obj and "id" in obj and ("result" in obj or "error" in obj):
+        return None
+    if not isinstance(obj.get("method"), str):
+        return INVALID_REQUEST, 'Invalid Request: "method" must be a string' if "method" in obj else 'Invalid Request: no "method"'
+    if obj.get("jsonrpc") != "2.0":
+        return INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"'
+    if "id" in obj and _answer_id(obj["id"]) is None:
+        return INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer'
+    params = obj.get("params")
+    if isinstance(params, list):
+        return INVALID_PARAMS, 'Invalid params: "params" must be an object (by name), not an array'
+    if params is not None and not isinstance(params, dict):
+        return INVALID_REQUEST, 'Invalid Request: "params" must be an object or an array'
+    return None
+
+
 def _screen_line(line: bytes) -> tuple[bytes | None, bytes | None]:
     """One message line from the client (newline included or not): ``(line for the SDK, answer
-    for the client)``, one of them None.
+    for the client)``, one of them None (both for a notification the SDK would drop: JSON-RPC
+    answers none).
 
     A line that is not JSON (malformed, not UTF-8, nested deeper than
     :data:`git_ckpt.model.MAX_JSON_DEPTH`) is answered with a parse error, and one that is JSON
     but no object (a batch included: the SDK reads none) with an invalid-request error, as JSON-RPC says (the SDK would
-    drop either unanswered); the id is the one the line names first thing, else null.  Strings
+    drop either unanswered); the id is the one the line names first thing, else null.  An
+    object that is no request the SDK answers (:func:`_request_problem`) is answered with an
+    invalid-request or invalid-params error, its id when that is a string or an integer, else
+    null.  Strings
     that are not valid UTF-8 (lone surrogate escapes such as ``"\\ud800"``) are replaced by
     :data:`INVALID_TEXT`, which the tool call refuses naming the argument.  A blank line is
     passed on; any other line unchanged.  Raises nothing."""
@@ -457,6 +495,12 @@ def _screen_line(line: bytes) -> tuple[bytes | None, bytes | None]:
         return None, _error_line(PARSE_ERROR, f"Parse error: {exc}", _leading_id(line))
     if not isinstance(obj, dict):  # neither SDK reads a batch (a list)
         return None, _error_line(INVALID_REQUEST, "Invalid Request: not a JSON object", None)
+    problem = _request_problem(obj)
+    if problem is not None:
+        code, message = problem
+        if code == INVALID_PARAMS and "id" not in obj:
+            return None, None  # a notification is never answered (JSON-RPC), and the SDK reads none with such params
+        return None, _error_line(code, message, _answer_id(obj.get("id")))
     if not _SURROGATE_ESCAPE.search(line):
         return line, None
     scrubbed = _scrub(obj)

@@ -7,7 +7,7 @@ import contextlib
 from typing import Any
 
 from . import config, store
-from .restore import checkpoint_with_state
+from .restore import checkpoint_with_state, reset_head_command
 from .errors import CkptError
 from .config import Config
 from .gitcore import Repo
@@ -44,7 +44,8 @@ def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None =
     the checkpoint's base: a commit, pull or checkout since; ``base`` and ``head`` give both),
     ``head_commits`` (HEAD moved by committing the checkpoint's files on its base, as after a
     gated commit: nothing staged against HEAD, whose first parent is the base)
-    and ``exact`` (everything a restore reproduces is equal, HEAD included).  Empty when the
+    and ``exact`` (everything a restore reproduces is equal, HEAD included), with ``differs``
+    and ``reset_head`` (:func:`facts`, which ``handoff`` shares).  Empty when the
     task has no checkpoint or the worktree cannot be captured.  ``snap``: the capture of the
     worktree when the caller has made it."""
     if cfg is None:
@@ -58,10 +59,34 @@ def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None =
         return {}
     cands = [at] + ([last] if last is not None and last.commit != at.commit else [])
     cp = next((c for c in cands if files_match(repo, snap, c)), at)
-    match, moved = files_match(repo, snap, cp), snap.base != cp.manifest.base
-    return {"checkpoint": cp.id, "at": at.id, "files_match": match, "head_moved": moved,
+    return {**facts(repo, snap, cp), "at": at.id}
+
+
+def facts(repo: Repo, snap: Snapshot, cp: Checkpoint) -> dict[str, Any]:
+    """Where the captured worktree ``snap`` stands against ``cp`` (what ``status`` and
+    ``handoff`` both say): ``checkpoint`` (its id), ``files_match`` (:func:`files_match`),
+    ``head_moved``, ``head_commits`` (:func:`committed`), ``base`` and ``head``, ``exact``,
+    ``differs`` (which of ``files``, ``index``, ``overlay`` and ``HEAD`` differ, in that
+    order: :func:`differs`) and ``reset_head`` (the command that restores ``cp`` and moves
+    HEAD back to its base, :func:`git_ckpt.restore.reset_head_command`; None when HEAD did
+    not move or ``cp`` was saved on an unborn branch, where HEAD cannot go back)."""
+    what = differs(repo, snap, cp)
+    match, moved = not (set(what) - {"HEAD"}), "HEAD" in what
+    return {"checkpoint": cp.id, "files_match": match, "head_moved": moved,
             "head_commits": moved and match and _commits(repo, snap, cp),
-            "base": cp.manifest.base, "head": snap.base, "exact": snap.state() == cp.manifest.state}
+            "base": cp.manifest.base, "head": snap.base, "exact": snap.state() == cp.manifest.state,
+            "differs": what, "reset_head": reset_head_command(cp, snap.branch) if moved and cp.manifest.base else None}
+
+
+def differs(repo: Repo, snap: Snapshot, cp: Checkpoint) -> list[str]:
+    """Which of ``files`` (the worktree's tracked and untracked files), ``index`` (it stages
+    something else than ``cp`` staged, by the rule of :func:`files_match`), ``overlay`` and
+    ``HEAD`` (moved since: not ``cp``'s base) differ between the captured worktree ``snap``
+    and ``cp``, in that order; [] when they all match."""
+    out = [] if snap.tree == cp.tree else ["files"]
+    out += [] if _index_match(repo, snap, cp) else ["index"]
+    out += [] if _overlay_match(repo, snap, cp) else ["overlay"]
+    return out + (["HEAD"] if snap.base != cp.manifest.base else [])
 
 
 def files_match(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
@@ -69,14 +94,22 @@ def files_match(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
     stages what ``cp`` staged: the same index; or nothing staged now, and nothing staged then
     or HEAD (moved) commits ``cp``'s files (restore's committed_on_head: the index is HEAD's
     tree).  What ``status``, ``diff`` and ``git status`` agree on; HEAD may differ."""
-    m = cp.manifest
-    if snap.tree != cp.tree:
-        return False
-    if (snap.overlay_info.digest or "") != (m.overlay.digest or ""):  # as a restore to cp would judge it
-        from .overlay import as_restore_sees, overlay_digest
+    return snap.tree == cp.tree and _overlay_match(repo, snap, cp) and _index_match(repo, snap, cp)
 
-        if overlay_digest(as_restore_sees(repo.workdir, m.overlay, snap.overlay_info.files)) != overlay_digest(m.overlay.files):
-            return False
+
+def _overlay_match(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
+    """Whether ``snap``'s overlay is ``cp``'s, as a restore to ``cp`` would judge it."""
+    m = cp.manifest
+    if (snap.overlay_info.digest or "") == (m.overlay.digest or ""):
+        return True
+    from .overlay import as_restore_sees, overlay_digest
+
+    return bool(overlay_digest(as_restore_sees(repo.workdir, m.overlay, snap.overlay_info.files)) == overlay_digest(m.overlay.files))
+
+
+def _index_match(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
+    """Whether ``snap``'s index stages what ``cp``'s staged (see :func:`files_match`)."""
+    m = cp.manifest
     return snap.index_tree == cp.index_tree or (_nothing_staged(repo, snap.index_tree, snap.base)
                                                 and (_nothing_staged(repo, cp.index_tree, m.base)
                                                      or (snap.base != m.base and snap.index_tree == cp.tree)))

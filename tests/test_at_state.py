@@ -69,7 +69,8 @@ def test_status_names_at_and_head_moved(repo):
             f"HEAD:      {new[:12]} commits t/3 on its base {old[:12]}\n") in out
     wt = ckpt(repo, "status", "--json").json()["result"]["worktree"]
     assert wt == {"checkpoint": "t/3", "at": "t/3", "files_match": True, "head_moved": True, "head_commits": True,
-                  "base": old, "head": new, "exact": False}
+                  "base": old, "head": new, "exact": False, "differs": ["HEAD"],
+                  "reset_head": "git ckpt restore t/3 --reset-head"}
     # a commit of something else, or on another parent, is a move
     git(repo, "commit", "-q", "--allow-empty", "-m", "on top")
     newer = git(repo, "rev-parse", "HEAD").decode().strip()

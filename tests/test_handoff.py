@@ -106,10 +106,10 @@ def test_check_passes_then_reports_drift(task):
     assert res.out.endswith("handoff of fix-auth: no drift\n")
     (task / "app.py").write_text("changed by hand\n")
     res = ckpt(task, "handoff", "--check", rc=1)
-    assert "DRIFT worktree: changed: app.py" in res.out
+    assert "DRIFT worktree: files differ (changed: app.py)" in res.out
     assert res.out.endswith("handoff of fix-auth: 1 drift(s) found\n")
     env = ckpt(task, "handoff", "--check", "--json", rc=1).json()["result"]
-    assert env["ok"] is False and env["drift"] == ["worktree differs from fix-auth/2: changed: app.py"]
+    assert env["ok"] is False and env["drift"] == ["worktree differs from fix-auth/2: files differ (changed: app.py)"]
     (task / "new_test.py").unlink()
     env = ckpt(task, "handoff", "--check", "--json", rc=1).json()["result"]
     assert env["drift"][0] == "files named by the receipt: missing: new_test.py"

@@ -470,12 +470,12 @@ def test_handoff_after_committing_the_checkpoint_is_clean(repo):
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "the checkpoint's files")
     out = ckpt(repo, "handoff").out
-    assert "Workspace: clean (matches default/1)" in out.splitlines()
+    assert "Workspace: matches default/1; HEAD commits it on its base" in out.splitlines()
     res = ckpt(repo, "handoff", "--check")
     assert res.out.splitlines()[-1] == "handoff of default: no drift"
     # a change after the commit is drift again
     (repo / "new.py").write_text("m\n")
-    assert "Workspace: changed since default/1" in ckpt(repo, "handoff").out
+    assert "Workspace: changed since default/1 (files and HEAD differ)" in ckpt(repo, "handoff").out.splitlines()
     assert ckpt(repo, "handoff", "--check", rc=1).out.splitlines()[-1] == "handoff of default: 1 drift(s) found"
 
 
@@ -515,7 +515,9 @@ def test_a_commit_that_leaves_out_a_file_of_the_checkpoint_does_not_commit_it(re
     st = ckpt(repo, "status", "--json").json()["result"]["worktree"]
     assert (st["files_match"], st["head_moved"], st["head_commits"]) == (True, True, False)
     assert not any(ln.startswith("HEAD:") and "commits" in ln for ln in ckpt(repo, "status").out.splitlines())
-    assert "Workspace: changed since default/1" in ckpt(repo, "handoff").out
+    # as status says it: the files match, HEAD moved (and does not commit them)
+    assert ("Workspace: matches default/1; HEAD moved since (git ckpt restore default/1 --reset-head brings it back)"
+            in ckpt(repo, "handoff").out.splitlines())
     git(repo, "add", "local.json")
     git(repo, "commit", "-q", "--amend", "-m", "all of it")
     assert ckpt(repo, "status", "--json").json()["result"]["worktree"]["head_commits"] is True

@@ -20,7 +20,8 @@ def command(task: str | None, fmt: str, as_json: bool, check_: bool) -> int:
 
     Touched files are computed from the checkpoints, verifier results are read from their
     notes; with --check, drift from the recorded state exits 1: files missing, a worktree
-    that is not the current checkpoint, a required verifier whose re-run disagrees or that has
+    whose files, index or overlay are not the current checkpoint's (HEAD moved since is
+    said, not drift, as status says it), a required verifier whose re-run disagrees or that has
     no passing result of this repository's own (when it cannot be re-run), or an untrusted
     .ckpt.toml.
     """
