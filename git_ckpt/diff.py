@@ -23,17 +23,23 @@ class Comparison:
     new_tree: str
     changes: list[dict[str, Any]]
     overlay: list[dict[str, Any]]
+    index: list[dict[str, Any]]  # what the index stages differently (empty when neither side stages anything)
 
     def to_json(self) -> dict[str, Any]:
-        return {"from": self.old, "to": self.new, "changes": self.changes, "overlay": self.overlay}
+        return {"from": self.old, "to": self.new, "changes": self.changes, "overlay": self.overlay, "index": self.index}
 
 
 def compare(repo: Repo, cfg: Config, old: Checkpoint, new: Checkpoint | None = None,
             paths: list[bytes] | None = None) -> Comparison:
     """Compare checkpoint ``old`` with ``new``, or with the worktree captured now (untracked
-    files and the overlay included) when ``new`` is None; ``paths`` limits both sides."""
+    files and the overlay included) when ``new`` is None; ``paths`` limits both sides.  The
+    index is compared as ``status`` judges it: when either side stages something against its
+    HEAD, the paths whose staged content differs (``index``); when neither does, nothing."""
+    from .status import _nothing_staged
+
     if new is not None:
         new_tree, new_name, new_overlay = new.tree, new.id, new.manifest.overlay.files
+        new_index, new_base = new.index_tree, new.manifest.base
     else:
         from .snapshot import capture
 
@@ -42,9 +48,12 @@ def compare(repo: Repo, cfg: Config, old: Checkpoint, new: Checkpoint | None = N
         snap = capture(repo, cfg, read_only=True)
         # the overlay as a restore to ``old`` would judge it (status and restore agree)
         new_tree, new_name, new_overlay = snap.tree, "worktree", as_restore_sees(repo.workdir, old.manifest.overlay, snap.overlay_info.files)
+        new_index, new_base = snap.index_tree, snap.base
     changes = [{"status": c.status, "path": path_to_str(c.path)} for c in repo.diff_trees(old.tree, new_tree, paths or None)]
+    index = [] if _nothing_staged(repo, old.index_tree, old.manifest.base) and _nothing_staged(repo, new_index, new_base) else \
+        [{"status": c.status, "path": path_to_str(c.path)} for c in repo.diff_trees(old.index_tree, new_index, paths or None)]
     return Comparison(old.id, new_name, old.tree, new_tree, changes,
-                      overlay_changes(old.manifest.overlay.files, new_overlay, paths or []))
+                      overlay_changes(old.manifest.overlay.files, new_overlay, paths or []), index)
 
 
 def overlay_changes(old_files: list[OverlayFile], new_files: list[OverlayFile], paths: list[bytes]) -> list[dict[str, Any]]:

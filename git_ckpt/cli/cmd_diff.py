@@ -61,10 +61,11 @@ def command(ckpts: tuple[str, ...], stat: bool, name_status: bool, scope_: bool,
     if proc.returncode not in (0, 1):
         raise CorruptError(f"git diff failed (exit {proc.returncode}) comparing {old.id} with {cmp.new}",
                            f"git ckpt check {old.id} reports damaged checkpoints")
-    if cmp.overlay:
-        say(f"overlay changes ({len(cmp.overlay)}):")
-        for c in cmp.overlay:
-            say(f"{c['status']}\t{c['path']}")
+    for title, rows in (("overlay changes", cmp.overlay), ("index changes", cmp.index)):
+        if rows:
+            say(f"{title} ({len(rows)}):")
+            for c in rows:
+                say(f"{c['status']}\t{c['path']}")
     return 0
 
 

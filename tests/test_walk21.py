@@ -1,0 +1,45 @@
+"""What the twenty-first new-user walkthrough of the README met: ``status`` said the worktree
+changed since a checkpoint while ``diff`` (which README offers to see what changed) showed
+nothing, because the only change was what the index stages.  ``diff`` now lists index changes
+as ``status`` judges them.
+
+Real repositories and the real ``git ckpt`` entry point.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ckpt, git
+
+
+@pytest.mark.parametrize("how", ["staged", "unstaged"])
+def test_diff_shows_what_status_counts_as_changed_when_only_the_index_differs(repo, how):
+    (repo / "a.txt").write_text("1\n")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "-qm", "a")
+    (repo / "a.txt").write_text("2\n")
+    if how == "unstaged":
+        git(repo, "add", "a.txt")  # saved staged; then unstaged again below
+    ckpt(repo, "save", "-m", "one")
+    if how == "staged":
+        git(repo, "add", "a.txt")
+    else:
+        git(repo, "reset", "-q", "--", "a.txt")
+    assert "worktree:  changed since default/1 (@)" in ckpt(repo, "status").out
+    assert ckpt(repo, "diff").out == "index changes (1):\nM\ta.txt\n"
+    assert ckpt(repo, "diff", "--name-status").out == "index changes (1):\nM\ta.txt\n"
+    assert ckpt(repo, "diff", "--json").json()["result"] == {
+        "from": "default/1", "to": "worktree", "changes": [], "overlay": [], "index": [{"status": "M", "path": "a.txt"}]}
+    ckpt(repo, "save", "-m", "two")
+    assert ckpt(repo, "diff", "1", "2").out == "index changes (1):\nM\ta.txt\n"
+    assert ckpt(repo, "diff").out == ""
+
+
+def test_diff_says_nothing_of_the_index_when_neither_side_stages_anything(repo):
+    (repo / "a.txt").write_text("1\n")
+    ckpt(repo, "save", "-m", "one")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "-qm", "a")  # HEAD moved; nothing staged on either side
+    res = ckpt(repo, "diff", "--json").json()["result"]
+    assert (res["changes"], res["index"]) == ([], [])
