@@ -366,7 +366,11 @@ def markdown(r: dict[str, Any]) -> str:
         out.append(f"Acceptance: {a}")
     cur = r["current"]
     mine = cur is None or str(cur).startswith(f"{r['task']}/")  # not: a fetched @ (REMOTE:T/N) restored here
-    count = (f" of {r['checkpoints']}" if mine else f" (task {r['task']} has {r['checkpoints']} checkpoint(s))") if r["checkpoints"] else ""
+    number = str(cur).rpartition("/")[2] if cur else ""
+    kept = r["checkpoints"]
+    # "T/14 of 5" after drops and gc read as a mistake: "of K" only while the number is within the count
+    of = f" of {kept}" if number.isascii() and number.isdigit() and int(number) <= kept else f" ({kept} checkpoint(s) kept)"
+    count = (of if mine else f" (task {r['task']} has {kept} checkpoint(s))") if kept else ""
     out.append(f"Checkpoint: {cur or '(none yet)'}" + count
                + (f", promoted {r['promoted']}" if r["promoted"] else ""))
     if r["workspace"]:

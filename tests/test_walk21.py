@@ -43,3 +43,15 @@ def test_diff_says_nothing_of_the_index_when_neither_side_stages_anything(repo):
     git(repo, "commit", "-qm", "a")  # HEAD moved; nothing staged on either side
     res = ckpt(repo, "diff", "--json").json()["result"]
     assert (res["changes"], res["index"]) == ([], [])
+
+
+def test_the_receipt_never_says_a_number_of_a_smaller_count(repo):
+    """After drops (or gc) the receipt read 'Checkpoint: fix-auth/14 of 5'."""
+    for i in range(4):
+        (repo / "f").write_text(f"{i}\n")
+        ckpt(repo, "save", "-m", f"s{i}")
+    assert "Checkpoint: default/4 of 4\n" in ckpt(repo, "handoff").out
+    ckpt(repo, "drop", "1", "2")
+    assert "Checkpoint: default/4 (2 checkpoint(s) kept)\n" in ckpt(repo, "handoff").out
+    ckpt(repo, "restore", "3")
+    assert "Checkpoint: default/3 (2 checkpoint(s) kept)\n" in ckpt(repo, "handoff").out
