@@ -148,7 +148,7 @@ def test_click_errors_read_as_every_other_error(repo):
         (["save", "-m"], "option '-m' requires an argument", "git ckpt save"),
         (["restore", "--worktree"], "option '--worktree' requires an argument", "git ckpt restore"),
         (["list", "--limit", "3"], "no such option '--limit'", "git ckpt list"),
-        (["save", "extra"], "got unexpected extra argument (extra)", "git ckpt save"),
+        (["list", "extra"], "got unexpected extra argument (extra)", "git ckpt list"),  # (save: test_walk21)
         (["log", "-n", "abc"], "invalid value for '-n' / '--max-count': 'abc' is not a valid integer range", "git ckpt log"),
         (["completion", "tcsh"], "invalid value for '{bash|fish|zsh}': 'tcsh' is not one of 'bash', 'fish', 'zsh'", "git ckpt completion"),
     ]

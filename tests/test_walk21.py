@@ -55,3 +55,12 @@ def test_the_receipt_never_says_a_number_of_a_smaller_count(repo):
     assert "Checkpoint: default/4 (2 checkpoint(s) kept)\n" in ckpt(repo, "handoff").out
     ckpt(repo, "restore", "3")
     assert "Checkpoint: default/3 (2 checkpoint(s) kept)\n" in ckpt(repo, "handoff").out
+
+
+@pytest.mark.parametrize("args,meant", [(["save", "my message"], "-m 'my message'"), (["save", "two", "words"], "-m 'two words'"),
+                                        (["save", "it's"], "-m 'it'\"'\"'s'")])
+def test_a_message_without_its_option_gets_the_option(repo, args, meant):
+    """`git ckpt save "my message"` (the -m forgotten) got only the usage hint."""
+    res = ckpt(repo, *args, rc=2)
+    assert res.err.splitlines()[-1] == f"hint: did you mean {meant}? git ckpt save -h shows the usage", res
+    assert ckpt(repo, "list", "extra", rc=2).err.splitlines()[-1] == "hint: git ckpt list -h shows the usage"

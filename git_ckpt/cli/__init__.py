@@ -544,6 +544,12 @@ def click_message(exc: click.ClickException) -> tuple[str, str | None]:
             from ..words import suggestion as close
 
             suggestion = close(typed.group(1), [str(c) for c in choice.choices])
+        extra = re.match(r"Got unexpected extra arguments? \((.*)\)$", exc.message, re.S)
+        ctx = getattr(exc, "ctx", None)
+        if extra and ctx is not None and any("-m" in p.opts for p in ctx.command.params if isinstance(p, click.Option)):
+            import shlex  # `git ckpt save "my message"`: the text without its -m
+
+            suggestion = f"did you mean -m {shlex.quote(extra.group(1))}?"
     text = re.sub(r"[ ]*[\n\t][\s]*", " ", text).strip().replace(". Choose from:", "; choose from:")
     if text[:2].istitle():  # "No such ...", "Missing ...", "Got ...": not "'--x' ..." or "SHELL ..."
         text = text[0].lower() + text[1:]
