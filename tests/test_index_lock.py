@@ -31,7 +31,7 @@ def locked(repo):
 
 
 READERS = [
-    (["diff", "--stat"], " a | 2 +-\n b | 1 +\n 2 files changed, 2 insertions(+), 1 deletion(-)\n"),
+    (["diff", "--stat"], " a | 2 +-\n b | 1 +\n 2 files changed, 2 insertions(+), 1 deletion(-)\nindex changes (1):\nA\ta\n"),
     (["status"], None),
     (["handoff"], None),
 ]
