@@ -29,7 +29,7 @@ def worktree_checkpoint(repo: Repo, cfg: Config | None, task: str, last: Checkpo
         return None
 
 
-def _nothing_staged(repo: Repo, index_tree: str, base: str | None) -> bool:
+def nothing_staged(repo: Repo, index_tree: str, base: str | None) -> bool:
     """Whether an index (``index_tree``) stages nothing against its HEAD (``base``)."""
     return index_tree == (repo.tree_of(base) if base else repo.empty_tree)
 
@@ -110,8 +110,8 @@ def _overlay_match(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
 def _index_match(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
     """Whether ``snap``'s index stages what ``cp``'s staged (see :func:`files_match`)."""
     m = cp.manifest
-    return snap.index_tree == cp.index_tree or (_nothing_staged(repo, snap.index_tree, snap.base)
-                                                and (_nothing_staged(repo, cp.index_tree, m.base)
+    return snap.index_tree == cp.index_tree or (nothing_staged(repo, snap.index_tree, snap.base)
+                                                and (nothing_staged(repo, cp.index_tree, m.base)
                                                      or (snap.base != m.base and snap.index_tree == cp.tree)))
 
 
