@@ -154,6 +154,7 @@ def protections(repo: Repo, *, latest: bool = True) -> dict[str, str]:
                 for key in ("from", "target"):
                     if isinstance(ev.data.get(key), str):
                         out.setdefault(ev.data[key], f"the state the last {ev.type} left" if key == "from" else f"target of the last {ev.type}")
+    _protect_unpushed_trees(repo, out)
     for gd in _worktree_git_dirs(repo):
         path = gd / "ckpt" / "RESTORE"
         try:
@@ -166,6 +167,27 @@ def protections(repo: Repo, *, latest: bool = True) -> dict[str, str]:
             if isinstance(data, dict) and isinstance(data.get(key), str):
                 out.setdefault(data[key], "unfinished restore")
     return out
+
+
+def _protect_unpushed_trees(repo: Repo, out: dict[str, str]) -> None:
+    """Add to ``out`` every checkpoint whose tree is the tree of a commit no remote-tracking ref
+    has yet (``git log --branches HEAD --not --remotes``): :func:`git_ckpt.gate.verify_commit`,
+    which the pre-push hook and CI run, finds a commit's evidence by that tree, so pruning the
+    checkpoint would refuse a push of a commit the gate let through."""
+    proc = repo.git("log", "--format=%T %H", "--branches", "HEAD", "--not", "--remotes", "--", check=False)
+    if proc.returncode != 0:  # an unborn HEAD: no commit to push
+        proc = repo.git("log", "--format=%T %H", "--branches", "--not", "--remotes", "--", check=False)
+    commit_of: dict[str, str] = {}
+    for line in proc.stdout.decode().splitlines():
+        tree, _, commit = line.partition(" ")
+        commit_of.setdefault(tree, commit)
+    if not commit_of:
+        return
+    for task in store.tasks(repo):
+        for n, oid in store.numbered(repo, task):
+            commit = commit_of.get(repo.commit_tree_id(oid) or "")
+            if commit:
+                out.setdefault(f"{task}/{n}", f"tree of unpushed commit {commit[:12]} (verify-commit needs it)")
 
 
 def _size(repo: Repo, commits: list[str], bases: set[str]) -> int:

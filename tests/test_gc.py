@@ -143,3 +143,40 @@ def test_handoff_marks_a_point_gc_keeps(seven):
     dry = ckpt(root, "gc", "--keep", "1", "--dry-run", "--json").json()["result"]
     assert [p["id"] for p in dry["pruned"]] == ["default/1", "default/2", "default/4"]
     assert {p["id"]: p["reason"] for p in dry["protected"]}["default/3"] == "handoff point"
+
+
+def test_gc_keeps_the_evidence_of_unpushed_commits(tmp_path):
+    """A checkpoint whose tree an unpushed commit has is what verify-commit (pre-push) finds that
+    commit's evidence by: gc keeps it until the commit is on a remote-tracking branch, then may prune it."""
+    from test_verify import verifier, write_config
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    root = init_repo(tmp_path / "r")
+    write_config(root, verifier("ok", "true"))
+    git(root, "remote", "add", "origin", str(remote))
+    git(root, "push", "-q", "origin", "HEAD:refs/heads/main")
+    git(root, "fetch", "-q", "origin")
+    ckpt(root, "hooks", "install")
+    commits = []
+    for i in (1, 2):
+        (root / "f.txt").write_text(f"{i}\n")
+        ckpt(root, "save", "-m", f"work {i}")
+        ckpt(root, "verify")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", f"work {i}")
+        commits.append(git(root, "rev-parse", "HEAD").decode().strip())
+    (root / "f.txt").write_text("3\n")
+    ckpt(root, "save", "-m", "later")
+    dry = ckpt(root, "gc", "--keep", "1", "--dry-run", "--json").json()["result"]
+    assert {p["id"]: p["reason"] for p in dry["protected"]} == {
+        "default/1": f"tree of unpushed commit {commits[0][:12]} (verify-commit needs it)",
+        "default/2": "promoted", "default/3": "latest"}
+    assert dry["pruned"] == []
+    ckpt(root, "gc", "--keep", "1")
+    git(root, "push", "-q", "origin", "HEAD:refs/heads/main")  # pre-push: verify-commit of both commits
+    git(root, "fetch", "-q", "origin")
+    res = ckpt(root, "gc", "--keep", "1", "--json").json()["result"]
+    assert [p["id"] for p in res["pruned"]] == ["default/1"]
+    assert numbered(root) == [2, 3]
+    assert ckpt(root, "verify-commit", commits[1]).out.startswith(f"{commits[1][:12]}")
