@@ -133,6 +133,9 @@ def test_did_you_mean_has_one_wording(repo):
         (["hooks", "statu"], "no such command 'statu'", "did you mean 'status'? ", "git ckpt hooks"),
         (["save", "--mesage"], "no such option '--mesage'", "did you mean '--message'? ", "git ckpt save"),
         (["task", "start", "--gaol"], "no such option '--gaol'", "did you mean '--goal'? ", "git ckpt task start"),
+        (["save", "-M", "x"], "no such option '-M'", "did you mean '-m'? ", "git ckpt save"),  # case of a short option
+        (["log", "-N", "2"], "no such option '-N'", "did you mean '-n'? ", "git ckpt log"),
+        (["save", "-x", "x"], "no such option '-x'", "", "git ckpt save"),  # no other letter is guessed
     ]
     for args, message, suggestion, where in cases:
         res = ckpt(repo, *args, rc=2, fsck=False)

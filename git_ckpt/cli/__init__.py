@@ -536,6 +536,12 @@ def click_message(exc: click.ClickException) -> tuple[str, str | None]:
     if isinstance(exc, (click.exceptions.NoSuchCommand, click.exceptions.NoSuchOption)):
         text = exc.message
         suggestion = did_you_mean(exc.possibilities) if exc.possibilities else None
+        ctx = getattr(exc, "ctx", None)
+        name = getattr(exc, "option_name", "") or ""
+        if suggestion is None and ctx is not None and len(name) == 2 and name[0] == "-":
+            other = "-" + name[1].swapcase()  # `save -M`: a short option in the wrong case
+            if any(other in p.opts for p in ctx.command.params if isinstance(p, click.Option)):
+                suggestion = did_you_mean([other])
     else:
         text = exc.format_message()
         choice = exc.param.type if isinstance(exc, click.BadParameter) and exc.param is not None else None
