@@ -202,6 +202,29 @@ def merge_stopped_on_conflict(repo: Path, path: str = "f", *, branch: str = "sid
     return git(repo, "rev-parse", branch).decode().strip()
 
 
+def saved_clean_then_merging(repo: Path, *, message: str | None = None) -> str:
+    """Commit a tracked ``f``, save the clean tree (``default/1`` in a fresh repo), then
+    :func:`merge_stopped_on_conflict` on ``f``.  Returns the commit merged."""
+    (repo / "f").write_text("f\n")
+    git(repo, "add", "f")
+    git(repo, "commit", "-qm", "f")
+    ckpt(repo, "save", "--allow-empty", "-m", "clean")
+    return merge_stopped_on_conflict(repo, message=message)
+
+
+def ignored_overlay(repo: Path, folder: str, files: dict[str, str]) -> None:
+    """Ignore ``folder/`` (a committed .gitignore line), name it in ``ckpt.overlay.include``
+    and write ``files`` (paths below ``folder``) there: ignored files a save keeps in its overlay."""
+    with open(repo / ".gitignore", "a") as fh:
+        fh.write(f"{folder}/\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", f"ignore {folder}")
+    git(repo, "config", "ckpt.overlay.include", f"{folder}/")
+    for name, text in files.items():
+        (repo / folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / folder / name).write_text(text)
+
+
 def fsck_clean(cwd) -> None:
     """Assert ``git fsck --strict`` reports nothing (when ``cwd`` is in a repository)."""
     top = run(["git", "rev-parse", "--git-dir"], cwd, check=False)

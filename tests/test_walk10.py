@@ -13,19 +13,14 @@ import json
 
 import pytest
 
-from conftest import ckpt, git
+from conftest import ckpt, git, ignored_overlay
 from test_remote import _team
 
 KEEP = "(to keep them: allow_secrets = true under [overlay] in .ckpt.toml, or git config ckpt.overlay.allowSecrets true)"
 
 
 def _overlay(repo):
-    (repo / ".gitignore").write_text("tmp/\n")
-    git(repo, "add", ".gitignore")
-    git(repo, "commit", "-qm", "ignore tmp")
-    git(repo, "config", "ckpt.overlay.include", "tmp/")
-    (repo / "tmp").mkdir()
-    (repo / "tmp/f").write_text("f\n")
+    ignored_overlay(repo, "tmp", {"f": "f\n"})
     ckpt(repo, "save", "-m", "one")
 
 

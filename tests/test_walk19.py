@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ckpt, git, merge_stopped_on_conflict
+from conftest import ckpt, git, saved_clean_then_merging
 
 
 def _rev(repo, ref):
@@ -142,11 +142,7 @@ def test_too_many_tilde_steps_say_how_many_there_are(repo):
 # -- 4: the restore plan's merge lines read plainly -----------------------------------------------
 
 def test_the_merge_lines_of_a_restore_plan_say_what_happens_to_merge_head(repo):
-    (repo / "f").write_text("a\n")
-    git(repo, "add", "f")
-    git(repo, "commit", "-qm", "a")
-    ckpt(repo, "save", "--allow-empty", "-m", "clean")
-    side = merge_stopped_on_conflict(repo)
+    side = saved_clean_then_merging(repo)
     ckpt(repo, "save", "-m", "mid-merge")
     git(repo, "merge", "--abort")
     plan = ckpt(repo, "restore", "default/2", "--dry-run").out.splitlines()
@@ -182,15 +178,23 @@ def test_a_task_or_checkpoint_given_as_a_path_says_what_it_is(repo, args, err):
 
 # -- 6: a secret is counted once per file, its checkpoints named, the hint removes it first -------
 
-def test_a_secret_in_three_overlays_is_one_file_naming_its_three_checkpoints(tmp_path):
+def alice_saved_secrets(tmp_path, files: dict[str, str], saves: int):
+    """Alice of :func:`test_remote._team` with ``files`` written, then ``saves`` checkpoints
+    each changing the overlay file ``fixtures/n`` (so each has its own overlay.tar blob)."""
     from test_remote import _team
 
     _bare, alice, _bob = _team(tmp_path)
     (alice / "fixtures").mkdir()
-    (alice / "fixtures/aws.ini").write_text("[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLQ\n")
-    for i in (1, 2, 3):  # another overlay file changes: three different overlay.tar blobs
+    for name, text in files.items():
+        (alice / name).write_text(text)
+    for i in range(1, saves + 1):
         (alice / "fixtures/n").write_text(f"{i}\n")
         ckpt(alice, "save", "-m", f"s{i}")
+    return alice
+
+
+def test_a_secret_in_three_overlays_is_one_file_naming_its_three_checkpoints(tmp_path):
+    alice = alice_saved_secrets(tmp_path, {"fixtures/aws.ini": "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLQ\n"}, 3)
     res = ckpt(alice, "push", rc=10)
     found = "fixtures/aws.ini: AWS Access Key (line 2) [overlay of default/1, default/2, default/3]"
     assert res.err == (f"secret?  {found}\n"

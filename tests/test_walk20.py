@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ckpt, git, merge_stopped_on_conflict, worktree_state
+from conftest import ckpt, git, ignored_overlay, saved_clean_then_merging, worktree_state
 
 
 # -- 1: a path where a checkpoint belongs: the hint fits the command typed ----------------------
@@ -145,11 +145,7 @@ MERGE_REFUSED = ("a merge is in progress; restore would leave it half-done (a ch
 
 
 def _saved_then_merging(repo):
-    (repo / "f").write_text("f\n")
-    git(repo, "add", "f")
-    git(repo, "commit", "-qm", "f")
-    ckpt(repo, "save", "-m", "clean", "--allow-empty")
-    merge_stopped_on_conflict(repo, message="merge side")
+    saved_clean_then_merging(repo, message="merge side")
 
 
 def test_a_restore_during_a_merge_says_what_a_checkpoint_keeps_of_it(repo):
@@ -198,15 +194,9 @@ CREDS = ("[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLQ\n"
 
 
 def test_a_file_three_detectors_flag_is_one_line_and_one_file(tmp_path):
-    from test_remote import _team
+    from test_walk19 import alice_saved_secrets
 
-    _bare, alice, _bob = _team(tmp_path)
-    (alice / "fixtures").mkdir()
-    (alice / "fixtures/creds.ini").write_text(CREDS)  # an overlay file
-    (alice / "settings.ini").write_text(CREDS)  # a worktree file
-    for i in (1, 2):
-        (alice / "fixtures/n").write_text(f"{i}\n")
-        ckpt(alice, "save", "-m", f"s{i}")
+    alice = alice_saved_secrets(tmp_path, {"fixtures/creds.ini": CREDS, "settings.ini": CREDS}, 2)  # overlay, worktree
     res = ckpt(alice, "push", rc=10)
     kinds = "AWS Access Key (lines 2, 3), Base64 High Entropy String (line 3), Secret Keyword (lines 3, 4)"
     assert res.err == (f"secret?  fixtures/creds.ini: {kinds} [overlay of default/1, default/2]\n"
@@ -232,12 +222,8 @@ def test_a_file_three_detectors_flag_is_one_line_and_one_file(tmp_path):
 def test_a_path_in_neither_is_told_how_to_list_every_file_the_checkpoint_holds(repo):
     (repo / "app").mkdir()
     (repo / "app/main.py").write_text("main\n")
-    (repo / ".gitignore").write_text("fixtures/\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "app")
-    git(repo, "config", "ckpt.overlay.include", "fixtures/")
-    (repo / "fixtures").mkdir()
-    (repo / "fixtures/db.json").write_text("{}\n")
+    git(repo, "add", "app")  # committed with the .gitignore
+    ignored_overlay(repo, "fixtures", {"db.json": "{}\n"})
     ckpt(repo, "task", "start", "fix-auth")
     (repo / "app/auth.py").write_text("auth\n")
     ckpt(repo, "save", "-m", "one")
