@@ -28,6 +28,7 @@ from .gitcore import Repo
 from .model import Card, CardItem, Event, escape, path_to_str, raw_path_problem, to_builtins
 from .snapshot import capture
 from .store import Checkpoint
+from .words import listed
 
 
 # ------------------------------------------------------------------------------ pieces
@@ -310,10 +311,6 @@ def workspace_state(repo: Repo, cfg: Config, task: str, cur: Checkpoint) -> tupl
     return ("clean" if f["files_match"] else "changed"), f
 
 
-def _and(words: list[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-
-
 def worktree_text(f: dict[str, Any]) -> str:
     """What :func:`git_ckpt.status.facts` ``f`` say, in one line (``handoff --check``'s worktree
     row, and the receipt's Workspace line): ``matches T/N`` (exactly), ``matches T/N; HEAD commits
@@ -323,7 +320,7 @@ def worktree_text(f: dict[str, Any]) -> str:
     cid = f["checkpoint"]
     if not f["files_match"]:
         what = f["differs"]
-        return f"{_and(what)} " + ("differ" if len(what) > 1 or what == ["files"] else "differs")
+        return f"{listed(what)} " + ("differ" if len(what) > 1 or what == ["files"] else "differs")
     if f["exact"] or not f["head_moved"]:
         return f"matches {cid}"
     if f["head_commits"]:

@@ -117,12 +117,13 @@ def _worktree_git_dirs(repo: Repo) -> list[Path]:
     return dirs
 
 
-def protections(repo: Repo, *, latest: bool = True) -> dict[str, str]:
+def protections(repo: Repo, *, latest: bool = True, cfg: Config | None = None) -> dict[str, str]:
     """Checkpoint ids that must never be pruned → the reason, over every task and worktree
     (the latest of each task only when ``latest``).
 
-    Reads every task's ledger (``handoff`` events; the most recent restore/undo per worktree)
-    and every worktree's restore journal.  Raises :class:`CorruptError` when a ledger cannot be
+    Reads every task's ledger (``handoff`` events; the most recent restore/undo per worktree),
+    every worktree's restore journal, and the commits not yet pushed (judged by ``cfg``, or the
+    worktree's configuration when None: :func:`_protect_unpushed_trees`).  Raises :class:`CorruptError` when a ledger cannot be
     read, because then nobody can say what is safe to delete.
     """
     out: dict[str, str] = {}
@@ -154,7 +155,7 @@ def protections(repo: Repo, *, latest: bool = True) -> dict[str, str]:
                 for key in ("from", "target"):
                     if isinstance(ev.data.get(key), str):
                         out.setdefault(ev.data[key], f"the state the last {ev.type} left" if key == "from" else f"target of the last {ev.type}")
-    _protect_unpushed_trees(repo, out)
+    _protect_unpushed_trees(repo, out, cfg)
     for gd in _worktree_git_dirs(repo):
         path = gd / "ckpt" / "RESTORE"
         try:
@@ -169,25 +170,41 @@ def protections(repo: Repo, *, latest: bool = True) -> dict[str, str]:
     return out
 
 
-def _protect_unpushed_trees(repo: Repo, out: dict[str, str]) -> None:
-    """Add to ``out`` every checkpoint whose tree is the tree of a commit no remote-tracking ref
-    has yet (``git log --branches HEAD --not --remotes``): :func:`git_ckpt.gate.verify_commit`,
-    which the pre-push hook and CI run, finds a commit's evidence by that tree, so pruning the
-    checkpoint would refuse a push of a commit the gate let through."""
+def _protect_unpushed_trees(repo: Repo, out: dict[str, str], cfg: Config | None) -> None:
+    """Add to ``out`` the checkpoint that backs each commit no remote-tracking ref has yet
+    (``git log --branches HEAD --not --remotes``): :func:`git_ckpt.gate.verify_commit`, which
+    the pre-push hook and CI run, finds a commit's evidence by its tree, so pruning that
+    checkpoint would refuse the push of a commit the gate let through.  The one the verdict
+    names is kept; when the verdict cannot be had (``cfg`` None and ``.ckpt.toml`` unreadable,
+    or untrusted), every checkpoint with such a tree is."""
     proc = repo.git("log", "--format=%T %H", "--branches", "HEAD", "--not", "--remotes", "--", check=False)
-    if proc.returncode != 0:  # an unborn HEAD: no commit to push
+    if proc.returncode != 0:  # an unborn HEAD
         proc = repo.git("log", "--format=%T %H", "--branches", "--not", "--remotes", "--", check=False)
     commit_of: dict[str, str] = {}
     for line in proc.stdout.decode().splitlines():
         tree, _, commit = line.partition(" ")
         commit_of.setdefault(tree, commit)
-    if not commit_of:
-        return
+    same_tree: dict[str, list[str]] = {}
     for task in store.tasks(repo):
         for n, oid in store.numbered(repo, task):
             commit = commit_of.get(repo.commit_tree_id(oid) or "")
             if commit:
-                out.setdefault(f"{task}/{n}", f"tree of unpushed commit {commit[:12]} (verify-commit needs it)")
+                same_tree.setdefault(commit, []).append(f"{task}/{n}")
+    if not same_tree:
+        return
+    from . import gate, config as config_mod
+
+    judge = None
+    try:
+        judge = gate.Judge(repo, cfg if cfg is not None else config_mod.load(repo))
+    except CkptError:
+        pass
+    for commit, ids in same_tree.items():
+        if judge is not None and judge.trust.ok:
+            verdict = judge.commit(commit, commit, repo.commit_tree_id(commit) or "")
+            ids = [c for c in ids if verdict.verified and c == verdict.checkpoint]
+        for cid in ids:
+            out.setdefault(cid, f"backs unpushed commit {commit[:12]} (verify-commit finds it by its tree)")
 
 
 def _size(repo: Repo, commits: list[str], bases: set[str]) -> int:
@@ -215,7 +232,7 @@ def gc(
     only refs are removed; objects go when ``git gc`` prunes them.
     """
     now = time.time() if now is None else now
-    keep_ids = protections(repo)
+    keep_ids = protections(repo, cfg=cfg)
     result = GcResult(pol, dry_run)
     doomed: list[Candidate] = []
     survivors: list[Candidate] = []

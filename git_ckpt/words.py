@@ -43,12 +43,17 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else (plural or noun + 's')}"
 
 
+def listed(words: list[str], last: str = "and") -> str:
+    """``a``, ``a and b``, ``a, b and c`` (``last`` "or": ``a, b or c``): a non-empty list of
+    words as an English phrase, without the serial comma."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + f" {last} " + words[-1]
+
+
 def did_you_mean(possibilities: list[str]) -> str:
     """``did you mean 'save'?`` / ``did you mean 'restore' or 'report'?``: the one wording of
     every suggestion for a mistyped name (commands, options, choices, verifiers), closest first;
     it opens the hint line, as the suggestions for a mistyped task or checkpoint do."""
-    quoted = [repr(p) for p in possibilities]
-    return "did you mean " + (quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]) + "?"
+    return "did you mean " + listed([repr(p) for p in possibilities], "or") + "?"
 
 
 def _edits(a: str, b: str) -> int:

@@ -170,7 +170,7 @@ def test_gc_keeps_the_evidence_of_unpushed_commits(tmp_path):
     ckpt(root, "save", "-m", "later")
     dry = ckpt(root, "gc", "--keep", "1", "--dry-run", "--json").json()["result"]
     assert {p["id"]: p["reason"] for p in dry["protected"]} == {
-        "default/1": f"tree of unpushed commit {commits[0][:12]} (verify-commit needs it)",
+        "default/1": f"backs unpushed commit {commits[0][:12]} (verify-commit finds it by its tree)",
         "default/2": "promoted", "default/3": "latest"}
     assert dry["pruned"] == []
     ckpt(root, "gc", "--keep", "1")
