@@ -187,9 +187,9 @@ def _protect_unpushed_trees(repo: Repo, out: dict[str, str], cfg: Config | None)
     same_tree: dict[str, list[str]] = {}
     for task in store.tasks(repo):
         for n, oid in store.numbered(repo, task):
-            commit = commit_of.get(repo.commit_tree_id(oid) or "")
-            if commit:
-                same_tree.setdefault(commit, []).append(f"{task}/{n}")
+            backed = commit_of.get(repo.commit_tree_id(oid) or "")
+            if backed:
+                same_tree.setdefault(backed, []).append(f"{task}/{n}")
     if not same_tree:
         return
     from . import gate, config as config_mod
