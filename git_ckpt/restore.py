@@ -42,7 +42,7 @@ from .gitcore import Repo, TreeEntry, fault, git_failure, path_line, read_state
 from .model import OverlayFile, decode_json, encode, escape, path_display, path_from_str, path_to_str, task_name_problem
 from .snapshot import Snapshot, already_saved, capture, kept_ignored, left_out_paths, log_if_missing, note_warned, save, set_kept_ignored
 from .store import Checkpoint
-from .words import counted
+from .words import counted, short_base
 
 GITLINK = 0o160000
 
@@ -183,7 +183,7 @@ class RestoreResult:
             lost = (f"; {self.plan.head_unreachable} commit(s) no longer reachable from it (undo moves it back)"
                     if self.plan.head_unreachable else "")
             moved = f"branch {_branch_name(self.plan.head_branch)}" if self.plan.head_branch else "HEAD (detached)"
-            out.append(f"{moved} moved from {(self.plan.head_from or 'unborn')[:12]} to {self.plan.head_to[:12]}{lost}")
+            out.append(f"{moved} moved from {short_base(self.plan.head_from)} to {short_base(self.plan.head_to)}{lost}")
         return [*out, done, *self.plan.keep_lines()]
 
 
@@ -719,11 +719,12 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
     # index
     m = target.manifest
     plan.index_tree = target.index_tree
-    if (not paths and not reset_head and target.base and now.base and target.base != now.base
+    if (not paths and not reset_head and now.base and target.base != now.base
             and not (m.conflicts or m.intent_to_add or m.skip_worktree or m.assume_unchanged)
             and target.index_tree != (head_tree := repo.tree_of(now.base)) and head_tree == target.tree):
         # HEAD commits exactly the target's files (the checkpoint was committed, here or by a
-        # teammate): its index as staged on the old base would stage the reverse of that commit
+        # teammate; its base may be an unborn branch: the first commit): its index as staged
+        # on the old base would stage the reverse of that commit
         plan.index_tree, plan.committed_on_head = head_tree, True
     plan.index_changes = (
         now.index_tree != plan.index_tree
@@ -755,10 +756,10 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
             "ignore them here too (a committed .gitignore rule serves every clone)")
     if plan.committed_on_head:
         plan.base_from = target.base
-        plan.base_note = (f"{target.id} was saved on {(target.base or '')[:12]}; HEAD {(now.base or '')[:12]} commits its files "
+        plan.base_note = (f"{target.id} was saved on {short_base(target.base)}; HEAD {short_base(now.base)} commits its files "
                           "and stays: the index is set to HEAD's tree (nothing staged), not as it was staged on that base")
-    elif (not paths and not reset_head and target.base and now.base and target.base != now.base
-            and target.index_tree != repo.tree_of(now.base)):
+    elif (not paths and not reset_head and target.base != now.base
+            and target.index_tree != (repo.tree_of(now.base) if now.base else repo.empty_tree)):
         # (a path restore writes the named paths as saved and leaves the rest of the index on
         # HEAD: no difference between HEAD and the base is staged, so there is nothing to say)
         plan.base_from = target.base
@@ -790,16 +791,16 @@ def reset_head_command(target: Checkpoint, branch: str | None) -> str:
     return f"git ckpt restore {target.id} --reset-head" + (" --force" if force else "")
 
 
-def base_note(target: Checkpoint, head: str, branch: str | None = None, *, whole: bool = True) -> str:
+def base_note(target: Checkpoint, head: str | None, branch: str | None = None, *, whole: bool = True) -> str:
     """What restoring ``target`` (saved on another HEAD, its index not HEAD's tree) without
-    ``--reset-head`` means: HEAD stays ``head`` and the index is set exactly as saved (DESIGN
-    "Exact round trip"), so ``git status`` shows the difference from HEAD as staged changes,
-    as after ``git reset --soft``; for a ``whole`` restore, :func:`reset_head_command` (from
-    the current ``branch``) moves HEAD to the base too (a path restore takes no --reset-head)."""
-    base = target.base or ""
-    note = (f"{target.id} was saved on {base[:12]}; HEAD is {head[:12]} and stays: the restored index stages "
-            "the difference (git status shows it as staged changes)")
-    if not whole:
+    ``--reset-head`` means: HEAD stays ``head`` (None: an unborn branch) and the index is set
+    exactly as saved (DESIGN "Exact round trip"), so ``git status`` shows the difference from
+    HEAD as staged changes, as after ``git reset --soft``; for a ``whole`` restore of a
+    target saved on a commit, :func:`reset_head_command` (from the current ``branch``) moves
+    HEAD to the base too (a path restore takes no --reset-head; HEAD cannot go back to unborn)."""
+    note = (f"{target.id} was saved on {short_base(target.base)}; HEAD is {short_base(head)} and stays: the restored index "
+            "stages the difference (git status shows it as staged changes)")
+    if not whole or target.base is None:
         return note
     force = bool(branch) and target.manifest.branch != branch
     return (note + f"; {reset_head_command(target, branch)} moves HEAD to that commit too"

@@ -36,6 +36,7 @@ from .config import Config
 from .errors import BusyError, CkptError, CorruptError, UsageError
 from .gitcore import EMPTY_BLOB, RefConflict, Repo, fault, git_failure, read_state, ref_number
 from .model import Card, Kind, Manifest, OverlayInfo, SHORT, decode_manifest, digest, encode, fit, path_display, path_from_str, path_to_str, row_line
+from .words import short_base
 
 
 @dataclass
@@ -628,7 +629,7 @@ def change_summary(repo: Repo, snap: Snapshot, since: store.Checkpoint | None) -
     if staged:
         return "index: " + summary(staged)
     if snap.base != since.manifest.base:
-        return f"HEAD moved to {(snap.base or 'an unborn branch')[:12]}"
+        return f"HEAD moved to {short_base(snap.base)}"
     if (snap.overlay_info.digest or "") != (since.manifest.overlay.digest or ""):
         return "overlay changed"
     return summary(changes)

@@ -49,6 +49,12 @@ def listed(words: list[str], last: str = "and") -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + f" {last} " + words[-1]
 
 
+def short_base(oid: str | None) -> str:
+    """A commit as the human output names it: its first 12 hex digits, or ``an unborn branch``
+    for None (a HEAD with no commit yet), never that phrase cut to 12 characters."""
+    return oid[:12] if oid else "an unborn branch"
+
+
 def did_you_mean(possibilities: list[str]) -> str:
     """``did you mean 'save'?`` / ``did you mean 'restore' or 'report'?``: the one wording of
     every suggestion for a mistyped name (commands, options, choices, verifiers), closest first;

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from . import emit, json_option, open_repo, say
+from ..words import short_base
 
 if TYPE_CHECKING:
     from ..restore import Plan, RestoreResult
@@ -52,9 +53,9 @@ def print_plan(plan: Plan, paths: list[bytes] | None = None) -> None:
         assert plan.head_to is not None  # set whenever the head changes
         lost = f"; {plan.head_unreachable} commit(s) no longer reachable from it (undo moves it back)" if plan.head_unreachable else ""
         if plan.head_branch:
-            say(f"HEAD    branch {plan.head_branch.removeprefix('refs/heads/')} moves from {(plan.head_from or 'unborn')[:12]} to {plan.head_to[:12]}{lost}")
+            say(f"HEAD    branch {plan.head_branch.removeprefix('refs/heads/')} moves from {short_base(plan.head_from)} to {short_base(plan.head_to)}{lost}")
         else:
-            say(f"HEAD    (detached) moves from {(plan.head_from or 'unborn')[:12]} to {plan.head_to[:12]}")
+            say(f"HEAD    (detached) moves from {short_base(plan.head_from)} to {short_base(plan.head_to)}")
     if plan.leave is None:
         say("leave   everything else")
     elif paths:  # only files under the paths asked for are counted: none is "other"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..model import escape
+from ..words import short_base
 from . import emit, json_option, open_repo, say
 
 
@@ -32,7 +33,7 @@ def command(as_json: bool) -> int:
                 say(f"HEAD:      {wt['head'][:12]} commits {wt['checkpoint']} on its base {(wt['base'] or '')[:12]}".rstrip()
                     if wt["base"] else f"HEAD:      {wt['head'][:12]} commits {wt['checkpoint']} (the first commit)")
             elif wt["head_moved"]:
-                say(f"HEAD:      not where {wt['checkpoint']} was saved (saved on {(wt['base'] or 'an unborn branch')[:12]}, HEAD is {(wt['head'] or 'unborn')[:12]})")
+                say(f"HEAD:      not where {wt['checkpoint']} was saved (saved on {short_base(wt['base'])}, HEAD is {short_base(wt['head'])})")
         elif st["latest"]:
             say(f"worktree:  unknown ({escape(st['unknown'] or 'it could not be read')}); latest is {st['latest']}")
         if st["restore_interrupted"]:

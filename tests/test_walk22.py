@@ -1,0 +1,89 @@
+"""What the twenty-second new-user walkthrough of the README met.
+
+1. A checkpoint saved before the first commit (on an unborn branch) was restored with its index
+   as staged then (nothing), so after ``git commit`` of its files the index staged the reverse
+   of that commit, with no note, while ``status`` had said HEAD "commits" it.  A base that is
+   an unborn branch is a base like any other: the committed-on-HEAD rule and the base note hold
+   for it (both directions: saved unborn and restored on a commit, saved on a commit and
+   restored on an unborn branch), and "an unborn branch" is never cut to 12 characters.
+
+Real repositories and the real ``git ckpt`` entry point.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import ckpt, git, init_repo
+
+
+def _status(repo) -> str:
+    return git(repo, "status", "--short", "--untracked-files=all").decode()
+
+
+def test_a_checkpoint_saved_before_the_first_commit_restores_on_it_with_nothing_staged(tmp_path):
+    repo = init_repo(tmp_path / "r", commit=False)
+    (repo / "a").write_text("a\n")
+    ckpt(repo, "save", "-m", "one")
+    git(repo, "add", "a")
+    git(repo, "commit", "-qm", "a")
+    head = git(repo, "rev-parse", "HEAD").decode().strip()
+    assert f"HEAD:      {head[:12]} commits default/1 (the first commit)\n" in ckpt(repo, "status").out
+    (repo / "a").write_text("b\n")
+    note = (f"note: default/1 was saved on an unborn branch; HEAD {head[:12]} commits its files and stays: the index "
+            "is set to HEAD's tree (nothing staged), not as it was staged on that base\n")
+    assert ckpt(repo, "restore", "default/1", "--dry-run").out == note + "would restore default/1:\nwrite   a\nleave   0 other file(s)\n"
+    plan = ckpt(repo, "restore", "default/1", "--dry-run", "--json").json()["result"]
+    assert plan["plan"]["base_differs"] == {"saved_on": None, "note": note[len("note: "):-1]}
+    res = ckpt(repo, "restore", "default/1")
+    assert res.out == note + "saved current state as default/2 (pre-restore)\nrestored default/1\n", res
+    assert _status(repo) == "" and (repo / "a").read_text() == "a\n"
+    assert f"HEAD:      {head[:12]} commits default/1 (the first commit)\n" in ckpt(repo, "status").out
+    ckpt(repo, "undo")
+    assert (repo / "a").read_text() == "b\n" and _status(repo) == " M a\n"
+
+
+@pytest.mark.parametrize("staged", [False, True])
+def test_a_checkpoint_saved_unborn_restored_on_another_commit_says_the_index_stages_the_difference(tmp_path, staged):
+    repo = init_repo(tmp_path / "r", commit=False)
+    (repo / "a").write_text("a\n")
+    if staged:
+        git(repo, "add", "a")
+    ckpt(repo, "save", "-m", "one")
+    (repo / "a").unlink()
+    git(repo, "rm", "-q", "--cached", "--ignore-unmatch", "a")
+    (repo / "other").write_text("o\n")
+    git(repo, "add", "other")
+    git(repo, "commit", "-qm", "other")
+    head = git(repo, "rev-parse", "HEAD").decode().strip()
+    note = (f"note: default/1 was saved on an unborn branch; HEAD is {head[:12]} and stays: the restored index stages "
+            "the difference (git status shows it as staged changes)\n")  # no --reset-head: HEAD cannot go back to unborn
+    res = ckpt(repo, "restore", "default/1")
+    assert res.out.startswith(note), res
+    # exact: the index as saved (nothing, or a staged), HEAD stays: its file shows as a staged deletion
+    listing = git(repo, "ls-files", "--stage").decode()
+    assert listing == (f"100644 {git(repo, 'hash-object', 'a').decode().strip()} 0\ta\n" if staged else "")
+    assert (repo / "a").read_text() == "a\n"
+    status = ckpt(repo, "status").out
+    assert f"HEAD:      not where default/1 was saved (saved on an unborn branch, HEAD is {head[:12]})\n" in status, status
+    assert json.loads(ckpt(repo, "--json", "restore", "default/2", "--dry-run").out)["result"]["plan"]["base_differs"] is None
+
+
+def test_a_checkpoint_saved_on_a_commit_restored_on_an_unborn_branch_says_so(repo):
+    (repo / "a").write_text("a\n")
+    git(repo, "add", "a")  # staged on its base: the index differs from the unborn branch's (empty)
+    ckpt(repo, "save", "-m", "one")
+    base = git(repo, "rev-parse", "HEAD").decode().strip()
+    git(repo, "checkout", "-q", "--orphan", "fresh")
+    git(repo, "rm", "-q", "-r", "--cached", ".")
+    res = ckpt(repo, "restore", "default/1")
+    assert res.out == ("note: default/1 was saved on branch main (this worktree is on fresh)\n"
+                       f"note: default/1 was saved on {base[:12]}; HEAD is an unborn branch and stays: the restored index "
+                       "stages the difference (git status shows it as staged changes); git ckpt restore default/1 "
+                       "--reset-head --force moves HEAD to that commit too (--force: it was saved on main, not fresh)\n"
+                       "saved current state as default/2 (pre-restore)\nrestored default/1\n"), res.out
+    assert git(repo, "ls-files").decode() == "README\na\n"
+    status = ckpt(repo, "status").out
+    assert f"HEAD:      not where default/1 was saved (saved on {base[:12]}, HEAD is an unborn branch)\n" in status, status
