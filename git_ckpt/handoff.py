@@ -13,6 +13,7 @@ numbered checkpoint when the ledger names none.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any, Callable
 
@@ -63,10 +64,29 @@ def current_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
 
 
 def first_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
-    """The lowest-numbered checkpoint of ``task`` still present, or None."""
+    """Where ``task`` began: its first checkpoint, pruned or dropped or not (``gc`` and ``drop``
+    remove refs, not the start of the task): the checkpoint of the oldest ``save`` event of its
+    ledger whose commit is still in the object store and is a checkpoint of this task; else
+    (its objects pruned by ``git gc``, or no ledger) the lowest-numbered checkpoint still
+    present; None when the task has none.  What "since the task began" means to ``stats``,
+    ``handoff`` (*Touched*) and ``diff --scope``."""
     nums = store.numbered(repo, task)
     if not nums:
         return None
+    bare = store.split_task(task)[1]
+    with contextlib.suppress(CkptError):
+        for rec in ledger.iter_records(repo, task):
+            d = rec.event.data
+            if rec.event.type != "save" or not isinstance(d.get("commit"), str) or not isinstance(d.get("id"), str):
+                continue
+            if repo.object_type(d["commit"]) != "commit":
+                continue
+            try:
+                cp = store.load(repo, d["commit"], id=d["id"])
+            except CkptError:
+                continue
+            if cp.manifest.task == bare:
+                return cp
     n, oid = nums[0]
     return store.load(repo, oid, id=f"{task}/{n}", ref=store.ckpt_ref(task, n))
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import calendar
+import contextlib
 import time
 from dataclasses import dataclass, field
 
@@ -171,19 +172,33 @@ def protections(repo: Repo, *, latest: bool = True, cfg: Config | None = None) -
 
 
 def _protect_unpushed_trees(repo: Repo, out: dict[str, str], cfg: Config | None) -> None:
-    """Add to ``out`` the checkpoint that backs each commit no remote-tracking ref has yet
-    (``git log --branches HEAD --not --remotes``): :func:`git_ckpt.gate.verify_commit`, which
-    the pre-push hook and CI run, finds a commit's evidence by its tree, so pruning that
+    """Where the gate is on (``ckpt.gate``: ``hooks install``), add to ``out`` the checkpoint
+    that backs each commit the pre-push hook would judge (:func:`git_ckpt.gate.pushed_commits`'
+    set: ``git log --branches HEAD --not --remotes`` and ``ckpt.gate.since``):
+    :func:`git_ckpt.gate.verify_commit` finds a commit's evidence by its tree, so pruning that
     checkpoint would refuse the push of a commit the gate let through.  The one the verdict
     names is kept; when the verdict cannot be had (``cfg`` None and ``.ckpt.toml`` unreadable,
     or untrusted), every checkpoint with such a tree is."""
-    proc = repo.git("log", "--format=%T %H", "--branches", "HEAD", "--not", "--remotes", "--", check=False)
-    if proc.returncode != 0:  # an unborn HEAD
-        proc = repo.git("log", "--format=%T %H", "--branches", "--not", "--remotes", "--", check=False)
+    from . import config as config_mod, gate
+
+    if not gate.enabled(repo):
+        return
+    conf: Config | None = cfg
+    if conf is None:
+        with contextlib.suppress(CkptError):
+            conf = config_mod.load(repo)
+    since = []
+    if conf is not None and conf.gate.since:
+        found = repo.git("rev-parse", "--verify", "-q", f"{conf.gate.since}^{{commit}}", check=False).stdout.decode().strip()
+        since = [found] if found else []
     commit_of: dict[str, str] = {}
-    for line in proc.stdout.decode().splitlines():
-        tree, _, commit = line.partition(" ")
-        commit_of.setdefault(tree, commit)
+    for tips in (["--branches", "HEAD"], ["--branches"]):  # (HEAD is unborn: the second)
+        proc = repo.git("log", "--format=%T %H", *tips, "--not", "--remotes", *since, "--", check=False)
+        if proc.returncode == 0:
+            for line in proc.stdout.decode().splitlines():
+                tree, _, commit = line.partition(" ")
+                commit_of.setdefault(tree, commit)
+            break
     same_tree: dict[str, list[str]] = {}
     for task in store.tasks(repo):
         for n, oid in store.numbered(repo, task):
@@ -192,13 +207,10 @@ def _protect_unpushed_trees(repo: Repo, out: dict[str, str], cfg: Config | None)
                 same_tree.setdefault(backed, []).append(f"{task}/{n}")
     if not same_tree:
         return
-    from . import gate, config as config_mod
-
     judge = None
-    try:
-        judge = gate.Judge(repo, cfg if cfg is not None else config_mod.load(repo))
-    except CkptError:
-        pass
+    if conf is not None:
+        with contextlib.suppress(CkptError):
+            judge = gate.Judge(repo, conf)
     for commit, ids in same_tree.items():
         if judge is not None and judge.trust.ok:
             verdict = judge.commit(commit, commit, repo.commit_tree_id(commit) or "")

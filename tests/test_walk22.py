@@ -6,6 +6,10 @@
    an unborn branch is a base like any other: the committed-on-HEAD rule and the base note hold
    for it (both directions: saved unborn and restored on a commit, saved on a commit and
    restored on an unborn branch), and "an unborn branch" is never cut to 12 characters.
+2. After ``gc`` (or ``drop``) of a task's first checkpoints, ``stats`` counted commits "since the
+   task began" from the oldest surviving checkpoint, and the handoff's *Touched* began there:
+   routine retention rewrote what the task did.  The task begins at its first save, whose
+   checkpoint commit the ledger records (the object stays until ``git gc`` prunes it).
 
 Real repositories and the real ``git ckpt`` entry point.
 """
@@ -87,3 +91,30 @@ def test_a_checkpoint_saved_on_a_commit_restored_on_an_unborn_branch_says_so(rep
     assert git(repo, "ls-files").decode() == "README\na\n"
     status = ckpt(repo, "status").out
     assert f"HEAD:      not where default/1 was saved (saved on {base[:12]}, HEAD is an unborn branch)\n" in status, status
+
+
+@pytest.mark.parametrize("how", ["gc", "drop"])
+def test_pruning_the_first_checkpoints_does_not_move_where_the_task_began(tmp_path, how):
+    repo = init_repo(tmp_path / "r")
+    began = git(repo, "rev-parse", "HEAD").decode().strip()
+    for i in (1, 2, 3):
+        (repo / "f").write_text(f"{i}\n")
+        ckpt(repo, "save", "-m", f"s{i}")
+        git(repo, "add", "f")
+        git(repo, "commit", "-qm", f"c{i}")
+    (repo / "g").write_text("g\n")
+    ckpt(repo, "save", "-m", "s4")
+
+    def seen():
+        commits = ckpt(repo, "stats", "--json").json()["result"]["commits"]
+        receipt = ckpt(repo, "handoff", "--json").json()["result"]
+        return commits["checked"], receipt["base"], [(t["path"], t["status"]) for t in receipt["touched"]]
+
+    before = seen()
+    assert before == (3, began, [("f", "A"), ("g", "A")])
+    if how == "gc":
+        assert ckpt(repo, "gc", "--keep", "1", "--older-than", "0s").out.count("pruned default/") == 3
+    else:
+        ckpt(repo, "drop", "default/1", "default/2")
+    assert seen() == before
+    assert f"## Touched (from {began[:12]} to default/4)\n" in ckpt(repo, "handoff").out
