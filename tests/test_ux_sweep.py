@@ -136,6 +136,8 @@ def test_did_you_mean_has_one_wording(repo):
         (["save", "-M", "x"], "no such option '-M'", "did you mean '-m'? ", "git ckpt save"),  # case of a short option
         (["log", "-N", "2"], "no such option '-N'", "did you mean '-n'? ", "git ckpt log"),
         (["save", "-x", "x"], "no such option '-x'", "", "git ckpt save"),  # no other letter is guessed
+        (["--jsn", "list"], "no such option '--jsn'", "did you mean '--json'? ", "git ckpt"),  # taken before click
+        (["--hepl"], "no such option '--hepl'", "did you mean '--help'? ", "git ckpt"),
     ]
     for args, message, suggestion, where in cases:
         res = ckpt(repo, *args, rc=2, fsck=False)

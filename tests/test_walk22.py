@@ -118,3 +118,12 @@ def test_pruning_the_first_checkpoints_does_not_move_where_the_task_began(tmp_pa
         ckpt(repo, "drop", "default/1", "default/2")
     assert seen() == before
     assert f"## Touched (from {began[:12]} to default/4)\n" in ckpt(repo, "handoff").out
+
+
+def test_init_with_hooks_says_it_turned_the_gate_on(repo):
+    """3. ``init --hooks`` printed only ``wrote .ckpt.toml`` while it installed six hooks and
+    turned the gate on: it says what ``hooks install`` says."""
+    out = ckpt(repo, "init", "--hooks").out
+    assert out.startswith(f"wrote {repo / '.ckpt.toml'}\ninstalled pre-commit, ") and "\ngate on: " in out, out
+    ckpt(repo, "hooks", "uninstall")
+    assert out == f"wrote {repo / '.ckpt.toml'}\n" + ckpt(repo, "hooks", "install").out

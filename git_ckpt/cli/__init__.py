@@ -538,6 +538,11 @@ def click_message(exc: click.ClickException) -> tuple[str, str | None]:
         suggestion = did_you_mean(exc.possibilities) if exc.possibilities else None
         ctx = getattr(exc, "ctx", None)
         name = getattr(exc, "option_name", "") or ""
+        if ctx is not None and ctx.parent is None and name.startswith("--"):
+            from ..words import suggestion as close  # `git ckpt --jsn`: --json is every command's, taken before click
+
+            opts = [o for p in ctx.command.get_params(ctx) if isinstance(p, click.Option) for o in p.opts if o.startswith("--")]
+            suggestion = close(name, [*opts, "--json"])
         if suggestion is None and ctx is not None and len(name) == 2 and name[0] == "-":
             other = "-" + name[1].swapcase()  # `save -M`: a short option in the wrong case
             if any(other in p.opts for p in ctx.command.params if isinstance(p, click.Option)):

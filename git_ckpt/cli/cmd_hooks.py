@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ..model import escape
@@ -40,25 +42,26 @@ def install_cmd(since: str | None, as_json: bool) -> int:
             raise NotFoundError(f"unknown revision {since!r}", "name a commit, e.g. HEAD or origin/main")
         since = proc.stdout.decode().strip()
     res = install(repo, since=since)
-
-    def human() -> None:
-        say(f"installed {', '.join(res['installed'])} in {escape(res['dir'])}")
-        for d in res["dirs"]:
-            if d != res["dir"]:
-                say(f"installed them in {escape(d)} too (another worktree runs its hooks from there)")
-        for name in res["legacy"]:
-            say(f"kept your existing {name} hook as {name}.legacy; it runs first")
-        if res["since"]:
-            say(f"pre-push judges commits that are not ancestors of {res['since'][:12]} (git config ckpt.gate.since)")
-        if res["excluded"]:
-            say("the hook files inside the worktree are ignored through .git/info/exclude: no checkpoint saves them "
-                "and no restore deletes them (hooks uninstall removes those lines)")
-        say("gate on: commits must match the promoted, verified checkpoint (git config ckpt.gate true)")
-        if res["hooks_path"]:
-            click.echo(f"hint: core.hooksPath is set to {escape(res['hooks_path'])}; the hooks were installed there, and the setting was left alone", err=True)
-
-    emit("hooks install", res, as_json, human)
+    emit("hooks install", res, as_json, lambda: say_installed(res))
     return 0
+
+
+def say_installed(res: dict[str, Any]) -> None:
+    """What ``hooks install`` (and ``init --hooks``) did, for people: :func:`git_ckpt.hooks.install`'s result."""
+    say(f"installed {', '.join(res['installed'])} in {escape(res['dir'])}")
+    for d in res["dirs"]:
+        if d != res["dir"]:
+            say(f"installed them in {escape(d)} too (another worktree runs its hooks from there)")
+    for name in res["legacy"]:
+        say(f"kept your existing {name} hook as {name}.legacy; it runs first")
+    if res["since"]:
+        say(f"pre-push judges commits that are not ancestors of {res['since'][:12]} (git config ckpt.gate.since)")
+    if res["excluded"]:
+        say("the hook files inside the worktree are ignored through .git/info/exclude: no checkpoint saves them "
+            "and no restore deletes them (hooks uninstall removes those lines)")
+    say("gate on: commits must match the promoted, verified checkpoint (git config ckpt.gate true)")
+    if res["hooks_path"]:
+        click.echo(f"hint: core.hooksPath is set to {escape(res['hooks_path'])}; the hooks were installed there, and the setting was left alone", err=True)
 
 
 @command.command("uninstall")

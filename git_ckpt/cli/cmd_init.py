@@ -29,5 +29,12 @@ def command(force: bool, with_hooks: bool, as_json: bool) -> int:
         from ..hooks import install
 
         hooks = install(repo)
-    emit("init", {"config": str(path), "hooks": hooks}, as_json, lambda: say(f"wrote {path}"))
+    def human() -> None:
+        say(f"wrote {path}")
+        if hooks is not None:
+            from .cmd_hooks import say_installed
+
+            say_installed(hooks)
+
+    emit("init", {"config": str(path), "hooks": hooks}, as_json, human)
     return 0
