@@ -127,3 +127,16 @@ def test_init_with_hooks_says_it_turned_the_gate_on(repo):
     assert out.startswith(f"wrote {repo / '.ckpt.toml'}\ninstalled pre-commit, ") and "\ngate on: " in out, out
     ckpt(repo, "hooks", "uninstall")
     assert out == f"wrote {repo / '.ckpt.toml'}\n" + ckpt(repo, "hooks", "install").out
+
+
+def test_an_isolated_verify_reuses_only_isolated_results(repo):
+    """5. As README "Verify" now says: ``verify --isolated`` after an in-place pass runs again (the
+    run in place may have read ignored files no checkpoint holds); an in-place verify reuses
+    an isolated pass."""
+    from test_verify import verifier, write_config
+
+    write_config(repo, verifier("t", "true"))
+    (repo / "f").write_text("x\n")
+    ckpt(repo, "save", "-m", "a")
+    runs = [ckpt(repo, "verify", *flags).out.splitlines()[0] for flags in ([], ["--isolated"], ["--isolated"], [])]
+    assert [("reused from default/1" in r) for r in runs] == [False, False, True, True], runs
