@@ -615,8 +615,9 @@ def left_out(cp: store.Checkpoint | None) -> frozenset[bytes]:
 
 
 def change_summary(repo: Repo, snap: Snapshot, since: store.Checkpoint | None) -> str:
-    """The default message of a checkpoint saved without one: what changed since the task's
-    latest checkpoint (or since HEAD for the first), e.g. ``M calc.py, A test_calc.py``."""
+    """The default message of a checkpoint saved without one: what changed since ``since`` (``@``;
+    HEAD when None), e.g. ``M calc.py, A test_calc.py``; when the files are the same, what else
+    changed (``index: …``, ``HEAD moved to …``, ``overlay changed``), else ``same as T/N``."""
     from .gitcore import EMPTY_TREE
     from .words import change_summary as summary
 
@@ -632,7 +633,7 @@ def change_summary(repo: Repo, snap: Snapshot, since: store.Checkpoint | None) -
         return f"HEAD moved to {short_base(snap.base)}"
     if (snap.overlay_info.digest or "") != (since.manifest.overlay.digest or ""):
         return "overlay changed"
-    return summary(changes)
+    return f"same as {since.id}"  # (save --allow-empty, or the first save of a task after restoring another's)
 
 
 def write_checkpoint(

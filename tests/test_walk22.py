@@ -140,3 +140,18 @@ def test_an_isolated_verify_reuses_only_isolated_results(repo):
     ckpt(repo, "save", "-m", "a")
     runs = [ckpt(repo, "verify", *flags).out.splitlines()[0] for flags in ([], ["--isolated"], ["--isolated"], [])]
     assert [("reused from default/1" in r) for r in runs] == [False, False, True, True], runs
+
+
+def test_a_save_equal_to_its_at_is_named_as_a_copy_of_it_not_no_changes(repo):
+    """6. The first save of a task after restoring another task's checkpoint (and ``save
+    --allow-empty``) was named "no changes": a checkpoint that was saved.  It is ``same as T/N``."""
+    ckpt(repo, "task", "start", "a")
+    (repo / "f").write_text("1\n")
+    ckpt(repo, "save", "-m", "one")
+    ckpt(repo, "task", "start", "b")
+    (repo / "f").write_text("2\n")
+    ckpt(repo, "restore", "a/1")
+    assert ckpt(repo, "save").out == "checkpoint saved: b/2\n"
+    ckpt(repo, "save", "--allow-empty")
+    rows = ckpt(repo, "list", "--json").json()["result"]
+    assert [(r["id"], r["message"]) for r in rows][-2:] == [("b/2", "same as a/1"), ("b/3", "same as b/2")]
