@@ -975,7 +975,11 @@ def merge_state_problem(repo: Repo, target: Checkpoint, heads: list[str], head: 
     ``head`` (default: where it is), or None when it can: HEAD is not the checkpoint's base, or a
     merged object is no commit here.  The warning a whole restore gives, and its dry run too."""
     now, branch = repo.head()
-    if (now if head is None else head) != target.manifest.base:
+    at = now if head is None else head
+    if at != target.manifest.base:
+        if at and heads and all(repo.git("merge-base", "--is-ancestor", h, at, check=False).returncode == 0 for h in heads):
+            return (f"{target.id} was saved during a merge; MERGE_HEAD is not brought back: HEAD {at[:12]} already "
+                    f"contains what it merged ({', '.join(h[:12] for h in heads)}), so the merge was made since")
         return (f"{target.id} was saved during a merge; MERGE_HEAD is not brought back because HEAD moved since "
                 f"({reset_head_command(target, branch)} brings HEAD back too)")
     if not all(repo.object_type(h) == "commit" for h in heads):
