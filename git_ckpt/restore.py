@@ -184,7 +184,13 @@ class RestoreResult:
                     if self.plan.head_unreachable else "")
             moved = f"branch {_branch_name(self.plan.head_branch)}" if self.plan.head_branch else "HEAD (detached)"
             out.append(f"{moved} moved from {short_base(self.plan.head_from)} to {short_base(self.plan.head_to)}{lost}")
-        return [*out, done, *self.plan.keep_lines()]
+        merge = []
+        if self.plan.merge_to:  # as the plan says it: a merge in progress is no news to hide
+            merge = [f"merging again: MERGE_HEAD is {', '.join(h[:12] for h in self.plan.merge_to)}, as when {self.target} was saved "
+                     "(git commit concludes the merge, git merge --abort ends it)"]
+        elif self.plan.merge_to is not None:
+            merge = ["MERGE_HEAD removed: the merge an earlier restore brought back ends"]
+        return [*out, done, *merge, *self.plan.keep_lines()]
 
 
 def _under(path: bytes, paths: list[bytes] | None) -> bool:

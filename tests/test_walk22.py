@@ -155,3 +155,23 @@ def test_a_save_equal_to_its_at_is_named_as_a_copy_of_it_not_no_changes(repo):
     ckpt(repo, "save", "--allow-empty")
     rows = ckpt(repo, "list", "--json").json()["result"]
     assert [(r["id"], r["message"]) for r in rows][-2:] == [("b/2", "same as a/1"), ("b/3", "same as b/2")]
+
+
+def test_a_restore_that_brings_a_merge_back_says_so_in_place_and_in_a_new_worktree(repo, tmp_path):
+    """8. ``restore --worktree`` (and a plain restore) of a checkpoint saved mid-merge left git
+    merging without a word, though the dry run's plan names the merge line: the run says it too,
+    and the restore that ends that merge again says so."""
+    from conftest import saved_clean_then_merging
+
+    side = saved_clean_then_merging(repo)
+    ckpt(repo, "save", "-m", "mid-merge")
+    merging = (f"merging again: MERGE_HEAD is {side[:12]}, as when default/2 was saved (git commit concludes the merge, "
+               "git merge --abort ends it)\n")
+    res = ckpt(repo, "restore", "default/2", "--worktree", str(tmp_path / "review"))
+    assert res.out.endswith("restored default/2\n" + merging), res.out
+    assert git(tmp_path / "review", "rev-parse", "MERGE_HEAD").decode().strip() == side
+    git(repo, "merge", "--abort")
+    assert ckpt(repo, "restore", "default/2").out.endswith("restored default/2\n" + merging)
+    assert ckpt(repo, "restore", "default/1").out.endswith(
+        "restored default/1\nMERGE_HEAD removed: the merge an earlier restore brought back ends\n")
+    assert not (repo / ".git" / "MERGE_HEAD").exists()
