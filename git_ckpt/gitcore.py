@@ -677,14 +677,20 @@ class Repo:
         ``core.excludesFile``, as ``git check-ignore --no-index`` judges them.
 
         The ``.gitignore`` blobs are written into a scratch worktree inside ``$GIT_DIR`` and
-        ``git check-ignore`` runs there, so the real worktree and index are not read."""
+        ``git check-ignore`` runs there, so the real worktree and index are not read.  ``tree``
+        may be a teammate's (or crafted): a ``.gitignore`` whose path is no worktree path
+        (:func:`~git_ckpt.model.raw_path_problem`: ``..``, absolute, ``.git``; a raw entry name
+        holding a ``/``) is not written — such a tree is refused before anything is restored —
+        and every file is created new (``O_EXCL|O_NOFOLLOW``) below directories made here."""
+        from .model import raw_path_problem
+
         if not paths:
             return set()
         listing = self.git("ls-tree", "-r", "-z", tree).stdout.split(b"\0")
         rules: list[tuple[bytes, str]] = []
         for rec in listing:
             info, _, path = rec.partition(b"\t")
-            if path == b".gitignore" or path.endswith(b"/.gitignore"):
+            if (path == b".gitignore" or path.endswith(b"/.gitignore")) and raw_path_problem(path) is None:
                 mode, _typ, blob_id = info.split(b" ")
                 if mode in (b"100644", b"100755"):
                     rules.append((path, blob_id.decode()))
@@ -692,8 +698,12 @@ class Repo:
             root = os.fsencode(scratch)
             for path, oid in rules:
                 full = os.path.join(root, path)
-                fsutil.makedirs(os.path.dirname(full))
-                with open(full, "wb") as fh:
+                try:  # (a path met twice, or a .gitignore where a directory goes: git reads no rules there)
+                    fsutil.makedirs(os.path.dirname(full))
+                    fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+                except OSError:
+                    continue
+                with os.fdopen(fd, "wb") as fh:
                     fh.write(self.read_blob(oid))
             env = self.git_env()
             env["GIT_WORK_TREE"] = scratch
