@@ -563,14 +563,18 @@ class Repo:
 
     def config_get(self, key: str) -> str | None:
         """A git config value (None when unset or unreadable).  Read by libgit2, or by ``git
-        config`` when ``git -c`` passed settings in the environment (libgit2 ignores those)."""
-        if "GIT_CONFIG_PARAMETERS" in os.environ or "GIT_CONFIG_COUNT" in os.environ:
-            proc = self.git("config", "--get", key, check=False)
-            return proc.stdout.decode("utf-8", "replace").rstrip("\n") if proc.returncode == 0 else None
-        try:
-            return str(self._pg.config[key])
-        except (KeyError, ValueError, pygit2.GitError):
-            return None
+        config`` when ``git -c`` passed settings in the environment (libgit2 ignores those) or
+        the value is not UTF-8 (a Latin-1 ``core.hooksPath``: its bytes kept as surrogate
+        escapes, as :func:`os.fsencode` gives them back, never read as unset)."""
+        if "GIT_CONFIG_PARAMETERS" not in os.environ and "GIT_CONFIG_COUNT" not in os.environ:
+            try:
+                return str(self._pg.config[key])
+            except UnicodeDecodeError:
+                pass
+            except (KeyError, ValueError, pygit2.GitError):
+                return None
+        proc = self.git("config", "--get", key, check=False)
+        return _text(proc.stdout).removesuffix("\n") if proc.returncode == 0 else None
 
     def config_entries(self, prefix: str) -> list[tuple[str, str]]:
         """Every git config entry whose name starts with ``prefix`` (e.g. ``ckpt.``), as
@@ -579,23 +583,33 @@ class Repo:
         key lowercase, subsection as written.  Read by libgit2, or by ``git config -z
         --get-regexp`` when ``git -c`` passed settings in the environment (libgit2 ignores
         those).  A key with no value (``[ckpt] flag``) reads as ``""``.  Raises
-        :class:`ConfigError` for a config file git cannot parse."""
-        if "GIT_CONFIG_PARAMETERS" in os.environ or "GIT_CONFIG_COUNT" in os.environ:
+        :class:`ConfigError` for a config file git cannot parse, or an entry under ``prefix``
+        whose name or value is not UTF-8 (decoded once, here: no surrogate reaches a verifier
+        definition, a JSON line or a hash)."""
+        raw: list[tuple[bytes, bytes]] | None = None
+        if "GIT_CONFIG_PARAMETERS" not in os.environ and "GIT_CONFIG_COUNT" not in os.environ:
+            try:  # the bytes, as git prints them
+                want = prefix.encode()
+                raw = [(e.raw_name, e.raw_value or b"") for e in self._pg.config if e.raw_name.startswith(want)]
+            except UnicodeDecodeError:
+                pass  # libgit2 decodes every name it lists: a Latin-1 name anywhere is git's to read
+            except pygit2.GitError as exc:
+                raise ConfigError(f"cannot read git config: {exc}") from None
+        if raw is None:
             proc = self.git("config", "-z", "--get-regexp", "^" + re.escape(prefix), check=False)
             if proc.returncode == 1 and not proc.stderr.strip():
                 return []  # no such entry
             if proc.returncode != 0:
                 raise ConfigError(f"cannot read git config: {git_failure(('config',), proc).message}")
-            out = []
-            for rec in proc.stdout.split(b"\0"):
-                if rec:
-                    name, _, value = rec.partition(b"\n")
-                    out.append((name.decode("utf-8", "surrogateescape"), value.decode("utf-8", "surrogateescape")))
-            return out
-        try:
-            return [(e.name, e.value or "") for e in self._pg.config if e.name.startswith(prefix)]
-        except pygit2.GitError as exc:
-            raise ConfigError(f"cannot read git config: {exc}") from None
+            raw = [(rec.partition(b"\n")[0], rec.partition(b"\n")[2]) for rec in proc.stdout.split(b"\0") if rec]
+        out = []
+        for name, value in raw:
+            try:
+                out.append((name.decode(), value.decode()))
+            except UnicodeDecodeError:
+                shown = name.decode("utf-8", "backslashreplace")
+                raise ConfigError(f"git config {shown} is not UTF-8 text", f"git config --edit (or fix the file that sets {shown})") from None
+        return out
 
     def config_bool(self, key: str) -> bool:
         """Whether ``git config --type=bool --get key`` prints ``true``: git's own reading (an
@@ -1746,6 +1760,11 @@ def _remove_stale(directory: Path, pattern: str, age: float = 3600.0) -> None:
         with contextlib.suppress(OSError):
             if path.stat().st_mtime < cutoff:
                 path.unlink()
+
+
+def _text(raw: bytes) -> str:
+    """Config bytes as text: UTF-8, with any other byte kept as a surrogate escape."""
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def git_failure(args: tuple[str | bytes, ...], proc: subprocess.CompletedProcess[bytes]) -> CkptError:

@@ -70,3 +70,45 @@ def test_a_crafted_tree_writes_no_rule_file_outside_the_worktree(tmp_path, shape
         assert (repo / ".gitignore").read_text() == "mine\n" and (repo / "zzz").read_text() == "mine\n"
     assert not (repo / ".git" / ".gitignore").exists()
     assert git(repo, "status", "--porcelain").decode() == "?? b\n?? zzz\n"
+
+
+@pytest.mark.parametrize("where", ["value", "subsection"])
+@pytest.mark.parametrize("how", ["file", "git -c"])
+def test_a_config_entry_that_is_not_utf8_is_one_error_line_not_a_crash(repo, where, how):
+    """6. A Latin-1 byte in any ``ckpt.*`` entry (a ~/.gitconfig written in another encoding)
+    crashed every command read through libgit2 (exit 70, the gate hook too) and reached a
+    verifier's definition as a surrogate through ``git -c``.  It is decoded once, where git
+    config is read: one error line, exit 6, both ways."""
+    import os
+    import subprocess
+
+    ckpt(repo, "hooks", "install")
+    (repo / "a").write_text("a\n")
+    git(repo, "add", "a")
+    ckpt(repo, "save", "-m", "s")
+    name, value = (b'verifier "t"', b"caf\xe9") if where == "value" else (b'verifier "t\xe9"', b"true")
+    shown = "ckpt.verifier.t.command" if where == "value" else "ckpt.verifier.t\\xe9.command"
+    env = dict(os.environ)
+    if how == "file":
+        with open(repo / ".git" / "config", "ab") as fh:
+            fh.write(b"[ckpt " + name.replace(b"verifier ", b"") .replace(b'"', b"") .join([b'"verifier.', b'"']) + b"]\n\tcommand = " + value + b"\n")
+    else:
+        key = b"ckpt." + name.split(b'"')[0].strip() + b"." + name.split(b'"')[1] + b".command"
+        env.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": os.fsdecode(key), "GIT_CONFIG_VALUE_0": os.fsdecode(value)})
+    want = f"error: git config {shown} is not UTF-8 text\nhint: git config --edit (or fix the file that sets {shown})\n"
+    res = ckpt(repo, "verify", rc=6, env=env)
+    assert res.err == want, res
+    assert ckpt(repo, "save", "-m", "t", rc=6, env=env).err == want
+    proc = subprocess.run(["git", "commit", "-qm", "c"], cwd=repo, capture_output=True, env=env)
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr and b"not UTF-8 text" in proc.stderr, proc
+    assert git(repo, "rev-list", "--count", "HEAD").decode() == "1\n"
+
+
+def test_a_latin1_entry_outside_ckpt_changes_nothing(repo):
+    """The sibling: libgit2 decodes every name it lists, so a Latin-1 ``[alias "é"]`` anywhere
+    stopped git-ckpt too; git reads it, and so do we."""
+    with open(repo / ".git" / "config", "ab") as fh:
+        fh.write(b'[alias "caf\xe9"]\n\tx = status\n')
+    (repo / "a").write_text("a\n")
+    assert ckpt(repo, "save", "-m", "s").out == "checkpoint saved: default/1\n"
+    assert ckpt(repo, "status").out.splitlines()[3] == "worktree:  matches default/1 (@)"
