@@ -700,6 +700,15 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
     # pre-restore save holds, in its tree or its overlay (``cur``: captured with ``now``, which
     # is what that save archives; the fingerprints check it is still those bytes and mode right
     # before it is replaced), may be replaced: undo brings it back.
+    # A tracked file kept because the target's rules ignore it goes after all when the target puts
+    # a file (or symlink) where one of its directories is (``out/x`` tracked now, ``out`` an
+    # ignored overlay file of the target): it is in the tree the pre-restore save holds.
+    if plan.kept_ignored:
+        targets = set(plan.write) | set(plan.overlay_write)
+        under = {p for p in plan.kept_ignored if any(b"/".join(p.split(b"/")[:i]) in targets for i in range(1, p.count(b"/") + 1))}
+        if under:
+            plan.kept_ignored = [p for p in plan.kept_ignored if p not in under]
+            plan.delete += sorted(under)
     removed = set(plan.delete) | set(plan.overlay_delete)
     for p in plan.write:
         plan.blocked += _in_the_way(root, p, removed, saved=p in tracked_now or p in cur)

@@ -112,3 +112,47 @@ def test_a_latin1_entry_outside_ckpt_changes_nothing(repo):
     (repo / "a").write_text("a\n")
     assert ckpt(repo, "save", "-m", "s").out == "checkpoint saved: default/1\n"
     assert ckpt(repo, "status").out.splitlines()[3] == "worktree:  matches default/1 (@)"
+
+
+@pytest.mark.parametrize("rules", [".gitignore", "info/exclude"])
+@pytest.mark.parametrize("kind", ["file", "symlink"])
+def test_undo_brings_back_an_ignored_overlay_file_where_a_tracked_directory_was(repo, rules, kind):
+    """3. A restore may replace an ignored file the pre-restore overlay holds (``out``) by the
+    target's tracked ``out/x``; the undo then refused: ``out/x``, ignored by the rules of the state
+    it returns to, was "kept", so the directory blocked writing ``out`` back.  A tracked file
+    below a path the target writes goes (the pre-restore save holds it); undo is exact."""
+    import os
+
+    from conftest import worktree_state
+
+    (repo / ".ckpt.toml").write_text('[overlay]\ninclude = ["*"]\n')
+    git(repo, "add", ".ckpt.toml")
+    git(repo, "commit", "-qm", "overlay")
+    (repo / "out").mkdir()
+    (repo / "out" / "x").write_text("tracked\n")
+    git(repo, "add", "out")
+    ckpt(repo, "save", "-m", "target")
+    git(repo, "rm", "-rq", "--cached", "out")
+    (repo / "out" / "x").unlink()
+    (repo / "out").rmdir()
+    if rules == ".gitignore":
+        (repo / ".gitignore").write_text("out\n")
+        git(repo, "add", ".gitignore")
+    else:
+        (repo / ".git" / "info").mkdir(exist_ok=True)
+        (repo / ".git" / "info" / "exclude").write_text("out\n")
+    if kind == "file":
+        (repo / "out").write_text("ignored log\n")
+    else:
+        (repo / "sub").mkdir()
+        (repo / "sub" / "x").write_text("s\n")
+        os.symlink("sub", repo / "out")
+    ckpt(repo, "save", "-m", "current")
+    before = worktree_state(repo)
+    index = git(repo, "ls-files", "-s")
+    ckpt(repo, "restore", "default/1")
+    assert (repo / "out" / "x").read_text() == "tracked\n" and not (repo / "out").is_symlink()
+    assert ckpt(repo, "undo").out.endswith("undo: restored default/2\n")
+    assert worktree_state(repo) == before and git(repo, "ls-files", "-s") == index
+    ckpt(repo, "restore", "default/1")  # and over again
+    assert (repo / "out" / "x").read_text() == "tracked\n"
