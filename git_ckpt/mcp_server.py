@@ -484,11 +484,13 @@ def _screen_line(line: bytes) -> tuple[bytes | None, bytes | None]:
     null.  Strings
     that are not valid UTF-8 (lone surrogate escapes such as ``"\\ud800"``) are replaced by
     :data:`INVALID_TEXT`, which the tool call refuses naming the argument.  A blank line is
-    passed on; any other line unchanged.  Raises nothing."""
+    passed on; any other line unchanged but for a UTF-8 byte order mark, which is dropped (the SDK
+    reads none).  Raises nothing."""
     from .model import loads_json
 
     if not line.strip():
         return line, None
+    line = line.removeprefix(b"\xef\xbb\xbf")  # read as loads_json reads it: the SDK drops a BOM line unanswered
     try:
         obj = loads_json(line)
     except ValueError as exc:

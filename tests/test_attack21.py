@@ -156,3 +156,24 @@ def test_undo_brings_back_an_ignored_overlay_file_where_a_tracked_directory_was(
     assert worktree_state(repo) == before and git(repo, "ls-files", "-s") == index
     ckpt(repo, "restore", "default/1")  # and over again
     assert (repo / "out" / "x").read_text() == "tracked\n"
+
+
+@pytest.mark.parametrize("line", [
+    b"\xef\xbb\xbf" + b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ckpt_save","arguments":{"message":"bom"}}}',
+    b"\xef\xbb\xbf" + b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+])
+def test_an_mcp_line_with_a_byte_order_mark_is_answered(repo, line):
+    """8. The screen read a line with a UTF-8 BOM as JSON (as every JSON from outside is read)
+    and passed it on; the SDK dropped it and the client waited forever.  The line the SDK gets
+    is the one the screen read."""
+    from test_attack19 import _Server
+
+    server = _Server(repo)
+    try:
+        server.send(line)
+        res = server.answer()
+        assert res["id"] == 2 and "error" not in res and not res["result"].get("isError"), res
+        server.still_serves(3)
+    finally:
+        rc, rest = server.close()
+    assert rc == 0 and b"Traceback" not in rest, rest
