@@ -259,10 +259,9 @@ def _check_overlay(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
         return
     if overlay.overlay_digest(info.files) != info.digest:
         res.problems.append("the manifest's overlay digest does not match its file list")
-    limit = _local_limit(repo)  # this repository's cap, never the manifest's
     with fsutil.temp_dir("ckpt-check-overlay-") as tmp:
-        try:
-            written = overlay.extract(Path(tmp), tar, limit)
+        try:  # the archive's hard limits, never the manifest's caps nor this configuration's
+            written = overlay.extract(Path(tmp), tar)
         except CkptError as exc:
             res.problems.append(exc.message)
             return
@@ -276,17 +275,6 @@ def _check_overlay(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
                 res.problems.append(f"overlay file {path_display(path)!r} {problem}")
                 break
         res.overlay_files = len(want)
-
-
-def _local_limit(repo: Repo) -> int:
-    """``overlay.max_file_size`` of this repository (its default when the config is broken:
-    ``check`` judges checkpoints, not the config)."""
-    from . import config
-
-    try:
-        return config.load(repo).max_file_size
-    except CkptError:
-        return config.parse_size("100MiB", "overlay.max_file_size")
 
 
 def _compare_overlay_file(full: bytes, f: OverlayFile) -> str | None:

@@ -31,8 +31,13 @@ from .words import counted
 if TYPE_CHECKING:
     from .config import Patterns
 
-MAX_ENTRIES = 200_000
-MAX_TOTAL = 8 * 1024**3
+#: Hard limits of an overlay archive, the same for every repository and configuration: a reader
+#: (:func:`read_archive`) refuses an archive past them (bounded time and memory against a hostile
+#: fetched archive), and a save (:func:`select`) leaves out what would take its archive past them,
+#: so no archive a save writes is ever refused.  ``overlay.max_file_size`` is not one of them: it
+#: decides what a save captures, never what a restore may read back.
+MAX_ENTRIES = 200_000  # entries (files and symlinks; directories a foreign archive holds count too)
+MAX_TOTAL = 8 * 1024**3  # bytes of regular-file content, all entries together
 
 #: A callable opening an overlay archive as a binary stream (``with src() as fh``).
 Opener = Callable[[], AbstractContextManager[IO[bytes]]]
@@ -57,13 +62,16 @@ class Item:
 class Selection:
     """What :func:`select` found: ``items`` sorted by path, plus what it left out and why
     (``unreadable``: files the walk could not read, a path too long for the system included;
-    warned about, not recorded in the manifest, whose paths are bounded)."""
+    warned about, not recorded in the manifest, whose paths are bounded; ``over_limits``: files
+    past the archive's hard limits :data:`MAX_ENTRIES` / :data:`MAX_TOTAL`, recorded in
+    ``skipped`` like those over ``max_file_size``)."""
 
     items: list[Item]
     secrets: list[bytes]
     too_large: list[bytes]
     unsafe_links: list[bytes]
     unreadable: list[bytes] = field(default_factory=list)
+    over_limits: list[bytes] = field(default_factory=list)
 
     def info(self, cfg: Config) -> OverlayInfo:
         """The manifest's overlay record for this selection."""
@@ -77,8 +85,27 @@ class Selection:
             max_file_size=cfg.max_file_size,
             files=files,
             digest=overlay_digest(files),
-            skipped=[path_to_str(p) for p in self.secrets + self.too_large + self.unsafe_links],
+            skipped=[path_to_str(p) for p in self.secrets + self.too_large + self.unsafe_links + self.over_limits],
         )
+
+
+def within_limits(items: list[Item]) -> tuple[list[Item], list[bytes]]:
+    """Split ``items`` (sorted by path) into those an archive holds without passing the hard
+    limits :data:`MAX_ENTRIES` and :data:`MAX_TOTAL` that :func:`read_archive` applies, and the
+    paths left out.  Deterministic: items are taken in path order; a file whose bytes would take
+    the total past :data:`MAX_TOTAL` is left out (a later, smaller one may still fit); once
+    :data:`MAX_ENTRIES` are taken, every later item is left out.  Raises nothing."""
+    kept: list[Item] = []
+    left: list[bytes] = []
+    total = 0
+    for item in items:
+        size = item.size if item.kind == "file" else 0
+        if len(kept) >= MAX_ENTRIES or total + size > MAX_TOTAL:
+            left.append(item.path)
+            continue
+        kept.append(item)
+        total += size
+    return kept, left
 
 
 def overlay_digest(files: Iterable[OverlayFile]) -> str:
@@ -234,7 +261,8 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool],
         while todo:
             visit(todo.pop(), todo)
     items.sort(key=lambda i: i.path)
-    return Selection(items, sorted(secrets), sorted(too_large), sorted(unsafe), sorted(unreadable))
+    items, over = within_limits(items)  # never an archive a reader would refuse
+    return Selection(items, sorted(secrets), sorted(too_large), sorted(unsafe), sorted(unreadable), over)
 
 
 def policy_selects(include: list[str], exclude: list[str], paths: Iterable[bytes]) -> set[bytes]:
@@ -436,23 +464,26 @@ def safe_relpath(path: bytes) -> bytes:
     return _safe_relpath(os.fsdecode(path))
 
 
-def read_archive(source: Source, max_file_size: int, max_total: int | None = None) -> list[Entry]:
+def read_archive(source: Source) -> list[Entry]:
     """Parse and validate a whole overlay tar before anything is written, streaming it with
     bounded memory (``source``: archive bytes or a callable opening a stream, e.g.
-    :meth:`git_ckpt.store.Checkpoint.overlay_source`).  The caps are the caller's local ones
-    (``overlay.max_file_size``), never the archive's or its manifest's.
+    :meth:`git_ckpt.store.Checkpoint.overlay_source`).  Returns the validated entries in archive
+    order (a file's ``size`` and ``sha256``, no ``data``).  The size and count caps are the hard
+    limits :data:`MAX_ENTRIES` and :data:`MAX_TOTAL`, which every save keeps to: never the
+    archive's or its manifest's, and never the configuration's ``overlay.max_file_size`` (a
+    save-time choice of what to capture: lowered since, or a restored ``.ckpt.toml``'s, it must
+    not make a saved checkpoint unreadable).
 
     Raises :class:`CorruptError` naming the first refused entry: absolute paths, ``..``,
     ``.git``, hard links, devices, FIFOs, an entry below a symlink of the archive, a symlink
-    pointing outside the worktree, an entry over ``max_file_size`` bytes, more than
-    ``MAX_ENTRIES`` entries or ``max_total`` bytes, or a truncated/garbled archive.  A file is
-    refused from its header, before its content is read.
+    pointing outside the worktree, more than ``MAX_ENTRIES`` entries or ``MAX_TOTAL`` bytes of
+    files, or a truncated/garbled archive.  A file taking the total past ``MAX_TOTAL`` is refused
+    from its header, before its content is read.
     """
     import tarfile
 
     entries: list[Entry] = []
     total = 0
-    max_total = MAX_TOTAL if max_total is None else max_total
     try:
         with _opener(source)() as stream, tarfile.open(fileobj=stream, mode="r|", encoding="utf-8", errors="surrogateescape") as tar:
             for member in tar:
@@ -463,12 +494,10 @@ def read_archive(source: Source, max_file_size: int, max_total: int | None = Non
                 if not -(2**34) < member.mtime < 2**34:
                     raise CorruptError(f"overlay archive entry {shown!r} has an impossible mtime; refusing the archive")
                 if member.isreg():
-                    if member.size > max_file_size:
-                        raise CorruptError(f"overlay archive entry {shown!r} is {counted(member.size, 'byte')}, over the {max_file_size}-byte limit "
-                                           "(overlay.max_file_size); refusing the archive")
                     total += member.size
-                    if total > max_total:
-                        raise CorruptError(f"overlay archive is larger than the total size limit ({max_total} bytes); refusing it")
+                    if total > MAX_TOTAL:
+                        raise CorruptError(f"overlay archive entry {shown!r} ({counted(member.size, 'byte')}) takes the archive past "
+                                           f"the total size limit ({MAX_TOTAL} bytes); refusing it")
                     fh = tar.extractfile(member)
                     h, n = hashlib.sha256(), 0
                     while fh is not None:
@@ -634,13 +663,15 @@ def write_entries(root: Path, source: Source, entries: list[Entry], before: Call
         raise CorruptError(f"overlay archive is corrupt: {exc}") from None
 
 
-def extract(root: Path, source: Source, max_file_size: int, only: set[bytes] | None = None, max_total: int | None = None) -> list[bytes]:
-    """Validate the whole archive, pre-flight every target, then write (``only`` limits which
-    paths), streaming: memory stays bounded whatever the archive's size.
+def extract(root: Path, source: Source, only: set[bytes] | None = None) -> list[bytes]:
+    """Validate the whole archive (:func:`read_archive`, its hard limits), pre-flight every
+    target, then write below ``root`` (``only`` limits which paths), streaming: memory stays
+    bounded whatever the archive's size.
 
-    Returns the paths written.  A refused archive raises :class:`CorruptError` and writes nothing.
+    Returns the paths written.  A refused archive raises :class:`CorruptError` and writes
+    nothing; a failed write raises :class:`IOFailure`.
     """
-    entries = read_archive(source, max_file_size, max_total)
+    entries = read_archive(source)
     if only is not None:
         entries = [e for e in entries if e.path in only]
     check_writable(root, entries)

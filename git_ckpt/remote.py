@@ -616,7 +616,7 @@ def restore_into_worktree(repo: Repo, target: store.Checkpoint, path: Path) -> t
                          "restore it into the current worktree instead")
     source = target.overlay_source()
     if source is not None:  # a refused archive must not even leave a worktree behind
-        overlay.read_archive(source, config.load(repo).max_file_size)
+        overlay.read_archive(source)
     repo.git("worktree", "add", "--detach", "--quiet", str(path), target.base)
     try:
         new = Repo.discover(path)

@@ -1125,13 +1125,6 @@ def _unlink(root: bytes, rel: bytes) -> None:
     _prune_empty_dirs(root, rel)
 
 
-def overlay_limit(cfg: Config, target: Checkpoint) -> int:
-    """The per-file cap for extracting ``target``'s overlay: this repository's own
-    ``overlay.max_file_size`` (the manifest's record of the cap it was saved with is
-    informative only: a checkpoint never sets its own limits)."""
-    return cfg.max_file_size
-
-
 def _overlay_entries(target: Checkpoint, cfg: Config, plan: Plan) -> list[overlay.Entry]:
     """Validate the target's overlay archive and pre-flight the entries the plan writes.
 
@@ -1144,7 +1137,7 @@ def _overlay_entries(target: Checkpoint, cfg: Config, plan: Plan) -> list[overla
             return []
         raise CorruptError(f"overlay of {target.id} is missing although its manifest lists files", f"git ckpt check {target.id} reports what is damaged")
     try:
-        entries = overlay.read_archive(source, overlay_limit(cfg, target))
+        entries = overlay.read_archive(source)  # hard limits: never this configuration's max_file_size
         listed = {path_from_str(f.path) for f in target.manifest.overlay.files}
         unlisted = sorted(e.path for e in entries if e.kind != "dir" and e.path not in listed)
         if unlisted:

@@ -36,7 +36,7 @@ from .config import Config
 from .errors import BusyError, CkptError, CorruptError, UsageError
 from .gitcore import EMPTY_BLOB, RefConflict, Repo, fault, git_failure, read_state, ref_number
 from .model import Card, Kind, Manifest, OverlayInfo, SHORT, decode_manifest, digest, encode, fit, path_display, path_from_str, path_to_str, row_line
-from .words import short_base
+from .words import counted, short_base
 
 
 @dataclass
@@ -463,7 +463,7 @@ def capture(repo: Repo, cfg: Config, *, build_tar: bool = False, read_only: bool
             staged = {e.path for e in repo.ls_tree(i_tree, *empties)}
         ita = [p for p in empties if p not in staged]
     raw = _raw_check(repo, w_tree, base) if _filters_may_apply(repo, listing, untracked) else []
-    candidates = [i.path for i in sel.items] + sel.secrets + sel.too_large + sel.unsafe_links + sel.unreadable
+    candidates = [i.path for i in sel.items] + sel.secrets + sel.too_large + sel.unsafe_links + sel.unreadable + sel.over_limits
     if candidates:  # a tracked file matching an ignore pattern is in the tree already, not the overlay
         tracked = repo.paths_in_tree(w_tree, candidates)
         if tracked:
@@ -474,6 +474,7 @@ def capture(repo: Repo, cfg: Config, *, build_tar: bool = False, read_only: bool
             sel.too_large = [p for p in sel.too_large if p not in tracked]
             sel.unsafe_links = [p for p in sel.unsafe_links if p not in tracked]
             sel.unreadable = [p for p in sel.unreadable if p not in tracked]
+            sel.over_limits = [p for p in sel.over_limits if p not in tracked]
     snap = Snapshot(
         tree=w_tree,
         index_tree=i_tree,
@@ -571,6 +572,11 @@ def warnings_for(snap: Snapshot, already: frozenset[bytes] = frozenset()) -> lis
     if new(sel.unreadable):
         out.append("overlay: left out files that cannot be read here (permissions, or a path too long for the system): "
                    + ", ".join(fit(path_display(p), 200) for p in new(sel.unreadable)))
+    if new(sel.over_limits):
+        left = new(sel.over_limits)
+        out.append(f"overlay: left out {counted(len(left), 'file')} past the archive's hard limits "
+                   f"({overlay.MAX_ENTRIES} entries, {overlay.MAX_TOTAL} bytes in all): "
+                   + ", ".join(fit(path_display(p), 200) for p in left[:20]) + (", ..." if len(left) > 20 else ""))
     return out
 
 
@@ -579,9 +585,10 @@ WARNED = "warned-"  # in $GIT_DIR/ckpt: warned-TASK, NUL-separated paths a save 
 
 def left_out_paths(snap: Snapshot) -> frozenset[bytes]:
     """Every path :func:`warnings_for` can name for ``snap``: secrets, files over the size cap,
-    nested repositories without a commit, symlinks leaving the worktree, files that cannot be read."""
+    nested repositories without a commit, symlinks leaving the worktree, files that cannot be read,
+    files past the overlay archive's hard limits."""
     sel = snap.selection
-    return frozenset([*sel.secrets, *sel.too_large, *snap.too_large, *snap.embedded, *sel.unsafe_links, *sel.unreadable])
+    return frozenset([*sel.secrets, *sel.too_large, *snap.too_large, *snap.embedded, *sel.unsafe_links, *sel.unreadable, *sel.over_limits])
 
 
 def warned(repo: Repo, task: str) -> frozenset[bytes]:

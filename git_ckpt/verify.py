@@ -438,7 +438,7 @@ def materialise(repo: Repo, cfg: Config, cp: Checkpoint) -> Iterator[Path]:
             overlay.write_entry(wt, overlay.Entry(path, "file", 0o755 if e.mode == 0o100755 else 0o644, 0, repo.read_blob(e.oid)))
         source = cp.overlay_source()
         if source is not None:
-            overlay.extract(wt, source, cfg.max_file_size)
+            overlay.extract(wt, source)
         yield wt
     finally:
         if created:

@@ -18,6 +18,13 @@ from git_ckpt import overlay
 from git_ckpt.errors import CorruptError
 
 
+def _huge_header(name: str, claimed: int) -> bytes:
+    """A tar of one file header claiming ``claimed`` bytes it does not hold: refused from the header."""
+    info = tarfile.TarInfo(name)
+    info.size = claimed
+    return info.tobuf(format=tarfile.PAX_FORMAT) + b"\0" * 1024
+
+
 def _tar(*members: tuple) -> bytes:
     """Build a tar from ``(name, kind, payload)``: kind file (payload bytes), dir, symlink and
     hardlink (payload = link name), chr, fifo."""
@@ -80,7 +87,7 @@ def _crafted(parent: Path) -> dict[str, tuple[bytes, str]]:
         "hard link inside": (_tar(ok, ("h", "hardlink", "ok.txt")), "is a hard link"),
         "character device": (_tar(ok, ("dev", "chr", "")), "is a device, FIFO or other special file"),
         "fifo": (_tar(ok, ("pipe", "fifo", "")), "is a device, FIFO or other special file"),
-        "oversized entry": (_tar(ok, ("big", "file", b"x" * 2048)), "over the 1024-byte limit"),
+        "entry past the total size limit": (_huge_header("big", overlay.MAX_TOTAL + 1), "takes the archive past the total size limit"),
         "into .git": (_tar(ok, (".git/hooks/post-checkout", "file", b"#!/bin/sh\n")), "writes into .git"),
         "into .GIT": (_tar(ok, ("sub/.GIT/config", "file", b"x")), "writes into .git"),
         "file below a file": (_tar(ok, ("f", "file", b"x"), ("f/g", "file", b"y")), "lies below a file of the archive"),
@@ -98,7 +105,7 @@ def test_crafted_archive_refused_and_nothing_written(place, case):
     data, why = _crafted(parent)[case]
     before = _listing(parent)
     with pytest.raises(CorruptError) as exc:
-        overlay.extract(wt, data, max_file_size=1024)
+        overlay.extract(wt, data)
     assert why in exc.value.message
     assert _listing(parent) == before
 
@@ -109,7 +116,7 @@ def test_too_many_entries(place, monkeypatch):
     data = _tar(*[(f"f{i}", "file", b"x") for i in range(11)])
     before = _listing(parent)
     with pytest.raises(CorruptError, match="more than 10 entries"):
-        overlay.extract(wt, data, max_file_size=1024)
+        overlay.extract(wt, data)
     assert _listing(parent) == before
 
 
@@ -119,14 +126,14 @@ def test_total_size_cap(place, monkeypatch):
     data = _tar(*[(f"f{i}", "file", b"x" * 60) for i in range(2)])
     before = _listing(parent)
     with pytest.raises(CorruptError, match="total size limit"):
-        overlay.extract(wt, data, max_file_size=1024)
+        overlay.extract(wt, data)
     assert _listing(parent) == before
 
 
 def test_a_symlink_at_the_target_is_replaced_never_followed(place):
     parent, wt, outside = place
     os.symlink(str(outside / "target"), wt / "f")
-    written = overlay.extract(wt, _tar(("f", "file", b"mine\n"), ("d/ok", "symlink", "../keep.txt")), max_file_size=1024)
+    written = overlay.extract(wt, _tar(("f", "file", b"mine\n"), ("d/ok", "symlink", "../keep.txt")))
     assert written == [b"f", b"d/ok"]
     assert (outside / "target").read_text() == "outside, must not change\n"
     assert not os.path.islink(wt / "f") and (wt / "f").read_bytes() == b"mine\n"
@@ -137,9 +144,9 @@ def test_safe_archive_extracts_exactly(place):
     _parent, wt, _outside = place
     data = _tar(("a/b.txt", "file", b"hello\n"), ("a/link", "symlink", "b.txt"), ("up", "symlink", "a/../keep.txt"), ("e", "dir", ""))
     with pytest.raises(CorruptError):  # '..' after a name: refused even though it stays inside
-        overlay.extract(wt, data, max_file_size=1024)
+        overlay.extract(wt, data)
     data = _tar(("a/b.txt", "file", b"hello\n"), ("a/link", "symlink", "b.txt"), ("a/up", "symlink", "../keep.txt"), ("e", "dir", ""))
-    assert overlay.extract(wt, data, max_file_size=1024) == [b"a/b.txt", b"a/link", b"a/up"]
+    assert overlay.extract(wt, data) == [b"a/b.txt", b"a/link", b"a/up"]
     assert (wt / "a" / "b.txt").read_bytes() == b"hello\n"
     assert os.readlink(wt / "a" / "up") == "../keep.txt"
     assert (wt / "e").is_dir()

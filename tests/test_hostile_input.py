@@ -437,11 +437,13 @@ def big_header_tar(name: str, claimed: int) -> bytes:
     return info.tobuf(format=tarfile.PAX_FORMAT) + b"\0" * 1024
 
 
-def test_5_caps_come_from_local_config_never_the_manifest(world):
+def test_5_caps_are_hard_limits_never_the_manifest_nor_the_config(world):
     sandbox, root = world
     import hashlib
 
-    claimed = 1 << 30
+    from git_ckpt.overlay import MAX_TOTAL
+
+    claimed = MAX_TOTAL + 1  # one header past the hard total limit: refused before any content is read
 
     def edit(m):
         m["overlay"]["max_file_size"] = 1 << 40  # the manifest asks for a huge cap: ignored
@@ -449,13 +451,17 @@ def test_5_caps_come_from_local_config_never_the_manifest(world):
                                   "sha256": hashlib.sha256(b"").hexdigest(), "mtime": 0}]
     forge(root, edit=edit, tar=big_header_tar("fixtures/zeros", claimed))
     for args in (("restore", "origin:default/1"), ("restore", "--dry-run", "origin:default/1")):
-        hostile(root, sandbox, *args, rc=7, says="overlay.max_file_size")
+        hostile(root, sandbox, *args, rc=7, says="the total size limit")
     res = hostile(root, sandbox, "check", "origin:default/1", rc=1)
-    assert "limit (overlay.max_file_size)" in res.out, res
-    # the local cap decides: lowered below a fixture, this repository's own checkpoint is refused too
+    assert f"the total size limit ({MAX_TOTAL} bytes)" in res.out, res
+    # the configuration's cap is what a save captures, not what a read accepts: lowered below a
+    # fixture, this repository's own checkpoint still restores it (attack 21)
+    saved = (root / "fixtures" / "data.bin").read_bytes()
     git(root, "config", "ckpt.overlay.maxFileSize", "4")
     (root / "fixtures" / "data.bin").unlink()
-    hostile(root, sandbox, "restore", "--dry-run", "default/1", rc=7, says="overlay.max_file_size")
+    ckpt(root, "restore", "--dry-run", "default/1")
+    ckpt(root, "restore", "default/1")
+    assert (root / "fixtures" / "data.bin").read_bytes() == saved
 
 
 def peak_rss_kib(root: Path, *args: str) -> tuple[int, int]:
