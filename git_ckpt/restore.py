@@ -31,7 +31,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import msgspec
 
@@ -386,10 +386,17 @@ def _stat_of(full: bytes, root: bytes | None = None) -> _Stat | None:
     return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
-def _content_matches(repo: Repo, now: Snapshot, rel: bytes, full: bytes | None = None) -> bool:
+def _overlay_files(now: Snapshot) -> dict[bytes, OverlayFile]:
+    """The capture's overlay entries by path (built once per restore: looked up per path)."""
+    return {path_from_str(f.path): f for f in (now.overlay_info.files if now.overlay_info else [])}
+
+
+def _content_matches(repo: Repo, now: Snapshot, rel: bytes, full: bytes | None = None,
+                     overlay_files: Mapping[bytes, OverlayFile] | None = None) -> bool:
     """Whether the file at ``rel`` (or at ``full``, where it was moved) holds what the capture
     ``now`` recorded for it (its worktree tree entry, cleaned as ``git add`` would; or its
-    overlay digest)."""
+    overlay digest).  ``overlay_files`` is :func:`_overlay_files` of ``now`` when the caller
+    holds it (a caller asking for many paths must: building it is linear in the overlay)."""
     import hashlib
 
     moved = full is not None
@@ -398,17 +405,17 @@ def _content_matches(repo: Repo, now: Snapshot, rel: bytes, full: bytes | None =
         st = os.lstat(full) if moved else _lstat(os.fsencode(repo.workdir), rel)
     except (FileNotFoundError, NotADirectoryError):
         return False
-    for f in now.overlay_info.files if now.overlay_info else []:
-        if path_from_str(f.path) == rel:
-            try:
-                if stat.S_ISLNK(st.st_mode):
-                    return f.kind == "symlink" and hashlib.sha256(os.readlink(full)).hexdigest() == f.sha256
-                if f.kind != "file" or not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != f.mode & 0o7777:
-                    return False  # another kind or other permission bits: not what the capture archived
-                with open(full, "rb") as fh:  # in chunks: an overlay file may be large
-                    return hashlib.file_digest(fh, "sha256").hexdigest() == f.sha256
-            except OSError:
-                return False
+    f = (overlay_files if overlay_files is not None else _overlay_files(now)).get(rel)
+    if f is not None:
+        try:
+            if stat.S_ISLNK(st.st_mode):
+                return f.kind == "symlink" and hashlib.sha256(os.readlink(full)).hexdigest() == f.sha256
+            if f.kind != "file" or not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != f.mode & 0o7777:
+                return False  # another kind or other permission bits: not what the capture archived
+            with open(full, "rb") as fh:  # in chunks: an overlay file may be large
+                return hashlib.file_digest(fh, "sha256").hexdigest() == f.sha256
+        except OSError:
+            return False
     entries = repo.ls_tree(now.tree, rel)
     entry = next((e for e in entries if e.path == rel), None)
     if entry is None:
@@ -430,6 +437,7 @@ class Fingerprints:
 
     def __init__(self, repo: Repo, now: Snapshot, plan: Plan) -> None:
         self.repo, self.now = repo, now
+        self.overlay = _overlay_files(now)  # once: every path below is looked up in it
         self.root = os.fsencode(repo.workdir)
         self.taken = time.time_ns()
         touched = sorted(set(plan.delete + plan.write + plan.raw_write + plan.overlay_delete + plan.overlay_write))
@@ -442,10 +450,9 @@ class Fingerprints:
     def _changed_since_capture(self, present: list[bytes]) -> list[bytes]:
         """Which of ``present`` no longer hold what the capture recorded: regular files hashed in
         one ``git hash-object --stdin-paths`` (clean filters applied), the rest one by one."""
-        overlay_paths = {path_from_str(f.path) for f in (self.now.overlay_info.files if self.now.overlay_info else [])}
-        batch = [p for p in present if p not in overlay_paths and (st := self.stats[p]) is not None and stat.S_ISREG(st[0])]
+        batch = [p for p in present if p not in self.overlay and (st := self.stats[p]) is not None and stat.S_ISREG(st[0])]
         in_batch = set(batch)
-        changed = [p for p in present if p not in in_batch and not _content_matches(self.repo, self.now, p)]
+        changed = [p for p in present if p not in in_batch and not _content_matches(self.repo, self.now, p, overlay_files=self.overlay)]
         if batch:
             oids = self.repo.git("hash-object", "--stdin-paths", input=b"".join(map(path_line, batch))).stdout.split()
             listed = self.repo.ls_tree(self.now.tree, *batch) if len(batch) <= 500 else self.repo.ls_tree(self.now.tree)
@@ -470,7 +477,7 @@ class Fingerprints:
         have = _stat_of(os.path.join(self.root, rel), self.root)
         same = have == want
         if same and have is not None and not stat.S_ISDIR(have[0]) and max(have[2], have[3]) >= self.taken - 50_000_000:
-            same = _content_matches(self.repo, self.now, rel)
+            same = _content_matches(self.repo, self.now, rel, overlay_files=self.overlay)
         if not same:
             raise self.changed(rel)
 
@@ -489,7 +496,7 @@ class Fingerprints:
         if (have[:3] + have[4:]) != (want[:3] + want[4:]) or (not moved and have[3] != want[3]):
             return False
         if max(want[2], want[3]) >= self.taken - 50_000_000:  # racily clean: compare content
-            return _content_matches(self.repo, self.now, rel, full)
+            return _content_matches(self.repo, self.now, rel, full, self.overlay)
         return True
 
     def take_away(self, rel: bytes, aside: bytes) -> bytes | None:
@@ -871,11 +878,13 @@ def checkpoint_with_state(repo: Repo, task: str, state: str, *, first: Checkpoin
 def _check_paths_exist(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes]) -> None:
     """:class:`NotFoundError` for a path that names nothing in the target or the current state
     (like git's "pathspec did not match"); paths are literal, never globs."""
-    overlay_paths = [path_from_str(f.path) for f in target.manifest.overlay.files + now.overlay_info.files]
+    overlay_paths = {path_from_str(f.path) for f in target.manifest.overlay.files + now.overlay_info.files}
+    # every directory above an overlay file, once (a lookup per path, not a scan of the overlay)
+    overlay_dirs = {o[:i] for o in overlay_paths for i, c in enumerate(o) if c == 0x2F}
     for p in paths:
         if any(repo.paths_in_tree(t, [p.rstrip(b"/")]) for t in (target.tree, now.tree, target.index_tree, now.index_tree)):
             continue
-        if any(_under(o, [p]) for o in overlay_paths):
+        if p in overlay_paths or p.rstrip(b"/") in overlay_dirs:  # as _under(o, [p]) for some o
             continue
         what, hint = _swapped(repo, target, p)
         # every file it holds: its commit's tree (git ckpt show lists only the files changed
