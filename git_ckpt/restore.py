@@ -1164,17 +1164,18 @@ def _overlay_entries(target: Checkpoint, cfg: Config, plan: Plan) -> list[overla
 
 
 def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: list[bytes] | None, plan: Plan,
-          prints: Fingerprints | None = None) -> None:
+          prints: Fingerprints | None = None) -> list[str]:
     """Make the worktree, overlay and index equal ``target`` (steps 4–6).  Idempotent.
 
     With ``prints``, each file is moved aside and checked against the capture right before it
     is deleted or replaced (:meth:`Fingerprints.take_away`); new files are written beside the
-    worktree first and linked into place only where nothing appeared meanwhile."""
+    worktree first and linked into place only where nothing appeared meanwhile.  Returns
+    warnings: overlay permission bits the system would not set (setgid for a foreign group)."""
     entries = _overlay_entries(target, cfg, plan)
     # worktree: deletions first (a file may become a directory), then writes.
     aside_dir = tempfile.mkdtemp(prefix="ckpt-aside-", dir=repo.git_dir)
     try:
-        _apply_files(repo, target, plan, prints, aside_dir, entries)
+        warnings = _apply_files(repo, target, plan, prints, aside_dir, entries)
     finally:
         with contextlib.suppress(OSError):  # only ever empty here; a file left in it was checked as saved
             os.rmdir(aside_dir)
@@ -1182,10 +1183,11 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
     if plan.index_changes:
         _apply_index(repo, target, paths, now, plan.index_tree or target.index_tree)
     fault("restore.after-index")
+    return warnings
 
 
 def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprints | None, aside_dir: str,
-                 entries: list[overlay.Entry]) -> None:
+                 entries: list[overlay.Entry]) -> list[str]:
     root = os.fsencode(repo.workdir)
     check = prints.check if prints is not None else (lambda _p: None)
     aside = os.fsencode(aside_dir) + b"/old"
@@ -1263,10 +1265,12 @@ def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprint
         wanted = set(plan.overlay_write)
         source = target.overlay_source()
         assert source is not None  # a missing overlay with files to write was refused when it was read
-        overlay.write_entries(repo.workdir, source, [e for e in entries if e.path in wanted], before=check)
+        warnings = overlay.write_entries(repo.workdir, source, [e for e in entries if e.path in wanted], before=check)
         missing = wanted - {e.path for e in entries}
         if missing:
             raise CorruptError(f"overlay of {target.id} lacks {counted(len(missing), 'file')} its manifest lists (e.g. {path_display(sorted(missing)[0])!r})")
+        return warnings
+    return []
 
 
 def _replace(root: bytes, rel: bytes, src: bytes, prints: Fingerprints | None, aside: bytes) -> None:
@@ -1506,10 +1510,11 @@ def restore(
                     from_id=prev_id, paths=[path_to_str(p) for p in paths or []], reset_head=reset_head)
         store.atomic_write(_journal_path(repo), encode(j))
         fault("restore.after-journal")
-        apply(repo, cfg, target, now, paths, plan, prints)
+        applied = apply(repo, cfg, target, now, paths, plan, prints)
         set_kept_ignored(repo, plan.kept_left_ignored)
         if warns:  # the pre-restore save's, delivered with this result: remembered now
             note_warned(repo, task, left_out_paths(now))
+        warns += applied
         warns += _finish(repo, j, target, now)
         if not paths:
             warns += set_merge_state(repo, target)
@@ -1548,10 +1553,11 @@ def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
         if _new_work(repo, now, target, store.load(repo, j.from_commit)):
             warns = save(repo, cfg, task=j.task, message=f"before finishing the restore of {target.id}", kind="pre-restore",
                          snap=now, allow_empty=True, in_restore=True, remember_warnings=False).warnings
-        apply(repo, cfg, target, now, paths, plan, prints)
+        applied = apply(repo, cfg, target, now, paths, plan, prints)
         set_kept_ignored(repo, plan.kept_left_ignored)
         if warns:
             note_warned(repo, j.task, left_out_paths(now))
+        warns += applied
         warns += _finish(repo, j, target, now)
         if not paths:
             warns += set_merge_state(repo, target)
