@@ -508,7 +508,7 @@ def read_archive(source: Source) -> list[Entry]:
                         n += len(chunk)
                     if n != member.size:
                         raise CorruptError(f"overlay archive entry {shown!r} is truncated")
-                    entries.append(Entry(rel, "file", member.mode & 0o777, int(member.mtime), b"", n, h.hexdigest()))
+                    entries.append(Entry(rel, "file", member.mode & 0o7777, int(member.mtime), b"", n, h.hexdigest()))  # all bits: setuid, setgid, sticky
                 elif member.issym():
                     target = os.fsencode(member.linkname)
                     if not link_stays_inside(rel, target):
@@ -592,16 +592,19 @@ def _makedirs(root: bytes, rel_dir: bytes) -> None:
                 raise CorruptError(f"refusing to write below {path_display(cur)!r}: not a directory") from None
 
 
-def write_entry(root: Path, e: Entry, content: IO[bytes] | None = None) -> None:
+def write_entry(root: Path, e: Entry, content: IO[bytes] | None = None) -> str | None:
     """Write one validated entry below ``root``: replaces a file or link there, never follows one.
-    A file's bytes come from ``content`` (a stream, read in chunks) when given, else ``e.data``."""
+    A file's bytes come from ``content`` (a stream, read in chunks) when given, else ``e.data``;
+    its permission bits are exactly ``e.mode`` (setuid, setgid and sticky too).  Returns a
+    warning when the system would not set them all (the kernel drops setgid for a group the
+    user is not in, say), else None."""
     root_b = os.fsencode(root)
     _check_parents(root_b, e.path)
     full = os.path.join(root_b, e.path)
     try:
         if e.kind == "dir":
             _makedirs(root_b, e.path)
-            return
+            return None
         _makedirs(root_b, os.path.dirname(e.path))
         try:
             st = os.lstat(full)
@@ -613,7 +616,7 @@ def write_entry(root: Path, e: Entry, content: IO[bytes] | None = None) -> None:
         if e.kind == "symlink":
             os.symlink(e.data, full)
             os.utime(full, (e.mtime, e.mtime), follow_symlinks=False)
-            return
+            return None
         fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, e.mode)
         try:
             h = hashlib.sha256()
@@ -623,32 +626,55 @@ def write_entry(root: Path, e: Entry, content: IO[bytes] | None = None) -> None:
                 while view:
                     n = os.write(fd, view)
                     view = view[n:]
-            os.fchmod(fd, e.mode)
+            # after the bytes (a write clears setuid/setgid); the umask does not apply to fchmod
+            warning = _set_mode(fd, e)
         finally:
             os.close(fd)
         if content is not None and e.sha256 and h.hexdigest() != e.sha256:
             raise CorruptError(f"overlay archive entry {path_display(e.path)!r} changed while it was read; refusing it")
         os.utime(full, (e.mtime, e.mtime), follow_symlinks=False)
+        return warning
     except OSError as exc:
         raise IOFailure(f"cannot write overlay file {path_display(e.path)!r}: {exc.strerror}", "free disk space or fix permissions, then run git ckpt restore --continue") from None
 
 
-def write_entries(root: Path, source: Source, entries: list[Entry], before: Callable[[bytes], object] | None = None) -> None:
+def _set_mode(fd: int, e: Entry) -> str | None:
+    """Give the open file ``fd`` exactly the permission bits ``e.mode``; a warning naming the
+    bits the system would not set (refused, or silently dropped: setgid for a group the user
+    is not in), None when all were set."""
+    want = e.mode & 0o7777
+    try:
+        os.fchmod(fd, want)
+    except PermissionError:  # setuid/setgid refused: the plain bits at least
+        os.fchmod(fd, want & 0o777)
+    got = stat.S_IMODE(os.fstat(fd).st_mode)
+    if got == want:
+        return None
+    lost = [name for bit, name in ((stat.S_ISUID, "setuid"), (stat.S_ISGID, "setgid"), (stat.S_ISVTX, "sticky"))
+            if want & bit and not got & bit]
+    what = " and ".join(lost) or "permission"
+    return (f"overlay file {path_display(e.path)} restored with mode {got:o}, not the saved {want:o}: "
+            f"the system would not set its {what} bit{'s' if len(lost) > 1 else ''}")
+
+
+def write_entries(root: Path, source: Source, entries: list[Entry], before: Callable[[bytes], object] | None = None) -> list[str]:
     """Write the validated ``entries`` (from :func:`read_archive` of the same ``source``) below
     ``root``, streaming each file's bytes from a second read of the archive; the caller has run
     :func:`check_writable`.  Each file's content is checked against the sha256 seen when the
     archive was validated.  ``before(path)``, when given, runs before each entry is written (a
-    restore re-checks that nobody changed the file it replaces)."""
+    restore re-checks that nobody changed the file it replaces).  Returns the warnings of
+    :func:`write_entry` (permission bits the system would not set)."""
     import tarfile  # lazily: only restores and checks that write files read archives
 
     wanted = {e.path: e for e in entries}
+    warnings: list[str] = []
     for e in entries:
         if e.kind != "file":
             if before is not None:
                 before(e.path)
             write_entry(root, e)
     if not any(e.kind == "file" for e in entries):
-        return
+        return warnings
     try:
         with _opener(source)() as stream, tarfile.open(fileobj=stream, mode="r|", encoding="utf-8", errors="surrogateescape") as tar:
             for member in tar:
@@ -658,9 +684,12 @@ def write_entries(root: Path, source: Source, entries: list[Entry], before: Call
                 if hit is not None and hit.kind == "file":
                     if before is not None:
                         before(hit.path)
-                    write_entry(root, hit, tar.extractfile(member))
+                    warning = write_entry(root, hit, tar.extractfile(member))
+                    if warning:
+                        warnings.append(warning)
     except (tarfile.TarError, EOFError) as exc:
         raise CorruptError(f"overlay archive is corrupt: {exc}") from None
+    return warnings
 
 
 def extract(root: Path, source: Source, only: set[bytes] | None = None) -> list[bytes]:

@@ -31,7 +31,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import msgspec
 
@@ -386,10 +386,17 @@ def _stat_of(full: bytes, root: bytes | None = None) -> _Stat | None:
     return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
-def _content_matches(repo: Repo, now: Snapshot, rel: bytes, full: bytes | None = None) -> bool:
+def _overlay_files(now: Snapshot) -> dict[bytes, OverlayFile]:
+    """The capture's overlay entries by path (built once per restore: looked up per path)."""
+    return {path_from_str(f.path): f for f in (now.overlay_info.files if now.overlay_info else [])}
+
+
+def _content_matches(repo: Repo, now: Snapshot, rel: bytes, full: bytes | None = None,
+                     overlay_files: Mapping[bytes, OverlayFile] | None = None) -> bool:
     """Whether the file at ``rel`` (or at ``full``, where it was moved) holds what the capture
     ``now`` recorded for it (its worktree tree entry, cleaned as ``git add`` would; or its
-    overlay digest)."""
+    overlay digest).  ``overlay_files`` is :func:`_overlay_files` of ``now`` when the caller
+    holds it (a caller asking for many paths must: building it is linear in the overlay)."""
     import hashlib
 
     moved = full is not None
@@ -398,17 +405,17 @@ def _content_matches(repo: Repo, now: Snapshot, rel: bytes, full: bytes | None =
         st = os.lstat(full) if moved else _lstat(os.fsencode(repo.workdir), rel)
     except (FileNotFoundError, NotADirectoryError):
         return False
-    for f in now.overlay_info.files if now.overlay_info else []:
-        if path_from_str(f.path) == rel:
-            try:
-                if stat.S_ISLNK(st.st_mode):
-                    return f.kind == "symlink" and hashlib.sha256(os.readlink(full)).hexdigest() == f.sha256
-                if f.kind != "file" or not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != f.mode & 0o7777:
-                    return False  # another kind or other permission bits: not what the capture archived
-                with open(full, "rb") as fh:  # in chunks: an overlay file may be large
-                    return hashlib.file_digest(fh, "sha256").hexdigest() == f.sha256
-            except OSError:
-                return False
+    f = (overlay_files if overlay_files is not None else _overlay_files(now)).get(rel)
+    if f is not None:
+        try:
+            if stat.S_ISLNK(st.st_mode):
+                return f.kind == "symlink" and hashlib.sha256(os.readlink(full)).hexdigest() == f.sha256
+            if f.kind != "file" or not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != f.mode & 0o7777:
+                return False  # another kind or other permission bits: not what the capture archived
+            with open(full, "rb") as fh:  # in chunks: an overlay file may be large
+                return hashlib.file_digest(fh, "sha256").hexdigest() == f.sha256
+        except OSError:
+            return False
     entries = repo.ls_tree(now.tree, rel)
     entry = next((e for e in entries if e.path == rel), None)
     if entry is None:
@@ -430,6 +437,7 @@ class Fingerprints:
 
     def __init__(self, repo: Repo, now: Snapshot, plan: Plan) -> None:
         self.repo, self.now = repo, now
+        self.overlay = _overlay_files(now)  # once: every path below is looked up in it
         self.root = os.fsencode(repo.workdir)
         self.taken = time.time_ns()
         touched = sorted(set(plan.delete + plan.write + plan.raw_write + plan.overlay_delete + plan.overlay_write))
@@ -442,10 +450,9 @@ class Fingerprints:
     def _changed_since_capture(self, present: list[bytes]) -> list[bytes]:
         """Which of ``present`` no longer hold what the capture recorded: regular files hashed in
         one ``git hash-object --stdin-paths`` (clean filters applied), the rest one by one."""
-        overlay_paths = {path_from_str(f.path) for f in (self.now.overlay_info.files if self.now.overlay_info else [])}
-        batch = [p for p in present if p not in overlay_paths and (st := self.stats[p]) is not None and stat.S_ISREG(st[0])]
+        batch = [p for p in present if p not in self.overlay and (st := self.stats[p]) is not None and stat.S_ISREG(st[0])]
         in_batch = set(batch)
-        changed = [p for p in present if p not in in_batch and not _content_matches(self.repo, self.now, p)]
+        changed = [p for p in present if p not in in_batch and not _content_matches(self.repo, self.now, p, overlay_files=self.overlay)]
         if batch:
             oids = self.repo.git("hash-object", "--stdin-paths", input=b"".join(map(path_line, batch))).stdout.split()
             listed = self.repo.ls_tree(self.now.tree, *batch) if len(batch) <= 500 else self.repo.ls_tree(self.now.tree)
@@ -470,7 +477,7 @@ class Fingerprints:
         have = _stat_of(os.path.join(self.root, rel), self.root)
         same = have == want
         if same and have is not None and not stat.S_ISDIR(have[0]) and max(have[2], have[3]) >= self.taken - 50_000_000:
-            same = _content_matches(self.repo, self.now, rel)
+            same = _content_matches(self.repo, self.now, rel, overlay_files=self.overlay)
         if not same:
             raise self.changed(rel)
 
@@ -489,7 +496,7 @@ class Fingerprints:
         if (have[:3] + have[4:]) != (want[:3] + want[4:]) or (not moved and have[3] != want[3]):
             return False
         if max(want[2], want[3]) >= self.taken - 50_000_000:  # racily clean: compare content
-            return _content_matches(self.repo, self.now, rel, full)
+            return _content_matches(self.repo, self.now, rel, full, self.overlay)
         return True
 
     def take_away(self, rel: bytes, aside: bytes) -> bytes | None:
@@ -880,11 +887,13 @@ def checkpoint_with_state(repo: Repo, task: str, state: str, *, first: Checkpoin
 def _check_paths_exist(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes]) -> None:
     """:class:`NotFoundError` for a path that names nothing in the target or the current state
     (like git's "pathspec did not match"); paths are literal, never globs."""
-    overlay_paths = [path_from_str(f.path) for f in target.manifest.overlay.files + now.overlay_info.files]
+    overlay_paths = {path_from_str(f.path) for f in target.manifest.overlay.files + now.overlay_info.files}
+    # every directory above an overlay file, once (a lookup per path, not a scan of the overlay)
+    overlay_dirs = {o[:i] for o in overlay_paths for i, c in enumerate(o) if c == 0x2F}
     for p in paths:
         if any(repo.paths_in_tree(t, [p.rstrip(b"/")]) for t in (target.tree, now.tree, target.index_tree, now.index_tree)):
             continue
-        if any(_under(o, [p]) for o in overlay_paths):
+        if p in overlay_paths or p.rstrip(b"/") in overlay_dirs:  # as _under(o, [p]) for some o
             continue
         what, hint = _swapped(repo, target, p)
         # every file it holds: its commit's tree (git ckpt show lists only the files changed
@@ -1157,17 +1166,18 @@ def _overlay_entries(target: Checkpoint, cfg: Config, plan: Plan) -> list[overla
 
 
 def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: list[bytes] | None, plan: Plan,
-          prints: Fingerprints | None = None) -> None:
+          prints: Fingerprints | None = None) -> list[str]:
     """Make the worktree, overlay and index equal ``target`` (steps 4–6).  Idempotent.
 
     With ``prints``, each file is moved aside and checked against the capture right before it
     is deleted or replaced (:meth:`Fingerprints.take_away`); new files are written beside the
-    worktree first and linked into place only where nothing appeared meanwhile."""
+    worktree first and linked into place only where nothing appeared meanwhile.  Returns
+    warnings: overlay permission bits the system would not set (setgid for a foreign group)."""
     entries = _overlay_entries(target, cfg, plan)
     # worktree: deletions first (a file may become a directory), then writes.
     aside_dir = tempfile.mkdtemp(prefix="ckpt-aside-", dir=repo.git_dir)
     try:
-        _apply_files(repo, target, plan, prints, aside_dir, entries)
+        warnings = _apply_files(repo, target, plan, prints, aside_dir, entries)
     finally:
         with contextlib.suppress(OSError):  # only ever empty here; a file left in it was checked as saved
             os.rmdir(aside_dir)
@@ -1175,10 +1185,11 @@ def apply(repo: Repo, cfg: Config, target: Checkpoint, now: Snapshot, paths: lis
     if plan.index_changes:
         _apply_index(repo, target, paths, now, plan.index_tree or target.index_tree)
     fault("restore.after-index")
+    return warnings
 
 
 def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprints | None, aside_dir: str,
-                 entries: list[overlay.Entry]) -> None:
+                 entries: list[overlay.Entry]) -> list[str]:
     root = os.fsencode(repo.workdir)
     check = prints.check if prints is not None else (lambda _p: None)
     aside = os.fsencode(aside_dir) + b"/old"
@@ -1256,10 +1267,12 @@ def _apply_files(repo: Repo, target: Checkpoint, plan: Plan, prints: Fingerprint
         wanted = set(plan.overlay_write)
         source = target.overlay_source()
         assert source is not None  # a missing overlay with files to write was refused when it was read
-        overlay.write_entries(repo.workdir, source, [e for e in entries if e.path in wanted], before=check)
+        warnings = overlay.write_entries(repo.workdir, source, [e for e in entries if e.path in wanted], before=check)
         missing = wanted - {e.path for e in entries}
         if missing:
             raise CorruptError(f"overlay of {target.id} lacks {counted(len(missing), 'file')} its manifest lists (e.g. {path_display(sorted(missing)[0])!r})")
+        return warnings
+    return []
 
 
 def _replace(root: bytes, rel: bytes, src: bytes, prints: Fingerprints | None, aside: bytes) -> None:
@@ -1499,10 +1512,11 @@ def restore(
                     from_id=prev_id, paths=[path_to_str(p) for p in paths or []], reset_head=reset_head)
         store.atomic_write(_journal_path(repo), encode(j))
         fault("restore.after-journal")
-        apply(repo, cfg, target, now, paths, plan, prints)
+        applied = apply(repo, cfg, target, now, paths, plan, prints)
         set_kept_ignored(repo, plan.kept_left_ignored)
         if warns:  # the pre-restore save's, delivered with this result: remembered now
             note_warned(repo, task, left_out_paths(now))
+        warns += applied
         warns += _finish(repo, j, target, now)
         if not paths:
             warns += set_merge_state(repo, target)
@@ -1541,10 +1555,11 @@ def continue_restore(repo: Repo, cfg: Config) -> RestoreResult:
         if _new_work(repo, now, target, store.load(repo, j.from_commit)):
             warns = save(repo, cfg, task=j.task, message=f"before finishing the restore of {target.id}", kind="pre-restore",
                          snap=now, allow_empty=True, in_restore=True, remember_warnings=False).warnings
-        apply(repo, cfg, target, now, paths, plan, prints)
+        applied = apply(repo, cfg, target, now, paths, plan, prints)
         set_kept_ignored(repo, plan.kept_left_ignored)
         if warns:
             note_warned(repo, j.task, left_out_paths(now))
+        warns += applied
         warns += _finish(repo, j, target, now)
         if not paths:
             warns += set_merge_state(repo, target)
