@@ -1147,10 +1147,18 @@ def _overlay_entries(target: Checkpoint, cfg: Config, plan: Plan) -> list[overla
         raise CorruptError(f"overlay of {target.id} is missing although its manifest lists files", f"git ckpt check {target.id} reports what is damaged")
     try:
         entries = overlay.read_archive(source)  # hard limits: never this configuration's max_file_size
-        listed = {path_from_str(f.path) for f in target.manifest.overlay.files}
+        listed = {path_from_str(f.path): f for f in target.manifest.overlay.files}
         unlisted = sorted(e.path for e in entries if e.kind != "dir" and e.path not in listed)
         if unlisted:
             raise CorruptError(f"overlay of {target.id} holds {path_display(unlisted[0])!r}, which its manifest does not list; refusing the checkpoint")
+        # what is written is what the manifest (and so the plan, list and show) says: the same
+        # kind, content and permission bits (a setuid bit the manifest does not list is refused)
+        other = sorted(e.path for e in entries if e.kind != "dir" and (
+            listed[e.path].kind != e.kind or (e.sha256 and listed[e.path].sha256 != e.sha256)
+            or (e.kind == "file" and listed[e.path].mode & 0o7777 != e.mode & 0o7777)))
+        if other:
+            raise CorruptError(f"overlay of {target.id} holds {path_display(other[0])!r} with other content or permission bits "
+                               "than its manifest lists; refusing the checkpoint")
         if not plan.overlay_write:
             return []
         wanted = set(plan.overlay_write)

@@ -177,3 +177,41 @@ def test_an_mcp_line_with_a_byte_order_mark_is_answered(repo, line):
     finally:
         rc, rest = server.close()
     assert rc == 0 and b"Traceback" not in rest, rest
+
+
+@pytest.mark.parametrize("change", ["setuid", "content"])
+def test_an_overlay_entry_other_than_its_manifest_lists_is_refused(repo, change):
+    """Restore now writes every permission bit an archive holds (setuid included): what it
+    writes must be what the manifest lists (and plan, list and show say), so an archive entry
+    whose bits or content differ from its manifest's is refused before anything changes."""
+    import hashlib
+    import io
+    import tarfile
+
+    from test_hostile_input import forge
+
+    (repo / ".gitignore").write_text("fx/\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore")
+    git(repo, "config", "ckpt.overlay.include", "fx/")
+    (repo / "fx").mkdir()
+    (repo / "fx" / "tool").write_bytes(b"#!/bin/sh\n")
+    (repo / "fx" / "tool").chmod(0o755)
+    ckpt(repo, "save", "-m", "one")
+    data = b"#!/bin/sh\n" if change == "setuid" else b"#!/bin/sh\nevil\n"
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo("fx/tool")
+        info.mode, info.size = (0o4755 if change == "setuid" else 0o755), len(data)
+        tar.addfile(info, io.BytesIO(data))
+
+    def same_size(m):  # the manifest's size follows the archive; its digest and bits do not
+        m["overlay"]["files"][0]["size"] = len(data)
+
+    forge(repo, tar=buf.getvalue(), edit=same_size)
+    assert hashlib.sha256(data).hexdigest() != hashlib.sha256(b"#!/bin/sh\n").hexdigest() or change == "setuid"
+    (repo / "fx" / "tool").unlink()
+    res = ckpt(repo, "restore", "origin:default/1", rc=7, fsck=False)
+    assert res.err.startswith("error: overlay of origin:default/1 holds 'fx/tool' with other content or permission bits "
+                              "than its manifest lists; refusing the checkpoint\n"), res.err
+    assert not (repo / "fx" / "tool").exists() and ckpt(repo, "list").out.count("\n") == 1
