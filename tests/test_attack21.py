@@ -184,7 +184,6 @@ def test_an_overlay_entry_other_than_its_manifest_lists_is_refused(repo, change)
     """Restore now writes every permission bit an archive holds (setuid included): what it
     writes must be what the manifest lists (and plan, list and show say), so an archive entry
     whose bits or content differ from its manifest's is refused before anything changes."""
-    import hashlib
     import io
     import tarfile
 
@@ -209,7 +208,6 @@ def test_an_overlay_entry_other_than_its_manifest_lists_is_refused(repo, change)
         m["overlay"]["files"][0]["size"] = len(data)
 
     forge(repo, tar=buf.getvalue(), edit=same_size)
-    assert hashlib.sha256(data).hexdigest() != hashlib.sha256(b"#!/bin/sh\n").hexdigest() or change == "setuid"
     (repo / "fx" / "tool").unlink()
     res = ckpt(repo, "restore", "origin:default/1", rc=7, fsck=False)
     assert res.err.startswith("error: overlay of origin:default/1 holds 'fx/tool' with other content or permission bits "
