@@ -213,3 +213,38 @@ def test_an_overlay_entry_other_than_its_manifest_lists_is_refused(repo, change)
     assert res.err.startswith("error: overlay of origin:default/1 holds 'fx/tool' with other content or permission bits "
                               "than its manifest lists; refusing the checkpoint\n"), res.err
     assert not (repo / "fx" / "tool").exists() and ckpt(repo, "list").out.count("\n") == 1
+
+
+def test_a_non_blocking_output_pipe_gets_all_the_output_and_the_command_s_exit_code(repo):
+    """9. A reader that made the pipe non-blocking (as some agent harnesses do) got exit 120 and
+    output cut where the pipe filled: the writer under stdout raised BlockingIOError.  It waits
+    for the reader as a blocking pipe would.  The pipe is made one page small and read only once
+    it is full (the writer has met EAGAIN by then): a condition, not a timing."""
+    import fcntl
+    import os
+    import select
+    import subprocess
+    import termios
+
+    whole = subprocess.run(["git", "ckpt", "help", "--json"], cwd=repo, capture_output=True, check=True).stdout
+    r, w = os.pipe()
+    fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ
+    size = fcntl.fcntl(w, 1032)  # F_GETPIPE_SZ
+    assert len(whole) > 4 * size
+    fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
+    proc = subprocess.Popen(["git", "ckpt", "help", "--json"], cwd=repo, stdout=w, stderr=subprocess.PIPE)
+    os.close(w)
+    import array
+
+    pending = array.array("i", [0])
+    while pending[0] < size:  # full: every later write of the child meets EAGAIN until this reads
+        select.select([r], [], [], 1.0)
+        fcntl.ioctl(r, termios.FIONREAD, pending)
+        if proc.poll() is not None:
+            break
+    data = b""
+    while chunk := os.read(r, 1 << 16):
+        data += chunk
+    os.close(r)
+    err = proc.stderr.read()
+    assert (proc.wait(), data, err) == (0, whole, b"")

@@ -391,7 +391,9 @@ class _ReaderMayLeave(io.RawIOBase):
     the reader gone (EPIPE: ``git ckpt log | head -1``, ``git commit ... | true`` running the
     gate hook) it and every later write is dropped, so the command runs to its end and exits with
     its own code.  Raising instead stopped the command wherever it was printing, and its exit code
-    no longer said its verdict (an unverified commit passed the gate: the hook exited 0)."""
+    no longer said its verdict (an unverified commit passed the gate: the hook exited 0).  A pipe
+    left non-blocking by whoever made it is waited on, as a blocking one would be (it ended
+    the command with exit 120 and output cut at the pipe's 64 KiB)."""
 
     def __init__(self, fd: int) -> None:
         super().__init__()
@@ -409,11 +411,15 @@ class _ReaderMayLeave(io.RawIOBase):
 
     def write(self, data: Any) -> int:
         size: int = memoryview(data).nbytes
-        if not self.gone:
+        while not self.gone:
             try:
                 return os.write(self._fd, data)
             except BrokenPipeError:
                 self.gone = True
+            except BlockingIOError:  # a reader that set O_NONBLOCK on the pipe: wait until it drains
+                import select
+
+                select.select([], [self._fd], [])
         return size
 
 
