@@ -243,11 +243,18 @@ def normalized_pattern(pattern: str) -> str:
 MAX_WILDCARDS = 3  # '*' (and '?' beside one) in a whole pattern, '**' components apart
 
 
-# What a path is matched as: a newline as "\r" (the expressions pathspec writes match a newline
-# with no "." outside DOTALL, so ".env" missed "a\nb/.env" that git's wildmatch matches) and each
-# byte that is not UTF-8 (os.fsdecode's lone surrogate) as "\x01" (RE2 matches UTF-8 text and
-# cannot encode one): control characters no accepted pattern holds, which every wildcard matches.
-_MATCHABLE = {0x0A: "\r", **{c: "\x01" for c in range(0xDC80, 0xDD00)}}
+# What a path is matched as: its bytes, one character each (Latin-1), so that ``?``, ``*`` and a
+# bracket expression match bytes as git's wildmatch does (``??`` takes the two-byte ``é``, ``[é]``
+# either of its bytes), any byte, UTF-8 or not, is text RE2 can match; and a newline as "\r" (the
+# expressions pathspec writes match a newline with no "." outside DOTALL, so ".env" missed
+# "a\nb/.env" that git matches): a control character no accepted pattern holds.
+_MATCHABLE = {0x0A: "\r"}
+
+
+def as_bytes_text(text: str) -> str:
+    """``text`` (a path as :func:`os.fsdecode` gives it, or a pattern) as its bytes, one
+    character each: what :class:`Patterns` matches, so a wildcard matches a byte, as in git."""
+    return text.encode("utf-8", "surrogateescape").decode("latin-1")
 
 
 class Patterns:
@@ -258,14 +265,15 @@ class Patterns:
 
     def match_file(self, path: str) -> bool:
         """Whether the patterns take ``path`` (``/``-separated, relative to the worktree root,
-        as ``os.fsdecode`` gives it: any bytes), as git's ignore rules would."""
-        return bool(self._spec.match_file(path.translate(_MATCHABLE)))
+        as ``os.fsdecode`` gives it: any bytes), as git's ignore rules would: byte by byte."""
+        return bool(self._spec.match_file(as_bytes_text(path).translate(_MATCHABLE)))
 
 
 def compile_patterns(patterns: Iterable[str], *, normalize: bool = True) -> Patterns:
     """gitignore-style ``patterns`` (in order; each :func:`normalized_pattern` first unless not
     ``normalize``) as one :class:`Patterns` whose ``match_file(path: str) -> bool`` is git's
-    ignore match, for any path (a newline or bytes that are not UTF-8 in it included).
+    ignore match, for any path (a newline or bytes that are not UTF-8 in it included), byte by
+    byte as git's wildmatch (both sides are matched as :func:`as_bytes_text`).
     Matched by RE2 (pathspec's ``re2`` backend, google-re2): time linear in the path's length for
     the whole set, never backtracking, so no pattern set a committed ``.ckpt.toml`` or a fetched
     manifest holds can make a match take minutes (Python's ``re`` took 3 minutes for one 4 KiB
@@ -283,7 +291,8 @@ def compile_patterns(patterns: Iterable[str], *, normalize: bool = True) -> Patt
 
         raise RepoError(f"google-re2, which git ckpt matches overlay patterns with, is not installed for {sys.executable}",
                         "reinstall git-ckpt (pip install . in its checkout), or pip install 'google-re2>=1.1'") from None
-    return Patterns(pathspec.GitIgnoreSpec.from_lines([normalized_pattern(p) if normalize else p for p in patterns], backend="re2"))
+    lines = [as_bytes_text(normalized_pattern(p) if normalize else p) for p in patterns]
+    return Patterns(pathspec.GitIgnoreSpec.from_lines(lines, backend="re2"))
 
 
 def wildcard_problem(pattern: str) -> str | None:

@@ -248,3 +248,28 @@ def test_a_non_blocking_output_pipe_gets_all_the_output_and_the_command_s_exit_c
     os.close(r)
     err = proc.stderr.read()
     assert (proc.wait(), data, err) == (0, whole, b"")
+
+
+@pytest.mark.parametrize("patterns", [["??"], ["?"], ["[é]"], ["é"], ["*é*"], ["a?"], ["?/"], ["**/é"], ["token-??"],
+                                      ["é/"], ["[é]?/é"], "secrets"])
+def test_overlay_and_secret_patterns_match_bytes_as_git_check_ignore_does(tmp_path, patterns):
+    """7. Patterns were matched by RE2 per code point and git matches per byte: ``token-??`` left
+    ``token-é`` out of an exclude (archived and pushed), ``[é]`` took names git does not.  Both
+    sides are now matched as their bytes.  The oracle is git itself, over every path of one or
+    two components from names that are ASCII, two-byte UTF-8, not UTF-8, or hold a newline."""
+    import os
+
+    from git_ckpt.config import SECRET_PATTERNS, compile_patterns
+
+    pats = SECRET_PATTERNS if patterns == "secrets" else patterns
+    names = [b"a", b"token-\xc3\xa9", b".env", b"x.pem", b"\xc3\xa9", b"\xff", b"a\nb", b"\xe2\x80\xa8", b"ab", b"\xc3\xa9\xc3\xa9",
+             b"token-ab", b"id_rsa", b"\xc3", b"a\xc3\xa9"]
+    paths = sorted({n for n in names} | {a + b"/" + b for a in names for b in names})
+    repo = tmp_path / "r"
+    git(tmp_path, "init", "-q", str(repo))
+    (repo / ".git" / "info" / "exclude").write_bytes("\n".join(pats).encode() + b"\n")
+    out = git(repo, "check-ignore", "--no-index", "-z", "--stdin", "-v", "-n", input=b"".join(p + b"\0" for p in paths)).split(b"\0")
+    by_git = {out[i + 3]: bool(out[i + 2]) and not out[i + 2].startswith(b"!") for i in range(0, len(out) - 1, 4)}
+    ours = compile_patterns(pats, normalize=patterns != "secrets")
+    differ = [p for p in paths if ours.match_file(os.fsdecode(p)) != by_git[p]]
+    assert differ == [], differ[:10]
