@@ -1,11 +1,13 @@
 """A stateful property test (Hypothesis ``RuleBasedStateMachine``) of restore and undo when the
 world moves: edits at several depths, saves, restores whole and by path, undos, ``.gitignore``
 edits at several depths and in ``info/exclude``, sparse-cone changes, index flags, HEAD moves,
-and commands run from subdirectories.  After every step:
+overlay patterns naming ignored files (and a file where a directory was, and back), and commands
+run from subdirectories.  After every step:
 
 * nothing is lost: every file on disk before a ``restore``/``undo`` is still there with the
-  same bytes, or a checkpoint holds exactly those bytes at that path;
-* a file ignored before the command is still there, byte for byte;
+  same bytes, or a checkpoint holds exactly those bytes at that path (in its tree or overlay);
+* a file ignored before the command is still there, byte for byte, or (an ignored file the
+  pre-restore overlay holds, which a restore may replace) a checkpoint's overlay holds it;
 * a refused command changed nothing;
 * a whole restore gives exactly the saved worktree (``git ckpt diff`` is empty) and index
   (tree and flags); an undo right after a restore gives back exactly the files and index before it.
@@ -29,9 +31,10 @@ from conftest import ckpt, git, init_repo, worktree_state
 
 pytestmark = pytest.mark.once  # a volume/generator test: under the machine's git only (.ci/run)
 
-PATHS = ["f", "a/g", "a/b/h", "data/big.bin", "a/data/x.bin", "a/b/keep.bin", "in/i", "out/o", "sub/s"]
+PATHS = ["f", "a/g", "a/b/h", "data/big.bin", "a/data/x.bin", "a/b/keep.bin", "in/i", "out/o", "sub/s", "out", "data"]
 DIRS = ["", "a/", "a/b/"]
-PATTERNS = ["*.bin", "data/", "!keep.bin", "# nothing"]
+PATTERNS = ["*.bin", "data/", "!keep.bin", "# nothing", "out", "data"]
+OVERLAYS = [None, "*.bin", "out", "data/", "data"]
 CWDS = ["", "a", "sub", "in"]
 
 
@@ -119,6 +122,12 @@ class RestoreWorld(RuleBasedStateMachine):
             self.sparse = (self.root / ".git/info/sparse-checkout").exists() and on
         self.last_restore = None
 
+    def overlay(self, include):
+        git(self.root, "config", "--unset-all", "ckpt.overlay.include", check=False)
+        if include is not None:
+            git(self.root, "config", "ckpt.overlay.include", include)
+        self.last_restore = None
+
     def move_head(self, how):
         if how == "commit":
             git(self.root, "commit", "-q", "--allow-empty", "-m", "moved")
@@ -134,6 +143,7 @@ class RestoreWorld(RuleBasedStateMachine):
         st.tuples(st.just("index_flag"), st.sampled_from(["a/g", "in/i", "f", "a/b/h"]), st.sampled_from(["assume", "skip", "skip-absent", "clear"])),
         st.tuples(st.just("sparse_cone"), st.booleans()),
         st.tuples(st.just("move_head"), st.sampled_from(["commit", "back"])),
+        st.tuples(st.just("overlay"), st.sampled_from(OVERLAYS)),
     ))
     def world_moves(self, action):
         getattr(self, action[0])(*action[1:])
@@ -162,9 +172,9 @@ class RestoreWorld(RuleBasedStateMachine):
         if res.rc != 0:  # refused: nothing changed
             assert after == before_files and index_with_flags(self.root) == before_index, res
             return res, before_files, before_index
-        for p, v in ignored.items():  # ignored files are never touched
-            assert after.get(p) == v, (p, res)
         held = self._held()
+        for p, v in ignored.items():  # ignored files are never touched, but for one an overlay holds
+            assert after.get(p) == v or (v[0] == "file" and (p, v[2]) in held), (p, res)
         for p, v in before_files.items():  # nothing lost
             if p.startswith(b".git/") or after.get(p) == v:
                 continue
@@ -172,6 +182,10 @@ class RestoreWorld(RuleBasedStateMachine):
         return res, before_files, before_index
 
     def _held(self):
+        """``(path, bytes)`` of every file a checkpoint holds, in its tree or its overlay."""
+        import io
+        import tarfile
+
         held = set()
         for ref in git(self.root, "for-each-ref", "--format=%(refname)", "refs/ckpt/").decode().split():
             if not ref.rsplit("/", 1)[1].isdigit():
@@ -180,6 +194,12 @@ class RestoreWorld(RuleBasedStateMachine):
                 if rec:
                     info, path = rec.split(b"\t", 1)
                     held.add((path, git(self.root, "cat-file", "blob", info.split()[2].decode())))
+            tar = git(self.root, "cat-file", "blob", f"{ref}^3:overlay.tar", check=False)
+            if tar:
+                with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+                    for m in archive.getmembers():
+                        if m.isfile():
+                            held.add((m.name.encode(), archive.extractfile(m).read()))
         return held
 
     @rule(k=st.integers(0, 4), by_path=st.sampled_from([None, None, None, "a", "f", "a/b"]), sub=st.sampled_from(CWDS))
