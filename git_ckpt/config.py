@@ -386,7 +386,9 @@ def _check(cfg: Config, origin: str, k: Callable[[str], str]) -> None:
         for pat in patterns:
             problem = overlay_pattern_problem(pat)
             if problem:
-                raise ConfigError(f"{origin}: {k(key)} pattern {pat!r} {problem}; overlay patterns stay inside the worktree",
+                escapes = problem != wildcard_problem(pat.strip().removeprefix("!"))  # not a matter of wildcards
+                raise ConfigError(f"{origin}: {k(key)} pattern {pat!r} {problem}"
+                                  + ("; overlay patterns stay inside the worktree" if escapes else ""),
                                   f"fix {k(key)} (patterns are relative to the worktree root)")
     parse_size(cfg.overlay.max_file_size, f"{origin}: {k('overlay.max_file_size')}")
     parse_duration(cfg.retention.older_than, f"{origin}: {k('retention.older_than')}")

@@ -366,6 +366,18 @@ def _candidates(repo: Repo) -> list[tuple[str, str, bool]]:
     return out
 
 
+def promoted_name(cid: str, manifest_id: str) -> str:
+    """The id a verdict names for checkpoint ``cid`` (``T/N``, ``REMOTE:T/N``, or a promoted ref
+    ``[REMOTE:]T/promoted``, whose manifest says ``T/N``): for a promoted ref ``[REMOTE:]T/N``,
+    the remote kept (a fetched one is never called by a local id, which may not exist or be
+    another checkpoint); ``cid`` itself when the manifest names another task."""
+    head, _, last = cid.rpartition("/")
+    if last != "promoted":
+        return cid
+    task, _, n = manifest_id.rpartition("/")
+    return f"{head}/{n}" if task == store.split_task(head)[1] else cid
+
+
 class Judge:
     """Answers :func:`verify_commit` for many commits at once (a range, a push): the checkpoint
     refs are read and their trees looked up once.  ``cfg`` is the configuration whose required
@@ -418,7 +430,7 @@ class Judge:
                 req = requirement(self.repo, self.cfg, cp)
             except (CkptError, KeyError, ValueError):
                 continue
-            name = cid if not cid.endswith("/promoted") else cp.manifest.id
+            name = promoted_name(cid, cp.manifest.id)
             if req.satisfied:
                 verdict.verified = True
                 verdict.checkpoint = name

@@ -175,3 +175,52 @@ def test_a_restore_that_brings_a_merge_back_says_so_in_place_and_in_a_new_worktr
     assert ckpt(repo, "restore", "default/1").out.endswith(
         "restored default/1\nMERGE_HEAD removed: the merge an earlier restore brought back ends\n")
     assert not (repo / ".git" / "MERGE_HEAD").exists()
+
+
+def test_verify_commit_names_a_fetched_promoted_checkpoint_by_its_remote_id(tmp_path):
+    """Walkthrough 23: a commit whose tree a teammate's promoted checkpoint holds was said to be
+    verified by "fix/1" — a local id that does not exist here (or, after gc, a pruned one of
+    one's own) — when the match came from ``refs/ckpt-remotes/origin/fix/promoted``.  A fetched
+    checkpoint is always named ``REMOTE:T/N``."""
+    from test_remote import _team
+
+    _bare, alice, bob = _team(tmp_path)
+    (alice / ".ckpt.toml").write_text('[overlay]\ninclude = ["fixtures/"]\n\n[[verifier]]\nname = "ok"\ncommand = "true"\n')
+    git(alice, "commit", "-qam", "verifier")
+    ckpt(alice, "trust")
+    ckpt(alice, "task", "start", "fix")
+    (alice / "a").write_text("a\n")
+    ckpt(alice, "save", "-m", "one")
+    ckpt(alice, "verify")
+    git(alice, "add", "-A")
+    git(alice, "commit", "-qm", "a")
+    git(alice, "push", "-q", "origin", "HEAD")
+    ckpt(alice, "push")
+    git(bob, "pull", "-q")
+    ckpt(bob, "trust")
+    ckpt(bob, "fetch")
+    ckpt(bob, "verify", "origin:fix/1", "--isolated")  # bob's own run: evidence here
+    head = git(bob, "rev-parse", "HEAD").decode().strip()
+    res = ckpt(bob, "verify-commit", "HEAD")
+    assert res.out == f"HEAD ({head[:12]}): verified: tree of checkpoint origin:fix/1 (promoted)\n", res.out
+    assert ckpt(bob, "verify-commit", "HEAD", "--json").json()["result"][0]["checkpoint"] == "origin:fix/1"
+    assert ckpt(bob, "show", "origin:fix/1").out.startswith("checkpoint origin:fix/1  (promoted)\n")
+
+
+@pytest.mark.parametrize("pattern,problem,escapes", [
+    ("tmp/[!a]x", "has a negated, range or [:class:] bracket expression (read otherwise than git reads it)", False),
+    ("tmp/*a*b*c", "has more than 2 wildcards in one path component", False),
+    ("../home/", "contains '..'", True),
+])
+def test_a_refused_overlay_pattern_says_why_and_only_an_escape_says_patterns_stay_inside(repo, pattern, problem, escapes):
+    """Walkthrough 23: a bracket or wildcard refusal ended "overlay patterns stay inside the
+    worktree", which is the reason for a pattern that reaches out, not for these.  (And README
+    now says what counts as a wildcard: ``*``, and ``?`` beside one; ``tmp/??????`` is fine.)"""
+    import subprocess
+
+    proc = subprocess.run(["git", "-c", f"ckpt.overlay.include={pattern}", "ckpt", "save"], cwd=repo, capture_output=True, text=True)
+    tail = "; overlay patterns stay inside the worktree" if escapes else ""
+    assert (proc.returncode, proc.stderr.splitlines()[0]) == (
+        6, f"error: git config: ckpt.overlay.include pattern {pattern!r} {problem}{tail}"), proc
+    ok = subprocess.run(["git", "-c", "ckpt.overlay.include=tmp/??????????", "ckpt", "save"], cwd=repo, capture_output=True)
+    assert ok.returncode == 0, ok
