@@ -137,7 +137,9 @@ def remote_problem(repo: Repo, remote: str) -> UsageError | None:
     and ``REMOTE:T/N`` names give, exit 2), or None when ``git remote get-url`` knows it.
     Like ``git fetch``, a remote is a name from ``remote.NAME.url``; a URL or path is not one."""
     if not remote_name_ok(remote) or remote.endswith((".lock", ".")):
+        named = _remote_of_url(repo, remote)
         return UsageError(f"{remote!r} is not a configured remote",
+                          f"that is the URL of remote {named}; name the remote instead" if named else
                           "git ckpt pushes and fetches through a named remote: git remote add NAME URL adds one (git remote -v lists them)")
     if repo.git("remote", "get-url", remote, check=False).returncode != 0:
         from .words import suggestion
@@ -145,6 +147,22 @@ def remote_problem(repo: Repo, remote: str) -> UsageError | None:
         near = suggestion(remote, repo.git("remote", check=False).stdout.decode("utf-8", "replace").split())
         return UsageError(f"{remote!r} is not a configured remote",
                           (f"{near} " if near else "") + f"git remote add {remote} URL adds it (git remote -v lists the remotes)")
+    return None
+
+
+def _remote_of_url(repo: Repo, url: str) -> str | None:
+    """The name of the configured remote whose URL is ``url`` (as written, or the same path on
+    disk), or None."""
+    import os
+
+    proc = repo.git("config", "-z", "--get-regexp", r"^remote\..*\.url$", check=False)
+    here = os.path.realpath(url) if os.path.exists(url) else None
+    for rec in proc.stdout.split(b"\0"):
+        key, _, value = rec.decode("utf-8", "replace").partition("\n")
+        if not key:
+            continue
+        if value == url or (here is not None and os.path.exists(value) and os.path.realpath(value) == here):
+            return key[len("remote."):-len(".url")]
     return None
 
 

@@ -224,3 +224,18 @@ def test_a_refused_overlay_pattern_says_why_and_only_an_escape_says_patterns_sta
         6, f"error: git config: ckpt.overlay.include pattern {pattern!r} {problem}{tail}"), proc
     ok = subprocess.run(["git", "-c", "ckpt.overlay.include=tmp/??????????", "ckpt", "save"], cwd=repo, capture_output=True)
     assert ok.returncode == 0, ok
+
+
+@pytest.mark.parametrize("spelled", ["path", "relative path"])
+def test_a_configured_remote_s_url_is_answered_with_its_name(tmp_path, spelled):
+    """Walkthrough 23: ``git ckpt push /path/backup.git`` said "not a configured remote" though
+    remote backup has that URL; the hint names it (push, fetch and list --remote share it)."""
+    from conftest import init_repo
+
+    git(tmp_path, "init", "-q", "--bare", str(tmp_path / "backup.git"))
+    repo = init_repo(tmp_path / "r")
+    git(repo, "remote", "add", "backup", str(tmp_path / "backup.git"))
+    url = str(tmp_path / "backup.git") if spelled == "path" else "../backup.git"
+    for args in (["push", url], ["fetch", url], ["list", "--remote", url]):
+        res = ckpt(repo, *args, rc=2)
+        assert res.err == f"error: {url!r} is not a configured remote\nhint: that is the URL of remote backup; name the remote instead\n", res
