@@ -35,8 +35,8 @@ def start(repo: Repo, task: str, *, goal: str | None = None, constraints: Sequen
 def start_notices(repo: Repo, task: str, *, goal: str | None) -> list[str]:
     """What ``task start`` should tell before it starts ``task``: that a teammate's fetched
     task has that name (a later ``push`` of yours would be refused: checkpoints are never
-    overwritten), that the task already exists (its checkpoints and card are kept), and that
-    ``goal`` replaces a different goal it had."""
+    overwritten), that the task already exists (its checkpoints and card are kept), that
+    ``goal`` replaces a different goal it had, and that a task marked done is reopened."""
     store.check_task_name(task)
     out = []
     remotes = store.fetched_elsewhere(repo, task)
@@ -54,6 +54,8 @@ def start_notices(repo: Repo, task: str, *, goal: str | None) -> list[str]:
         old = ledger.card(repo, task)
         if goal is not None and old.goal and old.goal != goal:
             out.append(f"task {task} already exists ({len(mine)} checkpoint(s)); its goal {old.goal!r} is replaced by {goal!r}")
+        if old.done:
+            out.append(f"task {task} was marked done; starting it again reopens it (git ckpt task done marks it again)")
     return out
 
 

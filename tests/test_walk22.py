@@ -239,3 +239,13 @@ def test_a_configured_remote_s_url_is_answered_with_its_name(tmp_path, spelled):
     for args in (["push", url], ["fetch", url], ["list", "--remote", url]):
         res = ckpt(repo, *args, rc=2)
         assert res.err == f"error: {url!r} is not a configured remote\nhint: that is the URL of remote backup; name the remote instead\n", res
+
+
+def test_starting_a_task_marked_done_says_it_is_reopened(repo):
+    """Walkthrough 23: ``task start`` of a task marked done silently dropped the mark (``save``
+    into a done task warns); it says so, once, on stderr (and in ``--json`` warnings)."""
+    ckpt(repo, "task", "start", "t")
+    ckpt(repo, "task", "done")
+    res = ckpt(repo, "task", "start", "t")
+    assert res.err == "warning: task t was marked done; starting it again reopens it (git ckpt task done marks it again)\n", res
+    assert ckpt(repo, "task", "start", "t").err == ""
