@@ -63,10 +63,16 @@ def current_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
     return store.latest(repo, task)
 
 
+#: how many of a ledger's first save events (distinct commits still present) ``first_checkpoint``
+#: loads before it falls back to the refs: each load may read a manifest of up to 64 MiB
+FIRST_SAVES_TRIED = 4
+
+
 def first_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
     """Where ``task`` began: its first checkpoint, pruned or dropped or not (``gc`` and ``drop``
     remove refs, not the start of the task): the checkpoint of the oldest ``save`` event of its
-    ledger whose commit is still in the object store and is a checkpoint of this task; else
+    ledger whose commit is still in the object store and is a checkpoint of this task (among
+    the first :data:`FIRST_SAVES_TRIED` distinct commits such events name); else
     (its objects pruned by ``git gc``, or no ledger) the lowest-numbered checkpoint still
     present; None when the task has none.  What "since the task began" means to ``stats``,
     ``handoff`` (*Touched*) and ``diff --scope``."""
@@ -74,13 +80,17 @@ def first_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
     if not nums:
         return None
     bare = store.split_task(task)[1]
+    tried: set[str] = set()
     with contextlib.suppress(CkptError):
         for rec in ledger.iter_records(repo, task):
             d = rec.event.data
             if rec.event.type != "save" or not isinstance(d.get("commit"), str) or not isinstance(d.get("id"), str):
                 continue
-            if repo.object_type(d["commit"]) != "commit":
+            if d["commit"] in tried or repo.object_type(d["commit"]) != "commit":
                 continue
+            if len(tried) >= FIRST_SAVES_TRIED:  # a fetched ledger is a teammate's: bounded work
+                break
+            tried.add(d["commit"])
             try:
                 cp = store.load(repo, d["commit"], id=d["id"])
             except CkptError:

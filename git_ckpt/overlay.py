@@ -522,11 +522,11 @@ def read_archive(source: Source) -> list[Entry]:
                     raise CorruptError(f"overlay archive entry {shown!r} is a device, FIFO or other special file; refusing the archive")
     except (tarfile.TarError, EOFError) as exc:
         raise CorruptError(f"overlay archive is corrupt: {exc}") from None
-    seen: set[bytes] = set()
-    for e in entries:
-        if e.path in seen and e.kind != "dir":
+    seen: dict[bytes, str] = {}
+    for e in entries:  # a path twice only as two directory entries (a file and a directory there: which one?)
+        if e.path in seen and (e.kind != "dir" or seen[e.path] != "dir"):
             raise CorruptError(f"overlay archive names {path_display(e.path)!r} twice; refusing the archive")
-        seen.add(e.path)
+        seen[e.path] = e.kind
     # Whatever the order of the entries: nothing may lie below a symlink or a file of the archive.
     leaves = {e.path: e.kind for e in entries if e.kind != "dir"}
     for e in entries:

@@ -1154,7 +1154,8 @@ def _overlay_entries(target: Checkpoint, cfg: Config, plan: Plan) -> list[overla
         # what is written is what the manifest (and so the plan, list and show) says: the same
         # kind, content and permission bits (a setuid bit the manifest does not list is refused)
         other = sorted(e.path for e in entries if e.kind != "dir" and (
-            listed[e.path].kind != e.kind or (e.sha256 and listed[e.path].sha256 != e.sha256)
+            listed[e.path].kind != e.kind
+            or listed[e.path].sha256 != (e.sha256 if e.kind == "file" else hashlib.sha256(e.data).hexdigest())
             or (e.kind == "file" and listed[e.path].mode & 0o7777 != e.mode & 0o7777)))
         if other:
             raise CorruptError(f"overlay of {target.id} holds {path_display(other[0])!r} with other content or permission bits "

@@ -27,12 +27,13 @@ from typing import Any, Callable
 
 import calendar
 import contextlib
+import re
 import time
 from dataclasses import dataclass, field
 
 import msgspec
 
-from . import ledger, store
+from . import ledger, store, trust
 from .config import Config, parse_duration, parse_size
 from .errors import CkptError, CorruptError, UsageError
 from .gitcore import Repo, fault, read_state, ref_number
@@ -176,9 +177,10 @@ def _protect_unpushed_trees(repo: Repo, out: dict[str, str], cfg: Config | None)
     that backs each commit the pre-push hook would judge (:func:`git_ckpt.gate.pushed_commits`'
     set: ``git log --branches HEAD --not --remotes`` and ``ckpt.gate.since``):
     :func:`git_ckpt.gate.verify_commit` finds a commit's evidence by its tree, so pruning that
-    checkpoint would refuse the push of a commit the gate let through.  The one the verdict
-    names is kept; when the verdict cannot be had (``cfg`` None and ``.ckpt.toml`` unreadable,
-    or untrusted), every checkpoint with such a tree is."""
+    checkpoint would refuse the push of a commit the gate let through.  Every checkpoint of this
+    repository with such a tree whose own results satisfy the required verifiers is kept (all of
+    them when that cannot be judged: ``cfg`` None and ``.ckpt.toml`` unreadable, or untrusted).
+    The commits: every branch and every worktree's HEAD (a detached one too)."""
     from . import config as config_mod, gate
 
     if not gate.enabled(repo):
@@ -192,31 +194,48 @@ def _protect_unpushed_trees(repo: Repo, out: dict[str, str], cfg: Config | None)
         found = repo.git("rev-parse", "--verify", "-q", f"{conf.gate.since}^{{commit}}", check=False).stdout.decode().strip()
         since = [found] if found else []
     commit_of: dict[str, str] = {}
-    for tips in (["--branches", "HEAD"], ["--branches"]):  # (HEAD is unborn: the second)
-        proc = repo.git("log", "--format=%T %H", *tips, "--not", "--remotes", *since, "--", check=False)
-        if proc.returncode == 0:
-            for line in proc.stdout.decode().splitlines():
-                tree, _, commit = line.partition(" ")
-                commit_of.setdefault(tree, commit)
-            break
-    same_tree: dict[str, list[str]] = {}
+    heads = _worktree_heads(repo)  # every worktree's HEAD (a detached one is on no branch)
+    proc = repo.git("log", "--format=%T %H", "--branches", *heads, "--not", "--remotes", *since, "--", check=False)
+    for line in proc.stdout.decode().splitlines() if proc.returncode == 0 else []:
+        tree, _, commit = line.partition(" ")
+        commit_of.setdefault(tree, commit)
+    same_tree: dict[str, list[tuple[str, str]]] = {}
     for task in store.tasks(repo):
         for n, oid in store.numbered(repo, task):
             backed = commit_of.get(repo.commit_tree_id(oid) or "")
             if backed:
-                same_tree.setdefault(backed, []).append(f"{task}/{n}")
+                same_tree.setdefault(backed, []).append((f"{task}/{n}", oid))
     if not same_tree:
         return
-    judge = None
+    judged = False
     if conf is not None:
         with contextlib.suppress(CkptError):
-            judge = gate.Judge(repo, conf)
-    for commit, ids in same_tree.items():
-        if judge is not None and judge.trust.ok:
-            verdict = judge.commit(commit, commit, repo.commit_tree_id(commit) or "")
-            ids = [c for c in ids if verdict.verified and c == verdict.checkpoint]
-        for cid in ids:
-            out.setdefault(cid, f"backs unpushed commit {commit[:12]} (verify-commit finds it by its tree)")
+            judged = trust.state(repo, conf).ok
+    from .evidence import requirement
+
+    for commit, cands in same_tree.items():
+        for cid, oid in cands:
+            # every checkpoint of ours whose own results verify that tree (never one name the
+            # verdict picks: it may be a fetched ref, which a teammate can move or remove)
+            keep = True
+            if judged and conf is not None:
+                try:
+                    keep = requirement(repo, conf, store.load(repo, oid, id=cid)).satisfied
+                except (CkptError, KeyError, ValueError):
+                    keep = False
+            if keep:
+                out.setdefault(cid, f"backs unpushed commit {commit[:12]} (verify-commit finds it by its tree)")
+
+
+def _worktree_heads(repo: Repo) -> list[str]:
+    """The commit every worktree's HEAD names (``git worktree list --porcelain``), unborn ones left out."""
+    proc = repo.git("worktree", "list", "--porcelain", check=False)  # (-z needs git 2.36)
+    out = []
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        oid = line.removeprefix("HEAD ")
+        if oid != line and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", oid) and repo.object_type(oid) == "commit":
+            out.append(oid)
+    return sorted(set(out))
 
 
 def _size(repo: Repo, commits: list[str], bases: set[str]) -> int:

@@ -273,3 +273,103 @@ def test_overlay_and_secret_patterns_match_bytes_as_git_check_ignore_does(tmp_pa
     ours = compile_patterns(pats, normalize=patterns != "secrets")
     differ = [p for p in paths if ours.match_file(os.fsdecode(p)) != by_git[p]]
     assert differ == [], differ[:10]
+
+
+# -- attack pass 22: gc's protection of unpushed commits, overlay entries vs the manifest ---------
+
+def _gated_commit(root, task: str) -> str:
+    """In ``root`` (hooks installed): save, verify (promotes), commit it through the gate; the commit."""
+    ckpt(root, "task", "start", task)
+    (root / "f").write_text(f"{task}\n")
+    ckpt(root, "save", "-m", "one")
+    ckpt(root, "verify")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "gated")
+    return git(root, "rev-parse", "HEAD").decode().strip()
+
+
+def test_gc_keeps_its_own_checkpoint_of_an_unpushed_commit_though_a_fetched_copy_sorts_first(tmp_path):
+    """Your own pushed checkpoints come back by fetch as ``origin:zz/1``, which sorted before the
+    local ``zz/1``: gc kept only the name the verdict picked (the fetched ref, which a teammate
+    can move) and pruned the local one.  Every local checkpoint whose own results verify the
+    tree is kept."""
+    git(tmp_path, "init", "-q", "--bare", str(tmp_path / "remote.git"))
+    from conftest import init_repo
+
+    me = init_repo(tmp_path / "me")
+    git(me, "remote", "add", "origin", str(tmp_path / "remote.git"))
+    git(me, "push", "-q", "origin", "main")
+    git(me, "fetch", "-q", "origin")
+    ckpt(me, "hooks", "install")
+    head = _gated_commit(me, "zz")
+    for i in (2, 3):
+        (me / "f").write_text(f"{i}\n")
+        ckpt(me, "save", "-m", f"s{i}")
+    ckpt(me, "verify")  # zz/3 promoted: zz/1 is kept only as the evidence of the unpushed commit
+    ckpt(me, "push")
+    ckpt(me, "fetch")
+    assert "origin:zz/1" in ckpt(me, "verify-commit", "HEAD").out
+    res = ckpt(me, "gc", "--keep", "1", "--older-than", "0s", "--json").json()["result"]
+    assert [p["id"] for p in res["pruned"]] == ["zz/2"]
+    assert {p["id"]: p["reason"] for p in res["protected"]}["zz/1"] == f"backs unpushed commit {head[:12]} (verify-commit finds it by its tree)"
+    git(tmp_path / "remote.git", "update-ref", "refs/ckpt/zz/1", git(me, "rev-parse", "refs/ckpt/zz/3").decode().strip())
+    ckpt(me, "fetch")
+    assert ckpt(me, "verify-commit", "HEAD").out == f"HEAD ({head[:12]}): verified: tree of checkpoint zz/1\n"
+
+
+def test_gc_keeps_what_a_detached_head_of_another_worktree_needs(tmp_path):
+    from conftest import init_repo
+
+    repo = init_repo(tmp_path / "r")
+    ckpt(repo, "hooks", "install")
+    git(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "wt"))
+    wt = tmp_path / "wt"
+    head = _gated_commit(wt, "w")
+    (wt / "f").write_text("later\n")
+    ckpt(wt, "save", "-m", "later")
+    ckpt(wt, "verify")  # w/2 promoted
+    res = ckpt(repo, "gc", "--all", "--keep", "1", "--older-than", "0s", "--json").json()["result"]
+    assert res["pruned"] == [] and {p["id"]: p["reason"] for p in res["protected"]}["w/1"].startswith(f"backs unpushed commit {head[:12]}")
+    assert ckpt(wt, "verify-commit", "HEAD").out.endswith("verified: tree of checkpoint w/1\n")
+
+
+@pytest.mark.parametrize("shape", ["file-then-dir", "dir-then-file", "symlink-then-dir", "symlink-target"])
+def test_an_overlay_archive_whose_entries_say_otherwise_than_the_manifest_is_refused(repo, shape):
+    """A file (or symlink) and a directory at one path — the directory won and the file was never
+    written, exit 0 — and a symlink whose target is not the manifest's: refused before any change."""
+    import io
+    import tarfile
+
+    from test_hostile_input import forge
+
+    (repo / ".gitignore").write_text("cache/\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore")
+    git(repo, "config", "ckpt.overlay.include", "cache/")
+    (repo / "cache").mkdir()
+    (repo / "cache" / "a").write_text("a\n")
+    os_symlink = __import__("os").symlink
+    os_symlink("x", repo / "cache" / "l")
+    ckpt(repo, "save", "-m", "one")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        def add(name, kind, data=b"", link=""):
+            info = tarfile.TarInfo(name)
+            info.type, info.mode = kind, 0o644 if kind == tarfile.REGTYPE else 0o755
+            if kind == tarfile.SYMTYPE:
+                info.linkname = link
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data) if data else None)
+        entries = {
+            "file-then-dir": [("cache/a", tarfile.REGTYPE, b"a\n"), ("cache/a", tarfile.DIRTYPE), ("cache/l", tarfile.SYMTYPE, b"", "x")],
+            "dir-then-file": [("cache/a", tarfile.DIRTYPE), ("cache/a", tarfile.REGTYPE, b"a\n"), ("cache/l", tarfile.SYMTYPE, b"", "x")],
+            "symlink-then-dir": [("cache/a", tarfile.REGTYPE, b"a\n"), ("cache/l", tarfile.SYMTYPE, b"", "x"), ("cache/l", tarfile.DIRTYPE)],
+            "symlink-target": [("cache/a", tarfile.REGTYPE, b"a\n"), ("cache/l", tarfile.SYMTYPE, b"", "y")],
+        }[shape]
+        for e in entries:
+            add(*e)
+    forge(repo, tar=buf.getvalue())
+    (repo / "cache" / "a").write_text("mine\n")
+    res = ckpt(repo, "restore", "origin:default/1", rc=7, fsck=False)
+    assert "refusing the " in res.err.splitlines()[0], res.err
+    assert (repo / "cache" / "a").read_text() == "mine\n" and __import__("os").readlink(repo / "cache" / "l") == "x"
