@@ -115,7 +115,7 @@ def test_unconfigured_remote_same_error_everywhere(tmp_path):
                 continue  # a path is no REMOTE: prefix
             res = ckpt(alice, *args, rc=2)
             hint = (f"hint: git remote add {name} URL adds it (git remote -v lists the remotes)" if name == "nosuch" else
-                    "hint: git ckpt pushes and fetches through a named remote: git remote add NAME URL adds one (git remote -v lists them)")
+                    "hint: that is the URL of remote origin; name the remote instead")  # (walkthrough 23)
             assert res.err.splitlines() == [f"error: {name!r} is not a configured remote", hint], args
     git(alice, "remote", "add", "nosuch", str(bare))  # the hint's command works
     ckpt(alice, "fetch", "nosuch")
