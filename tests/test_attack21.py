@@ -13,6 +13,8 @@ Real repositories, the real ``git ckpt`` entry point and real ``git``.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from conftest import blob, ckpt, git, literal_tree
@@ -348,8 +350,7 @@ def test_an_overlay_archive_whose_entries_say_otherwise_than_the_manifest_is_ref
     git(repo, "config", "ckpt.overlay.include", "cache/")
     (repo / "cache").mkdir()
     (repo / "cache" / "a").write_text("a\n")
-    os_symlink = __import__("os").symlink
-    os_symlink("x", repo / "cache" / "l")
+    os.symlink("x", repo / "cache" / "l")
     ckpt(repo, "save", "-m", "one")
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
@@ -372,4 +373,4 @@ def test_an_overlay_archive_whose_entries_say_otherwise_than_the_manifest_is_ref
     (repo / "cache" / "a").write_text("mine\n")
     res = ckpt(repo, "restore", "origin:default/1", rc=7, fsck=False)
     assert "refusing the " in res.err.splitlines()[0], res.err
-    assert (repo / "cache" / "a").read_text() == "mine\n" and __import__("os").readlink(repo / "cache" / "l") == "x"
+    assert (repo / "cache" / "a").read_text() == "mine\n" and os.readlink(repo / "cache" / "l") == "x"
