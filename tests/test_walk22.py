@@ -249,3 +249,14 @@ def test_starting_a_task_marked_done_says_it_is_reopened(repo):
     res = ckpt(repo, "task", "start", "t")
     assert res.err == "warning: task t was marked done; starting it again reopens it (git ckpt task done marks it again)\n", res
     assert ckpt(repo, "task", "start", "t").err == ""
+
+
+def test_init_with_hooks_beside_an_existing_config_points_at_hooks_install(repo):
+    """Walkthrough 24: ``init --hooks`` where ``.ckpt.toml`` exists refused with "pass --force to
+    replace it", which would throw the verifiers away to get hooks; the hint names the command
+    that installs the hooks alone."""
+    (repo / ".ckpt.toml").write_text("# mine\n")
+    res = ckpt(repo, "init", "--hooks", rc=2)
+    assert res.err == "error: .ckpt.toml already exists\nhint: git ckpt hooks install installs the hooks alone\n", res
+    assert (repo / ".ckpt.toml").read_text() == "# mine\n"
+    assert ckpt(repo, "init", rc=2).err.endswith("hint: edit it, or pass --force to replace it\n")

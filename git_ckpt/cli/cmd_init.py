@@ -22,7 +22,8 @@ def command(force: bool, with_hooks: bool, as_json: bool) -> int:
     repo = open_repo()
     path = repo.workdir / CONFIG_FILE
     if os.path.lexists(path) and not force:  # (a dangling symlink is one too)
-        raise UsageError(f"{CONFIG_FILE} already exists", "edit it, or pass --force to replace it")
+        raise UsageError(f"{CONFIG_FILE} already exists",
+                         "git ckpt hooks install installs the hooks alone" if with_hooks else "edit it, or pass --force to replace it")
     atomic_write(path, STARTER.encode())
     hooks = None
     if with_hooks:
