@@ -43,7 +43,7 @@ def test_an_overlay_pattern_git_and_pathspec_read_apart_or_slowly_is_refused(rep
     deep.mkdir(parents=True)
     (deep / "x").write_text("x\n")
     rc, out, err = _run(repo, "save", "-m", "x")
-    assert rc == 6 and err.startswith(f"error: .ckpt.toml: overlay.include pattern {pattern!r} {problem}; "), err
+    assert rc == 6 and err.startswith(f"error: .ckpt.toml: overlay.include pattern {pattern!r} {problem}\n"), err
     # a restore and an undo still go back (the .ckpt.toml is left out, and said)
     (repo / ".ckpt.toml").unlink()
     ckpt(repo, "save", "-m", "good")
