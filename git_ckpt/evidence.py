@@ -196,14 +196,29 @@ def requirement(repo: Repo, cfg: Config, cp: Checkpoint) -> Requirement:
 
 def missing_text(req: Requirement) -> tuple[str, str]:
     """The first missing verifier and a phrase for it: ``no passing result`` / ``status S``,
-    plus ``(only a fetched result says passed; it is not evidence here)`` when that is why."""
+    plus why a passing result there is does not count (:func:`not_counted`)."""
     name, status = next(iter(req.missing.items()))
-    text = "no passing result" if status == "no result" else "status " + status
-    if name in req.foreign:
-        text += " (only a result recorded elsewhere says passed: fetched results are not evidence here)"
-    elif name in req.in_place:
-        text += IN_PLACE
-    return name, text
+    return name, ("no passing result" if status == "no result" else "status " + status) + not_counted(req, name)
+
+
+def why_missing(req: Requirement) -> str:
+    """``required verifier NAME has no result`` / ``… has status S`` for the first missing
+    verifier of ``req``, plus why a passing result there is does not count (:func:`not_counted`):
+    the reason the gate and ``verify-commit`` give."""
+    name, status = next(iter(req.missing.items()))
+    return (f"required verifier {name} has {'no result' if status == 'no result' else 'status ' + status}"
+            + not_counted(req, name))
+
+
+def not_counted(req: Requirement, name: str) -> str:
+    """Why a passing result of verifier ``name`` does not count for ``req``, as a parenthesis
+    with a leading space: only a fetched one passed (:data:`FETCHED`), only a run in place
+    (:data:`IN_PLACE`); empty otherwise."""
+    return FETCHED if name in req.foreign else IN_PLACE if name in req.in_place else ""
+
+
+#: Why a result recorded elsewhere (fetched in a note) is not counted.
+FETCHED = " (only a fetched result says passed: results recorded elsewhere are not evidence here)"
 
 
 #: Why a result that passed in place is not counted.

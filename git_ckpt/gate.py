@@ -22,7 +22,7 @@ from typing import Any
 from . import config, ledger, store, trust
 from .config import Config, setting
 from .errors import CkptError, NotFoundError
-from .evidence import IN_PLACE, requirement, was_forced
+from .evidence import requirement, was_forced, why_missing
 from .gitcore import Repo, ref_number
 from .model import path_display
 
@@ -146,11 +146,9 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
     req = requirement(repo, cfg, cp)
     if not req.satisfied:
         res.failing = dict(req.missing)
-        name, status = next(iter(req.missing.items()))
+        name = next(iter(req.missing))
         forced = " (it was promoted with --force)" if was_forced(repo, task, cp.commit) else ""
-        fetched = " (only a fetched result says passed: not evidence here)" if name in req.foreign else ""
-        fetched += IN_PLACE if name in req.in_place else ""
-        res.reason = f"required verifier {name} has {'no result' if status == 'no result' else 'status ' + status} on the promoted checkpoint {cp.id}{forced}{fetched}"
+        res.reason = f"{why_missing(req)} on the promoted checkpoint {cp.id}{forced}"
         res.fix = f"git ckpt verify {cp.id}" + (" --isolated" if name in req.in_place else "")
         return res
     res.allowed = True
@@ -326,7 +324,9 @@ def set_trailer(repo: Repo, message_file: str, value: str | None) -> bool:
 @dataclass
 class CommitVerdict:
     """:func:`verify_commit`'s answer for one commit: ``verified``; the ``checkpoint`` whose
-    results back it (``promoted`` when it is a promoted one); otherwise ``reason``."""
+    results back it (``promoted`` when it is a promoted one: promoted here, or on its remote for
+    ``REMOTE:T/N``); otherwise ``reason``, and ``fix`` (the command that records the missing
+    results) when a checkpoint has the tree."""
 
     rev: str
     commit: str
@@ -335,6 +335,7 @@ class CommitVerdict:
     checkpoint: str | None = None
     promoted: bool = False
     reason: str = ""
+    fix: str = ""
     failing: dict[str, str] = field(default_factory=dict)
     foreign: list[str] = field(default_factory=list)
     in_place: list[str] = field(default_factory=list)
@@ -343,7 +344,7 @@ class CommitVerdict:
         """JSON-ready data."""
         return {"rev": self.rev, "commit": self.commit, "tree": self.tree, "verified": self.verified,
                 "checkpoint": self.checkpoint, "promoted": self.promoted, "reason": self.reason,
-                "failing": self.failing}
+                "fix": self.fix, "failing": self.failing}
 
 
 def _candidates(repo: Repo) -> list[tuple[str, str, bool]]:
@@ -412,7 +413,8 @@ class Judge:
         cached = self._cache.get(tree)
         if cached is not None:
             return CommitVerdict(rev, commit, tree, cached.verified, cached.checkpoint, cached.promoted,
-                                 cached.reason, dict(cached.failing), list(cached.foreign), list(cached.in_place))
+                                 cached.reason, cached.fix, dict(cached.failing), list(cached.foreign),
+                                 list(cached.in_place))
         verdict = CommitVerdict(rev, commit, tree, False)
         if not self.trust.ok:
             verdict.reason = f"{trust.untrusted_reason(self.trust)}, so its required verifiers cannot be judged"
@@ -441,13 +443,11 @@ class Judge:
                 verdict.failing = dict(req.missing)
                 verdict.foreign = list(req.foreign)
                 verdict.in_place = list(req.in_place)
+                verdict.reason = f"checkpoint {name} has this tree, but {why_missing(req)}"
+                # isolated: runs whatever the worktree holds, and is the run that counts where [gate] isolated is on
+                verdict.fix = f"git ckpt verify {name} --isolated"
         if not verdict.verified:
-            if verdict.checkpoint:
-                n, status = next(iter(verdict.failing.items()))
-                fetched = " (only a fetched result says passed: not evidence here)" if n in verdict.foreign else ""
-                fetched += IN_PLACE if n in verdict.in_place else ""
-                verdict.reason = f"checkpoint {verdict.checkpoint} has this tree, but required verifier {n} has {'no result' if status == 'no result' else 'status ' + status}{fetched}"
-            else:
+            if not verdict.checkpoint:
                 verdict.reason = "no checkpoint has this tree"
         self._cache[tree] = verdict
         return verdict

@@ -285,8 +285,8 @@ def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool
         resume.append(f"git ckpt task start {own_name(repo, store.split_task(task)[1])}")
         if cur is not None and not elsewhere:
             resume.append(f"git ckpt restore {cur.id}")
-        elif elsewhere and store.numbered(repo, elsewhere[0]):
-            resume.append(f"git ckpt restore {elsewhere[0]}/@")
+        elif elsewhere and (theirs := current_checkpoint(repo, elsewhere[0])) is not None:
+            resume.append(f"git ckpt restore {theirs.id}")
     else:
         if store.current_task(repo) != task:
             resume.append(f"git ckpt task start {task}")
@@ -346,11 +346,12 @@ def worktree_text(f: dict[str, Any]) -> str:
     row, and the receipt's Workspace line): ``matches T/N`` (exactly), ``matches T/N; HEAD commits
     it on its base``, ``matches T/N; HEAD moved since (git ckpt restore T/N --reset-head brings
     it back)``, or ``files and HEAD differ`` (naming each of files, index, overlay, HEAD that
-    differs)."""
+    differs; ``files differ; HEAD commits T/N on its base`` when HEAD commits it)."""
     cid = f["checkpoint"]
     if not f["files_match"]:
         what = f["differs"]
-        return f"{listed(what)} " + ("differ" if len(what) > 1 or what == ["files"] else "differs")
+        text = f"{listed(what)} " + ("differ" if len(what) > 1 or what == ["files"] else "differs")
+        return text + (f"; HEAD commits {cid} on its base" if f["head_commits"] else "")
     if f["exact"] or not f["head_moved"]:
         return f"matches {cid}"
     if f["head_commits"]:
@@ -496,10 +497,11 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str
     """What a careful resumer checks: the files the receipt names and the card cites as
     evidence exist (or are gone, for deletions), the worktree's files, index and overlay are the
     current checkpoint's (as ``status`` judges them, :func:`git_ckpt.status.facts`: HEAD moved
-    since is said, not drift, as restore leaves HEAD where it is), and the required verifiers give
-    what was recorded (re-run only through a trusted verifier runner; otherwise the recorded
-    results are reported, and a required verifier without a passing result of this repository's
-    own is drift).  An untrusted ``.ckpt.toml`` is drift too (its requirement may have been
+    since is said, not drift, as restore leaves HEAD where it is), and the required verifiers
+    pass: re-run (through a trusted verifier runner, and only when the worktree matches; the
+    result is recorded as verify's is) or, when not re-run, by a passing result of this
+    repository's own.  A required verifier that does not pass is drift, whatever was recorded
+    before.  An untrusted ``.ckpt.toml`` is drift too (its requirement may have been
     loosened).  Returns ``{"ok", "task", "current", "checks": [...], "drift": [...]}``; ``ok`` is
     False when anything drifted."""
     r = receipt(repo, task, cfg, workspace=False)
@@ -590,12 +592,15 @@ def check(repo: Repo, cfg: Config, task: str, *, rerun: bool = True) -> dict[str
         row: dict[str, Any] = {"check": f"verifier {name}", "recorded": rec_status, "fetched": other}
         if statuses is not None and name in statuses:
             row["rerun"] = statuses[name]
-            row["ok"] = rec_status is None or statuses[name] == rec_status
+            # a required verifier must pass, re-run as not: a failure the receipt already
+            # recorded is no drift of the record but still nothing to resume on (walkthrough 24
+            # read "ok" beside a failing verifier)
+            row["ok"] = statuses[name] == "passed"
             # the re-run is a verify: its result is recorded (notes and ledger), and said to be
             row["detail"] = f"re-run: {statuses[name]} (recorded), " + (f"before: {rec_status}" if rec_status else
                                                                          f"before: {other} [{FETCHED}]" if other else "nothing recorded before")
             if not row["ok"]:
-                drift.append(f"verifier {name}: recorded {rec_status}, re-run {statuses[name]}")
+                drift.append(f"verifier {name}: " + (f"recorded {rec_status}, " if rec_status else "") + f"re-run {statuses[name]}")
         else:
             row["ok"] = rec_status == "passed"
             row["detail"] = (f"recorded: {rec_status}" if rec_status else theirs or "no result recorded on this checkpoint") + f" ({how})"

@@ -621,11 +621,17 @@ def left_out(cp: store.Checkpoint | None) -> frozenset[bytes]:
     return frozenset(path_from_str(p) for p in [*m.skipped, *m.overlay.skipped] if isinstance(p, str))
 
 
-def change_summary(repo: Repo, snap: Snapshot, since: store.Checkpoint | None) -> str:
+def change_summary(repo: Repo, snap: Snapshot, since: store.Checkpoint | None,
+                   latest: store.Checkpoint | None = None) -> str:
     """The default message of a checkpoint saved without one: what changed since ``since`` (``@``;
     HEAD when None), e.g. ``M calc.py, A test_calc.py``; when the files are the same, what else
-    changed (``index: …``, ``HEAD moved to …``, ``overlay changed``), else ``same as T/N``."""
+    differs, by the rules of :func:`git_ckpt.status.differs`: ``index: …``; HEAD:
+    ``T/N committed as C`` (HEAD commits ``since`` on its base: :func:`git_ckpt.status.head_commits`),
+    ``HEAD moved to C`` (``since`` is ``latest``, the task's latest save: HEAD moved after it),
+    ``files of T/N on HEAD C`` (``since`` was restored here onto another HEAD); ``overlay
+    changed``; else ``same as T/N``."""
     from .gitcore import EMPTY_TREE
+    from .status import differs, head_commits
     from .words import change_summary as summary
 
     old = since.tree if since is not None else (snap.base or EMPTY_TREE)  # diff-tree peels a commit
@@ -633,12 +639,17 @@ def change_summary(repo: Repo, snap: Snapshot, since: store.Checkpoint | None) -
     if changes or since is None:
         return summary(changes)
     # the files are the same: say what else differs rather than "no changes"
-    staged = [(c.status, path_display(c.path)) for c in repo.diff_trees(since.index_tree, snap.index_tree)]
-    if staged:
+    what = differs(repo, snap, since)
+    if "index" in what:
+        staged = [(c.status, path_display(c.path)) for c in repo.diff_trees(since.index_tree, snap.index_tree)]
         return "index: " + summary(staged)
-    if snap.base != since.manifest.base:
-        return f"HEAD moved to {short_base(snap.base)}"
-    if (snap.overlay_info.digest or "") != (since.manifest.overlay.digest or ""):
+    if "HEAD" in what:
+        if head_commits(repo, snap.base, since):
+            return f"{since.id} committed as {short_base(snap.base)}"
+        if latest is not None and since.commit == latest.commit:
+            return f"HEAD moved to {short_base(snap.base)}"
+        return f"files of {since.id} on HEAD {short_base(snap.base)}"
+    if "overlay" in what:
         return "overlay changed"
     return f"same as {since.id}"  # (save --allow-empty, or the first save of a task after restoring another's)
 
@@ -837,7 +848,7 @@ def save(
                     since = store.at(repo, task)
                 except CkptError:
                     since = last
-                message = change_summary(repo, snap, since)
+                message = change_summary(repo, snap, since, last)
             if not allow_empty:
                 same = already_saved(repo, task, snap.state(), last)
                 if same is not None:

@@ -65,17 +65,23 @@ def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None =
 def facts(repo: Repo, snap: Snapshot, cp: Checkpoint) -> dict[str, Any]:
     """Where the captured worktree ``snap`` stands against ``cp`` (what ``status`` and
     ``handoff`` both say): ``checkpoint`` (its id), ``files_match`` (:func:`files_match`),
-    ``head_moved``, ``head_commits`` (:func:`committed`), ``base`` and ``head``, ``exact``,
+    ``head_moved``, ``head_commits`` (HEAD moved by committing ``cp`` on its base:
+    :func:`head_commits`; the files may have changed since), ``base`` and ``head``, ``exact``,
     ``differs`` (which of ``files``, ``index``, ``overlay`` and ``HEAD`` differ, in that
-    order: :func:`differs`) and ``reset_head`` (the command that restores ``cp`` and moves
-    HEAD back to its base, :func:`git_ckpt.restore.reset_head_command`; None when HEAD did
-    not move or ``cp`` was saved on an unborn branch, where HEAD cannot go back)."""
+    order: :func:`differs`; HEAD committing ``cp`` is no difference) and ``reset_head`` (the
+    command that restores ``cp`` and moves HEAD back to its base,
+    :func:`git_ckpt.restore.reset_head_command`; None when HEAD did not move, commits ``cp``
+    (going back would uncommit it), or ``cp`` was saved on an unborn branch)."""
     what = differs(repo, snap, cp)
-    match, moved = not (set(what) - {"HEAD"}), "HEAD" in what
-    return {"checkpoint": cp.id, "files_match": match, "head_moved": moved,
-            "head_commits": moved and match and _commits(repo, snap, cp),
+    moved = snap.base != cp.manifest.base
+    commits = moved and head_commits(repo, snap.base, cp)
+    if commits:
+        what = [w for w in what if w != "HEAD"]
+    return {"checkpoint": cp.id, "files_match": not (set(what) - {"HEAD"}), "head_moved": moved,
+            "head_commits": commits,
             "base": cp.manifest.base, "head": snap.base, "exact": snap.state() == cp.manifest.state,
-            "differs": what, "reset_head": reset_head_command(cp, snap.branch) if moved and cp.manifest.base else None}
+            "differs": what,
+            "reset_head": reset_head_command(cp, snap.branch) if moved and not commits and cp.manifest.base else None}
 
 
 def differs(repo: Repo, snap: Snapshot, cp: Checkpoint) -> list[str]:
@@ -115,22 +121,18 @@ def _index_match(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
                                                      or (snap.base != m.base and snap.index_tree == cp.tree)))
 
 
-def committed(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
-    """Whether HEAD moved only by committing ``cp``'s files on its base (a gated commit): then
-    the worktree is still ``cp`` for every purpose but HEAD."""
-    return snap.base != cp.manifest.base and files_match(repo, snap, cp) and _commits(repo, snap, cp)
-
-
-def _commits(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
-    """Whether HEAD is a commit of exactly ``cp``'s files (its tree, untracked files included:
-    a commit that leaves one out is no commit of the checkpoint), nothing staged against it,
-    whose first parent is ``cp``'s base: the checkpoint committed on its base (a gated commit)."""
-    if snap.base is None:
+def head_commits(repo: Repo, head: str | None, cp: Checkpoint) -> bool:
+    """Whether the commit ``head`` (hex id; None on an unborn branch: False) is a commit of
+    exactly ``cp``'s files (its tree, untracked files included: a commit that leaves one out is
+    no commit of the checkpoint) whose first parent is ``cp``'s base (none: a root commit): the
+    checkpoint committed on its base, as the gate lets through.  The worktree and index may have
+    changed since; False for ``cp``'s base itself and for an unreadable commit."""
+    if head is None or head == cp.manifest.base:
         return False
     base = cp.manifest.base
     with contextlib.suppress(CkptError):
-        head = repo.read_commit(snap.base)
-        return head.tree == cp.tree == snap.index_tree and head.parents[:1] == ((base,) if base else ())
+        commit = repo.read_commit(head)
+        return commit.tree == cp.tree and commit.parents[:1] == ((base,) if base else ())
     return False
 
 

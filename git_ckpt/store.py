@@ -151,18 +151,37 @@ def remote_problem(repo: Repo, remote: str) -> UsageError | None:
 
 
 def _remote_of_url(repo: Repo, url: str) -> str | None:
-    """The name of the configured remote whose URL is ``url`` (as written, or the same path on
-    disk), or None."""
-    import os
-
+    """The name of the configured remote whose URL is ``url``: as written, or the same directory
+    on disk however spelt (a relative or absolute path, ``file://`` URL, trailing ``/``, the
+    ``.git`` suffix git itself tries: :func:`_local_dir`); None when no remote has it."""
     proc = repo.git("config", "-z", "--get-regexp", r"^remote\..*\.url$", check=False)
-    here = os.path.realpath(url) if os.path.exists(url) else None
+    here = _local_dir(url)
     for rec in proc.stdout.split(b"\0"):
         key, _, value = rec.decode("utf-8", "replace").partition("\n")
         if not key:
             continue
-        if value == url or (here is not None and os.path.exists(value) and os.path.realpath(value) == here):
+        if value == url or (here is not None and _local_dir(value) == here):
             return key[len("remote."):-len(".url")]
+    return None
+
+
+def _local_dir(url: str) -> str | None:
+    """The real path of the directory a local remote URL names (``PATH``, ``file://PATH`` with
+    %-escapes, ``PATH`` meaning ``PATH.git`` when only that exists, as git's transport tries);
+    None for any other URL or a path that names no directory."""
+    import os
+    from urllib.parse import unquote, urlsplit
+
+    if url.startswith("file://"):
+        parts = urlsplit(url)
+        if parts.netloc not in ("", "localhost"):
+            return None
+        url = unquote(parts.path)
+    elif "://" in url or url.startswith("-"):
+        return None
+    for candidate in (url, url.rstrip("/") + ".git"):
+        if candidate and os.path.isdir(candidate):
+            return os.path.realpath(candidate)
     return None
 
 

@@ -42,14 +42,8 @@ def start_notices(repo: Repo, task: str, *, goal: str | None) -> list[str]:
     remotes = store.fetched_elsewhere(repo, task)
     mine = store.numbered(repo, task)
     if remotes:
-        from .handoff import own_name  # the free name handoff's Resume suggests too
-
-        theirs = f"{remotes[0]}:{task}"
-        then = (f" and git ckpt restore {theirs}/@" if store.numbered(repo, task, f"{store.REMOTE_PREFIX}{remotes[0]}/")
-                else f" ({theirs} has no checkpoints; git ckpt task show {theirs} shows its card)")
         out.append(f"{', '.join(r + ':' + task for r in remotes)} already exists (fetched); pushing a task of "
-                   f"the same name would be refused (checkpoints are never overwritten): to continue that work, "
-                   f"start a task of your own (e.g. {own_name(repo, task)}){then}")
+                   f"the same name would be refused (checkpoints are never overwritten): {continue_fetched(repo, remotes[0], task)}")
     if mine or repo.read_ref(store.log_ref(task)):
         old = ledger.card(repo, task)
         if goal is not None and old.goal and old.goal != goal:
@@ -57,6 +51,23 @@ def start_notices(repo: Repo, task: str, *, goal: str | None) -> list[str]:
         if old.done:
             out.append(f"task {task} was marked done; starting it again reopens it (git ckpt task done marks it again)")
     return out
+
+
+def continue_fetched(repo: Repo, remote: str, task: str) -> str:
+    """How to continue the work of ``task`` fetched from ``remote`` (``REMOTE:T``, a teammate's,
+    which only its remote's owner pushes): ``to continue that work, start a task of your own
+    (e.g. T-2) and git ckpt restore REMOTE:T/N`` (the checkpoint handoff's Resume names too:
+    :func:`git_ckpt.handoff.current_checkpoint`), or how to see its card when it has none."""
+    from .handoff import current_checkpoint, own_name
+
+    theirs = f"{remote}:{task}"
+    try:
+        cur = current_checkpoint(repo, theirs)
+    except CkptError:  # its ledger cannot be read: a hint is no place to fail
+        cur = None
+    then = (f" and git ckpt restore {cur.id}" if cur is not None
+            else f" ({theirs} has no checkpoints; git ckpt task show {theirs} shows its card)")
+    return f"to continue that work, start a task of your own (e.g. {own_name(repo, task)}){then}"
 
 
 def done(repo: Repo, task: str) -> Card:

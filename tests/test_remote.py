@@ -460,7 +460,7 @@ def test_a_forged_passing_result_from_a_teammate_is_never_evidence(tmp_path):
     # promote: the forged line is not evidence
     res = ckpt(bob, "promote", "@", rc=1)
     assert res.err.splitlines()[0] == ("error: default/1 cannot be promoted: required verifier tests has no passing result "
-                                       "(only a result recorded elsewhere says passed: fetched results are not evidence here) on this content")
+                                       "(only a fetched result says passed: results recorded elsewhere are not evidence here) on this content")
     assert _rev(bob, "refs/ckpt/default/promoted") == "" and _rev(bob, "refs/ckpt/default/log") == ledger_before
     # list and show still show it, marked
     assert "[tests:passed(fetched)]" in ckpt(bob, "list").out

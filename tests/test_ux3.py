@@ -305,7 +305,8 @@ def test_default_message_says_what_changed_besides_files(repo):
     git(repo, "commit", "-q", "-m", "f")
     head = git(repo, "rev-parse", "HEAD").decode().strip()
     ckpt(repo, "save")
-    assert ckpt(repo, "show", "@", "--json").json()["result"]["manifest"]["message"] == f"HEAD moved to {head[:12]}"
+    # HEAD commits default/2 on its base (walkthrough 24: "HEAD moved" said less than that)
+    assert ckpt(repo, "show", "@", "--json").json()["result"]["manifest"]["message"] == f"default/2 committed as {head[:12]}"
 
 
 def test_a_no_op_restore_does_not_redirect_undo(repo):

@@ -126,7 +126,12 @@ def test_init_with_hooks_says_it_turned_the_gate_on(repo):
     out = ckpt(repo, "init", "--hooks").out
     assert out.startswith(f"wrote {repo / '.ckpt.toml'}\ninstalled pre-commit, ") and "\ngate on: " in out, out
     ckpt(repo, "hooks", "uninstall")
-    assert out == f"wrote {repo / '.ckpt.toml'}\n" + ckpt(repo, "hooks", "install").out
+    assert out == f"wrote {repo / '.ckpt.toml'}\n" + ckpt(repo, "hooks", "install").out + NEXT_AFTER_INIT
+
+
+#: What init says after writing .ckpt.toml (walkthrough 24: it did not say the next step).
+NEXT_AFTER_INIT = ("next: name your test commands as [[verifier]] entries in .ckpt.toml, then git ckpt trust"
+                   " (verifiers run only from a .ckpt.toml you trusted, byte for byte)\n")
 
 
 def test_an_isolated_verify_reuses_only_isolated_results(repo):

@@ -21,8 +21,9 @@ def command(task: str | None, fmt: str, as_json: bool, check_: bool) -> int:
     Touched files are computed from the checkpoints, verifier results are read from their
     notes; with --check, drift from the recorded state exits 1: files missing, a worktree
     whose files, index or overlay are not the current checkpoint's (HEAD moved since is
-    said, not drift, as status says it), a required verifier whose re-run disagrees or that has
-    no passing result of this repository's own (when it cannot be re-run), or an untrusted
+    said, not drift, as status says it), a required verifier whose re-run does not pass (even one
+    that failed before) or that has no passing result of this repository's own (when it cannot
+    be re-run), or an untrusted
     .ckpt.toml.
     """
     from .. import config, handoff, store

@@ -14,7 +14,8 @@ from . import emit, json_option, open_repo, say
 @click.option("--hooks", "with_hooks", is_flag=True, help="Also install the commit gate hooks (git ckpt hooks install).")
 @json_option
 def command(force: bool, with_hooks: bool, as_json: bool) -> int:
-    """Write a starter .ckpt.toml at the worktree root (never overwriting one without --force)."""
+    """Write a starter .ckpt.toml at the worktree root (never overwriting one without --force),
+    and say the next step: name the verifiers in it, then git ckpt trust."""
     from ..config import CONFIG_FILE, STARTER
     from ..errors import UsageError
     from ..store import atomic_write
@@ -36,6 +37,8 @@ def command(force: bool, with_hooks: bool, as_json: bool) -> int:
             from .cmd_hooks import say_installed
 
             say_installed(hooks)
+        say(f"next: name your test commands as [[verifier]] entries in {CONFIG_FILE}, then git ckpt trust"
+            " (verifiers run only from a .ckpt.toml you trusted, byte for byte)")
 
     emit("init", {"config": str(path), "hooks": hooks}, as_json, human)
     return 0

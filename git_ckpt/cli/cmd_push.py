@@ -34,8 +34,13 @@ def command(remote: str, task: str | None, all_: bool, allow_secrets: bool, as_j
         tasks = None
     elif task:
         if store.check_task_name(task) not in known:
-            if not store.task_exists(repo, task):  # a typo: the words every command uses
-                raise NotFoundError(f"no task {task}", store.task_hint(repo, task))
+            if not store.task_exists(repo, task):
+                if remotes := store.fetched_tasks(repo).get(task, []):  # a teammate's: theirs to push
+                    from ..task import continue_fetched
+
+                    raise NotFoundError(f"no task {task} here: {remotes[0]}:{task} is fetched from {remotes[0]}, whose owner pushes it",
+                                        continue_fetched(repo, remotes[0], task))
+                raise NotFoundError(f"no task {task}", store.task_hint(repo, task))  # a typo: the words every command uses
             raise NotFoundError(f"task {task} has no checkpoints or ledger to push", "git ckpt save makes its first checkpoint")
         tasks = [task]
     else:

@@ -39,7 +39,7 @@ def command(revs: tuple[str, ...], pre_push: str | None, as_json: bool) -> int:
     mode too (when the push sends history to judge: a push of only refs/ckpt and refs/notes, as
     git ckpt push, passes): neither its requirement nor its [gate] pre_push can be relied on.
     """
-    from .. import config, trust
+    from .. import config, store, trust
     from ..errors import UsageError
     from ..gate import Judge, commits_of, enabled, is_range, pushed_commits
 
@@ -86,11 +86,18 @@ def command(revs: tuple[str, ...], pre_push: str | None, as_json: bool) -> int:
             short = v.commit[:12]
             label = short if v.rev == v.commit else f"{v.rev} ({short})"
             if v.verified:
-                say(f"{label}: verified: tree of checkpoint {v.checkpoint}" + (" (promoted)" if v.promoted else ""))
+                remote = store.split_task(v.checkpoint or "")[0]
+                promoted = f" (promoted on {remote})" if remote else " (promoted)"
+                say(f"{label}: verified: tree of checkpoint {v.checkpoint}" + (promoted if v.promoted else ""))
             else:
                 say(f"{label}: not verified: {v.reason}")
         if ranged:
             say(f"{len(verdicts) - len(bad)} of {len(verdicts)} commit(s) verified")
+        fixes = list(dict.fromkeys(v.fix for v in bad if v.fix))  # one per checkpoint, in the order named
+        for fix in fixes[:SHOWN]:
+            say(f"hint: {fix} records the missing result here")
+        if len(fixes) > SHOWN:
+            say(f"hint: ... and {len(fixes) - SHOWN} more checkpoint(s) to verify")
 
     emit("verify-commit", [v.to_json() for v in verdicts], as_json, human)
     if bad and (pre_push is None or mode == "refuse"):
