@@ -26,9 +26,6 @@ Nothing outside the temporary directories is written, not even objects.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +34,7 @@ from typing import Any
 from . import fsutil, overlay, store
 from .errors import CkptError, CorruptError
 from .gitcore import Repo
-from .model import OverlayFile, list_row, path_display, path_from_str, raw_path_problem, row_from_message, task_name_problem
+from .model import list_row, path_display, path_from_str, raw_path_problem, row_from_message, task_name_problem
 
 GITLINK = 0o160000
 
@@ -259,46 +256,19 @@ def _check_overlay(repo: Repo, cp: store.Checkpoint, res: CheckResult) -> None:
         return
     if overlay.overlay_digest(info.files) != info.digest:
         res.problems.append("the manifest's overlay digest does not match its file list")
-    with fsutil.temp_dir("ckpt-check-overlay-") as tmp:
-        try:  # the archive's hard limits, never the manifest's caps nor this configuration's
-            written = overlay.extract(Path(tmp), tar)
-        except CkptError as exc:
-            res.problems.append(exc.message)
-            return
-        want = {path_from_str(f.path): f for f in info.files}
-        extra = sorted(set(written) - set(want))
-        if extra:
-            res.problems.append(f"overlay.tar holds {len(extra)} file(s) the manifest does not list (e.g. {path_display(extra[0])!r})")
-        for path, f in sorted(want.items()):
-            problem = _compare_overlay_file(os.path.join(os.fsencode(tmp), path), f)
-            if problem:
-                res.problems.append(f"overlay file {path_display(path)!r} {problem}")
-                break
-        res.overlay_files = len(want)
-
-
-def _compare_overlay_file(full: bytes, f: OverlayFile) -> str | None:
-    try:
-        st = os.lstat(full)
-    except FileNotFoundError:
-        return "is missing from overlay.tar"
-    if f.kind == "symlink":
-        if not stat.S_ISLNK(st.st_mode):
-            return "should be a symlink"
-        data = os.readlink(full)
-    else:
-        if not stat.S_ISREG(st.st_mode):
-            return "should be a regular file"
-        if (0o100000 | (st.st_mode & 0o7777)) != f.mode:  # overlays keep all permission bits
-            return f"has mode {oct(st.st_mode & 0o7777)}, manifest says {oct(f.mode & 0o7777)}"
-        h = hashlib.sha256()
-        with open(full, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-        data = None
-    if (hashlib.sha256(data).hexdigest() if data is not None else h.hexdigest()) != f.sha256:
-        return "differs from the manifest's sha256"
-    return None
+    try:  # the archive's hard limits, never the manifest's caps nor this configuration's
+        entries = overlay.read_archive(tar)
+        with fsutil.temp_dir("ckpt-check-overlay-") as tmp:  # and it extracts, as restore would write it
+            overlay.extract(Path(tmp), tar)
+    except CkptError as exc:
+        res.problems.append(exc.message)
+        return
+    extra, problems = overlay.manifest_mismatches(entries, info.files)
+    if extra:
+        res.problems.append(f"overlay.tar holds {len(extra)} file(s) the manifest does not list (e.g. {path_display(extra[0])!r})")
+    if problems:
+        res.problems.append(f"overlay file {path_display(problems[0][0])!r} {problems[0][1]}")
+    res.overlay_files = len(info.files)
 
 
 def drop_command(repo: Repo, ids: list[str]) -> str:

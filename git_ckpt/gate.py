@@ -348,35 +348,29 @@ class CommitVerdict:
 
 
 def _candidates(repo: Repo) -> list[tuple[str, str, bool]]:
-    """``(checkpoint id, commit, is promoted ref)`` for every local and fetched checkpoint ref."""
-    out: list[tuple[str, str, bool]] = []
-    for prefix, shown in ((store.PREFIX, ""), (store.REMOTE_PREFIX, None)):
-        for name, oid in repo.refs_under(prefix).items():
-            rest = name[len(prefix):]
-            if shown is None:
-                remote, _, rest = rest.partition("/")
-                label = f"{remote}:"
-            else:
-                label = ""
-            task, _, last = rest.rpartition("/")
-            if ref_number(last) is not None:
-                out.append((f"{label}{task}/{last}", oid, False))
-            elif last == "promoted":
-                out.append((f"{label}{task}/promoted", oid, True))
+    """``(checkpoint id, commit, is promoted ref)`` for every local and fetched checkpoint ref
+    whose names git ckpt accepts (:func:`git_ckpt.store.ckpt_refs`: a teammate's ref named
+    ``$(…)`` is no checkpoint, and never named in a verdict or its hint); promoted refs first."""
+    out = [(c.id, c.oid, c.name == "promoted") for c in store.ckpt_refs(repo) if c.name != "log"]
     out.sort(key=lambda c: (not c[2], c[0]))
     return out
 
 
-def promoted_name(cid: str, manifest_id: str) -> str:
-    """The id a verdict names for checkpoint ``cid`` (``T/N``, ``REMOTE:T/N``, or a promoted ref
-    ``[REMOTE:]T/promoted``, whose manifest says ``T/N``): for a promoted ref ``[REMOTE:]T/N``,
-    the remote kept (a fetched one is never called by a local id, which may not exist or be
-    another checkpoint); ``cid`` itself when the manifest names another task."""
+def promoted_name(repo: Repo, cid: str, commit: str, manifest_id: str) -> str:
+    """The id a verdict names for checkpoint ``cid`` at ``commit`` (``T/N``, ``REMOTE:T/N``, or a
+    promoted ref ``[REMOTE:]T/promoted``, whose manifest says ``T/N``): for a promoted ref,
+    ``[REMOTE:]T/N`` when that ref holds ``commit`` too (the remote kept: a fetched one is never
+    called by a local id), else ``cid`` itself (a manifest naming another task or a number whose
+    ref holds something else: a forged promoted ref must not send ``verify`` to another
+    checkpoint).  Every id returned resolves to ``commit``."""
     head, _, last = cid.rpartition("/")
     if last != "promoted":
         return cid
     task, _, n = manifest_id.rpartition("/")
-    return f"{head}/{n}" if task == store.split_task(head)[1] else cid
+    num = ref_number(n)
+    if task != store.split_task(head)[1] or num is None:
+        return cid
+    return f"{head}/{num}" if repo.read_ref(store.ckpt_ref(head, num)) == commit else cid
 
 
 class Judge:
@@ -432,7 +426,7 @@ class Judge:
                 req = requirement(self.repo, self.cfg, cp)
             except (CkptError, KeyError, ValueError):
                 continue
-            name = promoted_name(cid, cp.manifest.id)
+            name = promoted_name(self.repo, cid, oid, cp.manifest.id)
             if req.satisfied:
                 verdict.verified = True
                 verdict.checkpoint = name
@@ -476,12 +470,11 @@ def commits_of(repo: Repo, revs: list[str]) -> list[tuple[str, str, str]]:
         return out
     out = []
     for rev in revs:
-        proc = repo.git("rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}", check=False)
-        c = proc.stdout.decode().strip()
-        tree = repo.commit_tree_id(c) if proc.returncode == 0 and c else None
-        if tree is None:
+        one = repo.commit_of(rev)
+        tree = repo.commit_tree_id(one) if one else None
+        if one is None or tree is None:
             raise NotFoundError(f"unknown revision {rev!r}", "name a commit, e.g. HEAD or a branch")
-        out.append((rev, c, tree))
+        out.append((rev, one, tree))
     return out
 
 
@@ -500,6 +493,19 @@ def verify_commit(repo: Repo, cfg: Config, rev: str) -> CommitVerdict:
 SKIPPED_REMOTE_REFS = ("refs/ckpt/", "refs/ckpt-remotes/", "refs/notes/")
 
 
+def since_commit(repo: Repo, since: str) -> str:
+    """The commit ``ckpt.gate.since`` (``since``) names: history it contains is exempt from the
+    gate (what ``hooks install`` sets).  Raises :class:`ConfigError` (exit 6) when it names no
+    commit here."""
+    from .errors import ConfigError
+
+    found = repo.commit_of(since)
+    if found is None:
+        raise ConfigError(f"ckpt.gate.since names {since!r}, which is not a commit here",
+                          "git config ckpt.gate.since REV (git ckpt hooks install --since REV), or unset it")
+    return found
+
+
 def pushed_commits(repo: Repo, lines: bytes, remote: str | None, since: str | None = None) -> list[str]:
     """The commits a push sends, from pre-push hook input (``<local ref> SP <local object id>
     SP <remote ref> SP <remote object id>`` lines, whatever the refspec: ``HEAD``, ``A:B``,
@@ -508,8 +514,6 @@ def pushed_commits(repo: Repo, lines: bytes, remote: str | None, since: str | No
     commits (a tag of a tree) and pushes to ``refs/ckpt/*``, ``refs/ckpt-remotes/*``,
     ``refs/notes/*`` and ``refs/stash`` are skipped; ``since`` (``ckpt.gate.since``) exempts its
     ancestors.  Raises :class:`ConfigError` when ``since`` names no commit."""
-    from .errors import ConfigError
-
     tips: list[str] = []
     exclude: list[str] = []
     for raw in lines.splitlines():
@@ -521,21 +525,15 @@ def pushed_commits(repo: Repo, lines: bytes, remote: str | None, since: str | No
             continue
         if set(lsha) == {"0"} or rref.startswith(SKIPPED_REMOTE_REFS) or rref == "refs/stash":
             continue
-        c = repo.git("rev-parse", "--verify", "-q", f"{lsha}^{{commit}}", check=False).stdout.decode().strip()
+        c = repo.commit_of(lsha)
         if not c:
             continue
         tips.append(c)
-        if set(rsha) != {"0"}:
-            r = repo.git("rev-parse", "--verify", "-q", f"{rsha}^{{commit}}", check=False).stdout.decode().strip()
-            if r:
-                exclude.append(r)
+        if set(rsha) != {"0"} and (r := repo.commit_of(rsha)):
+            exclude.append(r)
     if not tips:
         return []
     if since:
-        s = repo.git("rev-parse", "--verify", "-q", f"{since}^{{commit}}", check=False).stdout.decode().strip()
-        if not s:
-            raise ConfigError(f"ckpt.gate.since names {since!r}, which is not a commit here",
-                              "git config ckpt.gate.since REV (git ckpt hooks install --since REV), or unset it")
-        exclude.append(s)
+        exclude.append(since_commit(repo, since))
     args = ["rev-list", *tips, "--not", f"--remotes={remote}" if remote else "--remotes", *exclude, "--"]
     return repo.git(*args).stdout.decode().split()

@@ -601,7 +601,7 @@ class Repo:
                 return []  # no such entry
             if proc.returncode != 0:
                 raise ConfigError(f"cannot read git config: {git_failure(('config',), proc).message}")
-            raw = [(rec.partition(b"\n")[0], rec.partition(b"\n")[2]) for rec in proc.stdout.split(b"\0") if rec]
+            raw = [(name, value) for name, _, value in (rec.partition(b"\n") for rec in proc.stdout.split(b"\0") if rec)]
         out = []
         for name, value in raw:
             try:
@@ -1711,6 +1711,16 @@ class Repo:
             return Oid(self._pg.revparse_single(rev).peel(pygit2.Commit).id)
         except (KeyError, ValueError, TypeError, pygit2.GitError, pygit2.InvalidSpecError):
             return None
+
+    def commit_of(self, rev: str) -> str | None:
+        """The hex id of the commit ``rev`` names, as git itself reads it (``git rev-parse
+        --verify -q --end-of-options REV^{commit}``: every revision syntax git has, a tag
+        peeled, a leading ``-`` never an option); None when it names nothing or no commit."""
+        if not rev or "\0" in rev:
+            return None
+        proc = self.git("rev-parse", "--verify", "-q", "--end-of-options", rev + "^{commit}", check=False)
+        oid = proc.stdout.decode("ascii", "replace").strip()
+        return oid if proc.returncode == 0 and oid else None
 
     def descends(self, commit: str, ancestor: str) -> bool:
         """Whether ``ancestor`` is a proper ancestor of ``commit`` (``git merge-base

@@ -336,7 +336,7 @@ def install(repo: Repo, python: str | None = None, since: str | None = None) -> 
     repo.git("config", "ckpt.gate", "true")
     since_set = since or repo.config_get("ckpt.gate.since")
     if since_set is None:
-        head = repo.git("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False).stdout.decode().strip()
+        head = repo.commit_of("HEAD")
         if head:
             since_set = head
     if since_set and since_set != repo.config_get("ckpt.gate.since"):

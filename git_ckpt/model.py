@@ -181,7 +181,8 @@ def _shown(text: str) -> str:
 # isolates, zero-width characters, the line and paragraph separators, the BOM), the
 # "Trojan Source" set (CVE-2021-42574)
 _INVISIBLE = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f"
-              "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f")  # (+ soft hyphen, fillers, variation selectors, tags)
+              "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f"  # (+ soft hyphen, fillers, variation selectors, tags)
+              "\ud800-\udfff")  # and lone surrogates: a byte that was not UTF-8 (os.fsdecode), shown as \udcff, never written raw
 _CONTROL = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
 
 

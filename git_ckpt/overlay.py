@@ -692,6 +692,35 @@ def write_entries(root: Path, source: Source, entries: list[Entry], before: Call
     return warnings
 
 
+def manifest_mismatches(entries: Iterable[Entry], files: Iterable[OverlayFile]) -> tuple[list[bytes], list[tuple[bytes, str]]]:
+    """How an archive's validated ``entries`` (:func:`read_archive`) differ from the overlay
+    files its manifest lists (``files``), the one comparison restore and ``check`` make: the
+    paths of file and symlink entries the manifest does not list (sorted), and ``(path,
+    problem)`` for each listed path (in path order) that ``is missing from overlay.tar``,
+    ``should be a symlink`` / ``should be a regular file``, ``has mode 0o…, manifest says
+    0o…`` (all twelve permission bits: a setuid bit the manifest does not list is one) or
+    ``differs from the manifest's sha256`` (of the content, or of a symlink's target)."""
+    listed = {path_from_str(f.path): f for f in files}
+    unlisted, seen = [], set()
+    problems = []
+    for e in entries:
+        if e.kind == "dir":
+            continue
+        f = listed.get(e.path)
+        if f is None:
+            unlisted.append(e.path)
+            continue
+        seen.add(e.path)
+        if f.kind != e.kind:
+            problems.append((e.path, "should be a symlink" if f.kind == "symlink" else "should be a regular file"))
+        elif e.kind == "file" and (0o100000 | (e.mode & 0o7777)) != f.mode:
+            problems.append((e.path, f"has mode {oct(e.mode & 0o7777)}, manifest says {oct(f.mode & 0o7777)}"))
+        elif f.sha256 != (e.sha256 if e.kind == "file" else hashlib.sha256(e.data).hexdigest()):
+            problems.append((e.path, "differs from the manifest's sha256"))
+    problems += [(p, "is missing from overlay.tar") for p in listed if p not in seen]
+    return sorted(unlisted), sorted(problems)
+
+
 def extract(root: Path, source: Source, only: set[bytes] | None = None) -> list[bytes]:
     """Validate the whole archive (:func:`read_archive`, its hard limits), pre-flight every
     target, then write below ``root`` (``only`` limits which paths), streaming: memory stays

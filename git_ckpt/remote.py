@@ -35,6 +35,7 @@ from . import ledger, overlay, secretscan, store
 from . import config
 from .errors import CkptError, RemoteError, UsageError
 from .gitcore import Repo, fault, ref_number
+from .model import escape
 from .notes import NotesMerge, merge_notes
 from .restore import RestoreResult, branch_note, mark_detached_by_ckpt, restore
 from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
@@ -112,13 +113,9 @@ class FetchResult:
 
     @property
     def checkpoints(self) -> list[str]:
-        """``T/N`` of the numbered checkpoints that arrived or changed."""
-        out = []
-        for u in self.updates:
-            rest = u.ref[len(PREFIX):]
-            if ref_number(rest.rpartition("/")[2]) is not None:
-                out.append(rest)
-        return out
+        """``T/N`` of the numbered checkpoints that arrived or changed, whose names git ckpt
+        accepts (:func:`git_ckpt.store.parse_ckpt_ref`: a ref named ``$(…)`` is no checkpoint)."""
+        return [c.id for u in self.updates if (c := store.parse_ckpt_ref(u.ref)) is not None and c.number is not None]
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -227,7 +224,7 @@ def ref_lines(updates: list[RefUpdate]) -> list[str]:
     named on the remote): every ref when at most 40, else the first and last 10 and a count
     (``--json`` lists them all).  ``up-to-date`` refs are left out."""
     shown = [u for u in updates if u.status != "up-to-date"]
-    lines = [f"{LABELS.get(u.status, u.status):<10} {u.ref}" for u in shown]
+    lines = [f"{LABELS.get(u.status, u.status):<10} {escape(u.ref)}" for u in shown]  # a remote names them
     if len(lines) > 40:
         lines = [*lines[:10], f"...        ({len(lines) - 20} more)", *lines[-10:]]
     return lines

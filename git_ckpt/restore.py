@@ -1147,18 +1147,15 @@ def _overlay_entries(target: Checkpoint, cfg: Config, plan: Plan) -> list[overla
         raise CorruptError(f"overlay of {target.id} is missing although its manifest lists files", f"git ckpt check {target.id} reports what is damaged")
     try:
         entries = overlay.read_archive(source)  # hard limits: never this configuration's max_file_size
-        listed = {path_from_str(f.path): f for f in target.manifest.overlay.files}
-        unlisted = sorted(e.path for e in entries if e.kind != "dir" and e.path not in listed)
+        unlisted, other = overlay.manifest_mismatches(entries, target.manifest.overlay.files)
         if unlisted:
             raise CorruptError(f"overlay of {target.id} holds {path_display(unlisted[0])!r}, which its manifest does not list; refusing the checkpoint")
         # what is written is what the manifest (and so the plan, list and show) says: the same
-        # kind, content and permission bits (a setuid bit the manifest does not list is refused)
-        other = sorted(e.path for e in entries if e.kind != "dir" and (
-            listed[e.path].kind != e.kind
-            or listed[e.path].sha256 != (e.sha256 if e.kind == "file" else hashlib.sha256(e.data).hexdigest())
-            or (e.kind == "file" and listed[e.path].mode & 0o7777 != e.mode & 0o7777)))
+        # kind, content and permission bits (a setuid bit the manifest does not list is refused);
+        # a listed file the archive lacks matters only where the plan writes it (below)
+        other = [(p, why) for p, why in other if why != "is missing from overlay.tar"]
         if other:
-            raise CorruptError(f"overlay of {target.id} holds {path_display(other[0])!r} with other content or permission bits "
+            raise CorruptError(f"overlay of {target.id} holds {path_display(other[0][0])!r} with other content or permission bits "
                                "than its manifest lists; refusing the checkpoint")
         if not plan.overlay_write:
             return []

@@ -191,8 +191,8 @@ def _protect_unpushed_trees(repo: Repo, out: dict[str, str], cfg: Config | None)
             conf = config_mod.load(repo)
     since = []
     if conf is not None and conf.gate.since:
-        found = repo.git("rev-parse", "--verify", "-q", f"{conf.gate.since}^{{commit}}", check=False).stdout.decode().strip()
-        since = [found] if found else []
+        with contextlib.suppress(CkptError):  # naming no commit: nothing is exempt, everything protected
+            since = [gate.since_commit(repo, conf.gate.since)]
     commit_of: dict[str, str] = {}
     heads = _worktree_heads(repo)  # every worktree's HEAD (a detached one is on no branch)
     proc = repo.git("log", "--format=%T %H", "--branches", *heads, "--not", "--remotes", *since, "--", check=False)

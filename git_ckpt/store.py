@@ -160,25 +160,32 @@ def _remote_of_url(repo: Repo, url: str) -> str | None:
         key, _, value = rec.decode("utf-8", "replace").partition("\n")
         if not key:
             continue
-        if value == url or (here is not None and _local_dir(value) == here):
+        if value == url or (here is not None and _local_dir(value, str(repo.workdir)) == here):
             return key[len("remote."):-len(".url")]
     return None
 
 
-def _local_dir(url: str) -> str | None:
+def _local_dir(url: str, base: str = "") -> str | None:
     """The real path of the directory a local remote URL names (``PATH``, ``file://PATH`` with
-    %-escapes, ``PATH`` meaning ``PATH.git`` when only that exists, as git's transport tries);
-    None for any other URL or a path that names no directory."""
-    import os
+    %-escapes, ``PATH`` meaning ``PATH.git`` when only that exists, as git's transport tries),
+    a relative ``PATH`` read from ``base`` (a configured URL: the worktree's top, where git
+    reads it) or the current directory (a typed one); None for any other URL or a path that
+    names no directory."""
     from urllib.parse import unquote, urlsplit
 
     if url.startswith("file://"):
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+        except ValueError:  # "file://[x": no URL (git reads some such; it names no directory of ours to compare)
+            return None
         if parts.netloc not in ("", "localhost"):
             return None
         url = unquote(parts.path)
     elif "://" in url or url.startswith("-"):
         return None
+    if not url or "\0" in url:
+        return None
+    url = os.path.join(base, url) if base else url
     for candidate in (url, url.rstrip("/") + ".git"):
         if candidate and os.path.isdir(candidate):
             return os.path.realpath(candidate)
@@ -370,6 +377,62 @@ def remote_name_ok(name: str) -> bool:
     """Whether ``name`` is a remote name git ckpt names fetched checkpoints under (``R`` of
     ``R:T/N``: letters, digits, ``.``, ``_``, ``-``, no ``..``)."""
     return bool(_REMOTE_NAME_RE.fullmatch(name)) and ".." not in name
+
+
+@dataclass(frozen=True)
+class CkptRef:
+    """A ref git ckpt reads as one of a task's: ``refs/ckpt/T/NAME`` (``remote`` None) or the
+    fetched ``refs/ckpt-remotes/R/T/NAME``; ``name`` is a checkpoint number (as
+    :func:`git_ckpt.gitcore.ref_number` reads it), ``promoted`` or ``log``."""
+
+    ref: str
+    remote: str | None
+    task: str
+    name: str
+    oid: str
+
+    @property
+    def id(self) -> str:
+        """How git ckpt names it: ``T/NAME`` or ``R:T/NAME`` (what :func:`resolve` takes back)."""
+        return f"{self.remote}:{self.task}/{self.name}" if self.remote else f"{self.task}/{self.name}"
+
+    @property
+    def number(self) -> int | None:
+        """The checkpoint number, or None for ``promoted`` and ``log``."""
+        return ref_number(self.name)
+
+
+def parse_ckpt_ref(ref: str, oid: str = "") -> CkptRef | None:
+    """``ref`` read as a task's ref (:class:`CkptRef`), or None when it is none: another depth,
+    a remote name :func:`remote_name_ok` refuses, a task name :func:`task_name_problem`
+    refuses, or a last part that is no checkpoint number, ``promoted`` or ``log``.  Every name
+    from a ref (written by a teammate, a remote or another tool) passes here before it is shown,
+    hinted or resolved."""
+    if ref.startswith(REMOTE_PREFIX):
+        parts = ref[len(REMOTE_PREFIX):].split("/")
+        if len(parts) != 3 or not remote_name_ok(parts[0]):
+            return None
+        remote, task, name = parts
+    elif ref.startswith(PREFIX):
+        parts = ref[len(PREFIX):].split("/")
+        if len(parts) != 2:
+            return None
+        remote, (task, name) = None, parts
+    else:
+        return None
+    if task_name_problem(task) or (name not in ("promoted", "log") and ref_number(name) is None):
+        return None
+    return CkptRef(ref, remote, task, name, oid)
+
+
+def ckpt_refs(repo: Repo, *, fetched: bool = True) -> list[CkptRef]:
+    """Every task ref of this repository (``refs/ckpt/``) and, with ``fetched``, every fetched
+    one (``refs/ckpt-remotes/``), as :func:`parse_ckpt_ref` reads them (others left out), in
+    ref-name order."""
+    refs = dict(repo.refs_under(PREFIX))
+    if fetched:
+        refs.update(repo.refs_under(REMOTE_PREFIX))
+    return [c for name in sorted(refs) if (c := parse_ckpt_ref(name, refs[name])) is not None]
 
 
 def fetched_tasks(repo: Repo) -> dict[str, list[str]]:
@@ -581,18 +644,35 @@ def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = No
         entry = repo.tree_entry(parents[-1], "manifest.json")
         if entry is None:
             raise KeyError("manifest.json")
-        data = repo.read_blob(entry.oid) if repo.blob_size(entry.oid) <= MAX_MANIFEST else None
+        cached = _MANIFESTS.get(entry.oid)
+        if cached is None:
+            data = repo.read_blob(entry.oid) if repo.blob_size(entry.oid) <= MAX_MANIFEST else None
     except (KeyError, CkptError):
         raise not_a_checkpoint(id or commit, ref, " (no manifest)") from None
-    if data is None:
-        raise CorruptError(f"the manifest of {escape(id or commit)} is corrupt: larger than {MAX_MANIFEST} bytes",
-                           "nothing was changed; the checkpoint was made by a broken or hostile tool")
-    try:
-        manifest = decode_manifest(data)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise CorruptError(f"the manifest of {escape(id or commit)} is corrupt: {escape(str(exc))}",
-                           "nothing was changed; the checkpoint was made by a broken or hostile tool (git ckpt check names the damage)") from None
-    return Checkpoint(repo, id or manifest.id, commit, ref, info.tree, parents, manifest)
+    if cached is None:
+        if data is None:
+            cached = f"larger than {MAX_MANIFEST} bytes"
+        else:
+            try:
+                cached = decode_manifest(data)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                cached = escape(str(exc))
+        _MANIFESTS[entry.oid] = cached
+        while len(_MANIFESTS) > MANIFESTS_CACHED:
+            del _MANIFESTS[next(iter(_MANIFESTS))]
+    if isinstance(cached, str):
+        raise CorruptError(f"the manifest of {escape(id or commit)} is corrupt: {cached}",
+                           "nothing was changed; the checkpoint was made by a broken or hostile tool (git ckpt check names the damage)")
+    return Checkpoint(repo, id or cached.id, commit, ref, info.tree, parents, cached)
+
+
+#: How many decoded manifests (or why one is corrupt) :func:`load` keeps, by blob id: many
+#: checkpoint commits may share one meta commit (a teammate's refs can make thousands name one
+#: 64 MiB manifest), which is then decoded and validated once per process, not once per ref.
+#: A blob id names its bytes, and a decoded :class:`Manifest` is never modified, so one
+#: decoding serves every repository and caller.
+MANIFESTS_CACHED = 4
+_MANIFESTS: dict[str, Manifest | str] = {}
 
 
 #: What a ref under refs/ckpt/ naming something other than a checkpoint means.

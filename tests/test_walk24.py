@@ -212,3 +212,24 @@ def test_a_committed_checkpoint_edited_since_is_not_offered_reset_head(repo):
     wt = ckpt(repo, "status", "--json").json()["result"]["worktree"]
     assert (wt["differs"], wt["head_commits"], wt["reset_head"]) == (["files"], True, None)
     assert "Workspace: changed since default/1 (files differ; HEAD commits default/1 on its base)" in ckpt(repo, "handoff").out
+
+
+@pytest.mark.parametrize("since", ["--all", "-q", "--git-dir=/tmp", "--output=x"])
+def test_an_option_like_since_is_a_revision_never_an_option(repo, since):
+    """Review of the gate's ``since``: every revision git ckpt resolves goes through one
+    ``rev-parse --verify --end-of-options`` (gitcore ``commit_of``), so a value that looks like an
+    option is an unknown revision, from ``hooks install --since`` and from ``ckpt.gate.since``
+    alike (retention then exempts nothing rather than failing)."""
+    res = ckpt(repo, "hooks", "install", f"--since={since}", rc=4)
+    assert res.err == f"error: unknown revision {since!r}\nhint: name a commit, e.g. HEAD or origin/main\n"
+    assert not (repo / "x").exists()
+    ckpt(repo, "hooks", "install")
+    git(repo, "config", "ckpt.gate.since", since)
+    (repo / "f").write_text("f\n")
+    git(repo, "add", "f")
+    git(repo, "commit", "-q", "--no-verify", "-m", "f")
+    res = ckpt(repo, "verify-commit", "--pre-push", "origin", input=b"refs/heads/main " + git(repo, "rev-parse", "HEAD").strip()
+               + b" refs/heads/main " + b"0" * 40 + b"\n", rc=6)
+    assert res.err.splitlines()[0] == f"error: ckpt.gate.since names {since!r}, which is not a commit here"
+    ckpt(repo, "save", "-m", "s")
+    assert ckpt(repo, "gc", "--keep", "0", "--older-than", "0s", "--dry-run").err == ""

@@ -90,21 +90,13 @@ def _complete_checkpoint(ctx: click.Context, param: click.Parameter, incomplete:
     fetched ref is named by the remote: ``$(...)`` is a valid ref name) is never offered: the
     shell would insert, and bash's ``compgen -W`` may expand, what it holds."""
     from .. import store
-    from ..model import task_name_problem
 
     try:
-        from ..gitcore import ref_number
-
         repo = open_repo()
         names = ["@", "@~1", "promoted"]
-        names += sorted({n for r in repo.refs_under(store.PREFIX)
-                         if len((n := r[len(store.PREFIX):]).split("/")) == 2 and ref_number(n.rpartition("/")[2]) is not None
-                         and not task_name_problem(n.rpartition("/")[0])},
-                        key=lambda n: (n.rpartition("/")[0], ref_number(n.rpartition("/")[2]) or 0))
-        fetched = [p for ref in repo.refs_under(store.REMOTE_PREFIX)
-                   if len(p := ref[len(store.REMOTE_PREFIX):].split("/")) == 3 and ref_number(p[2]) is not None
-                   and not task_name_problem(p[1]) and store.remote_name_ok(p[0])]
-        names += [f"{r}:{t}/{n}" for r, t, n in sorted(fetched, key=lambda p: (p[0], p[1], ref_number(p[2]) or 0))]
+        # this repository's checkpoints, then fetched ones; by task, then number
+        names += [c.id for c in sorted((c for c in store.ckpt_refs(repo) if c.number is not None),
+                                       key=lambda c: (c.remote is not None, c.remote or "", c.task, c.number or 0))]
     except Exception:  # noqa: BLE001 - completion never fails the shell
         return []
     return [n for n in names if n.startswith(incomplete)]

@@ -37,10 +37,10 @@ def install_cmd(since: str | None, as_json: bool) -> int:
 
     repo = open_repo()
     if since is not None:
-        proc = repo.git("rev-parse", "--verify", "-q", f"{since}^{{commit}}", check=False)
-        if proc.returncode != 0:
+        found = repo.commit_of(since)
+        if found is None:
             raise NotFoundError(f"unknown revision {since!r}", "name a commit, e.g. HEAD or origin/main")
-        since = proc.stdout.decode().strip()
+        since = found
     res = install(repo, since=since)
     emit("hooks install", res, as_json, lambda: say_installed(res))
     return 0

@@ -1,0 +1,154 @@
+"""Attack pass 23: names and manifests a remote sends, read back by verify-commit and fetch.
+
+1. A teammate's ref ``refs/ckpt/$(touch${IFS}F)/1``, fetched, was named by ``verify-commit`` as
+   checkpoint ``origin:$(touch${IFS}F)/1`` and put into its hint (and ``--json`` ``fix``), a
+   shell command for whoever pastes it.  Every name read from a ref now passes one parser
+   (store.parse_ckpt_ref: remote and task names checked, last part a number, ``promoted`` or
+   ``log``); what fails it is no checkpoint: never judged, hinted, completed or listed as one.
+   ``fetch`` prints a ref it brought escaped (a non-UTF-8 byte as ``\\udcff``).
+2. Thousands of refs naming one huge manifest made ``verify-commit`` and ``list --remote``
+   decode it once per ref (54 s for 10 refs).  A decoded manifest is kept by blob id.
+3. ``git ckpt fetch 'file://[x'`` (or a remote configured with such a URL) crashed with exit 70.
+4. A forged fetched ``promoted`` ref whose manifest says ``T/1`` while ``REMOTE:T/1`` is another
+   commit made the verdict name ``REMOTE:T/1`` (which does not have the tree) and its hint
+   verify that other checkpoint.  A promoted ref is called ``T/N`` only when that ref holds the
+   same commit.
+
+Real repositories, a bare remote and the real ``git ckpt`` entry point.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ckpt, git, init_repo
+
+VERIFIER = '[[verifier]]\nname = "tests"\ncommand = ["true"]\nrequired = true\n'
+
+
+def _shared(tmp_path):
+    """A bare remote and alice (a required verifier, main pushed), with task ``t`` saved on
+    an unverified commit of its content; returns (remote, alice)."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    alice = init_repo(tmp_path / "alice")
+    (alice / ".ckpt.toml").write_text(VERIFIER)
+    git(alice, "add", "-A")
+    git(alice, "commit", "-qm", "config")
+    git(alice, "remote", "add", "origin", str(remote))
+    git(alice, "push", "-q", "origin", "main")
+    ckpt(alice, "task", "start", "t")
+    (alice / "a.txt").write_text("evil\n")
+    ckpt(alice, "save", "-m", "x")
+    git(alice, "add", "-A")
+    git(alice, "commit", "-qm", "unverified")
+    return remote, alice
+
+
+def _bob(tmp_path, remote):
+    bob = tmp_path / "bob"
+    git(tmp_path, "clone", "-q", str(remote), str(bob))
+    ckpt(bob, "trust")
+    return bob
+
+
+HOSTILE = ["$(touch${IFS}PWNED)", "a;touch${IFS}PWNED", "`id`", "a'b", 'a"b', "a|b", "a&b", "-rf", "a{b}", "a@b"]
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_a_fetched_ref_with_a_hostile_task_name_is_no_checkpoint(tmp_path, name):
+    remote, alice = _shared(tmp_path)
+    git(alice, "update-ref", f"refs/ckpt/{name}/1", "refs/ckpt/t/1")
+    git(alice, "update-ref", "-d", "refs/ckpt/t/1")
+    git(alice, "update-ref", "-d", "refs/ckpt/t/log")
+    git(alice, "push", "-q", "origin", "main", "refs/ckpt/*:refs/ckpt/*")
+    bob = _bob(tmp_path, remote)
+    res = ckpt(bob, "fetch")
+    assert f"new        refs/ckpt/{name}/1\n" in res.out  # the ref line says what arrived
+    assert "checkpoints:" not in res.out  # but it is no checkpoint
+    head = git(bob, "rev-parse", "origin/main").decode().strip()
+    res = ckpt(bob, "verify-commit", "origin/main", rc=1)
+    assert res.out == f"origin/main ({head[:12]}): not verified: no checkpoint has this tree\n"
+    js = ckpt(bob, "verify-commit", "origin/main", "--json", rc=1).json()["result"][0]
+    assert (js["checkpoint"], js["fix"]) == (None, "")
+    assert name not in ckpt(bob, "list", "--remote", "origin", "--all").out
+    assert not (bob / "PWNED").exists() and not (tmp_path / "PWNED").exists()
+
+
+def test_fetch_escapes_a_ref_name_that_is_not_utf8(tmp_path):
+    remote, alice = _shared(tmp_path)
+    # git accepts any byte >= 0x80 in a ref name; written loose, as another tool could
+    refdir = alice / ".git" / "refs" / "ckpt"
+    oid = git(alice, "rev-parse", "refs/ckpt/t/1").strip()
+    if not refdir.is_dir():
+        pytest.skip("a reftable repository has no loose refs to write by hand")
+    (refdir / "t").mkdir(exist_ok=True)
+    (refdir / "t").joinpath(b"9\xff".decode("utf-8", "surrogateescape")).write_bytes(oid + b"\n")
+    git(alice, "push", "-q", "origin", "main", "refs/ckpt/*:refs/ckpt/*")
+    bob = _bob(tmp_path, remote)
+    res = ckpt(bob, "fetch")
+    assert "new        refs/ckpt/t/9\\udcff\n" in res.out
+    assert res.out.endswith("; checkpoints: origin:t/1\n")
+
+
+def test_refs_sharing_one_manifest_decode_it_once(tmp_path):
+    """Through the library (the cost is decoding, which the CLI cannot show but bench/ can):
+    two checkpoint commits naming one meta commit share one decoded manifest."""
+    from git_ckpt import store
+    from git_ckpt.gitcore import Repo
+
+    _remote, alice = _shared(tmp_path)
+    parents = git(alice, "rev-list", "--parents", "-n1", "refs/ckpt/t/1").decode().split()[1:]
+    tree = git(alice, "rev-parse", "refs/ckpt/t/1^{tree}").decode().strip()
+    twin = git(alice, "commit-tree", tree, *[a for p in parents for a in ("-p", p)], "-m", "twin").decode().strip()
+    git(alice, "update-ref", "refs/ckpt/t/7", twin)
+    repo = Repo.discover(str(alice))
+    store._MANIFESTS.clear()
+    one = store.load(repo, git(alice, "rev-parse", "refs/ckpt/t/1").decode().strip(), ref="refs/ckpt/t/1")
+    two = store.load(repo, twin, ref="refs/ckpt/t/7", id="t/7")
+    assert one.manifest is two.manifest and (one.id, two.id) == ("t/1", "t/7")
+    assert len(store._MANIFESTS) == 1
+
+
+@pytest.mark.parametrize("url", ["file://[x", "file://[::1", "file://a]b/"])
+@pytest.mark.parametrize("command", [["fetch"], ["push"], ["list", "--remote"]])
+def test_a_url_python_cannot_split_is_a_usage_error(repo, url, command):
+    res = ckpt(repo, *command, url, rc=2)
+    assert res.err == (f"error: {url!r} is not a configured remote\nhint: git ckpt pushes and fetches through a named "
+                       "remote: git remote add NAME URL adds one (git remote -v lists them)\n")
+
+
+def test_a_configured_remote_with_such_a_url_does_not_break_another_lookup(repo, tmp_path):
+    git(repo, "remote", "add", "weird", "file://[oops/repo.git")
+    git(tmp_path, "init", "-q", "--bare", "b.git")
+    git(repo, "remote", "add", "origin", "../b.git")  # relative: read from the worktree's top, as git does
+    (repo / "sub").mkdir()
+    res = ckpt(repo / "sub", "fetch", str(tmp_path / "b.git"), rc=2)
+    assert res.err.splitlines()[1] == "hint: that is the URL of remote origin; name the remote instead"
+    res = ckpt(repo / "sub", "fetch", "../../b.git", rc=2)  # typed: read from where it is typed
+    assert res.err.splitlines()[1] == "hint: that is the URL of remote origin; name the remote instead"
+
+
+def test_a_forged_promoted_ref_is_named_by_its_own_ref(tmp_path):
+    remote, alice = _shared(tmp_path)
+    (alice / "a.txt").write_text("A\n")
+    ckpt(alice, "save", "-m", "A")  # t/2, content A (a.txt is committed "evil")
+    # promoted: content evil (HEAD's tree) under t/2's index and t/1's meta (its manifest says t/1)
+    index = git(alice, "rev-list", "--parents", "-n1", "refs/ckpt/t/2").decode().split()[2]
+    meta1 = git(alice, "rev-parse", "refs/ckpt/t/1^3").decode().strip()
+    head = git(alice, "rev-parse", "HEAD").decode().strip()
+    forged = git(alice, "commit-tree", git(alice, "rev-parse", "HEAD^{tree}").decode().strip(),
+                 "-p", head + "~1", "-p", index, "-p", meta1, "-m", "forged").decode().strip()
+    git(alice, "update-ref", "refs/ckpt/t/promoted", forged)
+    git(alice, "update-ref", "-d", "refs/ckpt/t/1")  # so only the promoted ref has HEAD's tree
+    git(alice, "push", "-q", "origin", "main", "refs/ckpt/*:refs/ckpt/*")
+    bob = _bob(tmp_path, remote)
+    ckpt(bob, "fetch")
+    sha = git(bob, "rev-parse", "origin/main").decode().strip()
+    res = ckpt(bob, "verify-commit", "origin/main", rc=1)
+    assert res.out == (f"origin/main ({sha[:12]}): not verified: checkpoint origin:t/promoted has this tree, but required "
+                       "verifier tests has no result\nhint: git ckpt verify origin:t/promoted --isolated records the missing result here\n")
+    # the hint verifies the commit that has the tree, and then the commit is verified by it
+    ckpt(bob, "verify", "origin:t/promoted", "--isolated")
+    assert ckpt(bob, "verify-commit", "origin/main").out == (
+        f"origin/main ({sha[:12]}): verified: tree of checkpoint origin:t/promoted (promoted on origin)\n")
