@@ -295,6 +295,24 @@ def compile_patterns(patterns: Iterable[str], *, normalize: bool = True) -> Patt
     return Patterns(pathspec.GitIgnoreSpec.from_lines(lines, backend="re2"))
 
 
+class SecretNames:
+    """The file-name denylist (:data:`SECRET_PATTERNS`) as one matcher, for every caller (the
+    overlay's capture and its single-path check, the push scan): matched without regard to
+    ASCII case (``.ENV``, ``Server.PEM``, ``ID_RSA`` are the same secrets, and on a
+    case-insensitive file system, or under ``core.ignoreCase``, the very same file)."""
+
+    def __init__(self) -> None:
+        self._spec = compile_patterns(SECRET_PATTERNS, normalize=False)
+
+    def match_file(self, path: str) -> bool:
+        """Whether ``path`` (``/``-separated, relative to the worktree root, as ``os.fsdecode``
+        gives it) has a denylisted name, whatever the case of its ASCII letters."""
+        return self._spec.match_file(path.translate(_ASCII_LOWER))
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}  # str.lower() would fold non-ASCII too
+
+
 def wildcard_problem(pattern: str) -> str | None:
     """Why ``pattern`` cannot be matched as git matches it within bounded time, or None.
 

@@ -222,14 +222,11 @@ def promoted_elsewhere(repo: Repo, cfg: Config, tree: str, task: str) -> str | N
     T/promoted``, never a fetched one) whose tree is ``tree`` and whose required verifiers
     passed by this repository's own results; tasks in name order; None when there is none.  So
     switching task does not block committing a tree another task verified."""
-    suffix = "/promoted"
-    for name, oid in sorted(repo.refs_under(store.PREFIX).items()):
-        if not name.endswith(suffix) or name == store.promoted_ref(task):
-            continue
-        if repo.commit_tree_id(oid) != tree:
+    for ref in store.ckpt_refs(repo, fetched=False):
+        if ref.name != "promoted" or ref.task == task or repo.commit_tree_id(ref.oid) != tree:
             continue
         try:
-            cp = store.load(repo, oid, ref=name)
+            cp = store.load(repo, ref.oid, ref=ref.ref)
             if store.is_local(repo, cp) and requirement(repo, cfg, cp).satisfied:
                 return cp.id
         except (CkptError, KeyError, ValueError):

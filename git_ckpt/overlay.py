@@ -23,7 +23,7 @@ from pathlib import Path
 from contextlib import AbstractContextManager
 from typing import IO, TYPE_CHECKING, Callable, Iterable, Literal, Mapping, Union
 
-from .config import SECRET_PATTERNS, Config
+from .config import Config, SecretNames
 from .errors import CkptError, ConfigError, CorruptError, IOFailure
 from .model import OverlayFile, OverlayInfo, digest, path_display, path_from_str, path_to_str
 from .words import counted
@@ -162,7 +162,6 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool],
     include = [p for p in cfg.overlay.include if p.strip()]
     if not include:
         return Selection([], [], [], [])
-    from .config import compile_patterns  # (pathspec and RE2 only when an overlay is configured)
 
     try:
         inc, exc = _specs(include, cfg.overlay.exclude)
@@ -170,7 +169,7 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool],
         raise  # no matcher (google-re2 missing): not the patterns' fault
     except Exception as err:  # noqa: BLE001 - pathspec raises several types for bad patterns
         raise ConfigError(f"overlay: bad pattern in include/exclude: {err}", "fix overlay.include / overlay.exclude in .ckpt.toml") from None
-    secret_spec: list[Patterns] = []  # compiled on first use (18 patterns: 5-20 ms)
+    secret_spec: list[SecretNames] = []  # compiled on first use (18 patterns: 5-20 ms)
     limit = cfg.max_file_size
     prefixes = [_static_prefix(p) for p in include]
     walk_all = any(p is None or p == "" for p in prefixes)
@@ -226,7 +225,7 @@ def select(repo_root: Path, cfg: Config, is_ignored: Callable[[str], bool],
             return
         seen.add(rel)
         if not cfg.overlay.allow_secrets and not secret_spec:
-            secret_spec.append(compile_patterns(SECRET_PATTERNS, normalize=False))
+            secret_spec.append(SecretNames())
         if not cfg.overlay.allow_secrets and secret_spec[0].match_file(rel_s):
             secrets.append(rel)
             return
@@ -300,7 +299,6 @@ def why_not_kept(root: bytes, cfg: Config, rel: bytes, is_ignored: Callable[[str
     (``overlay.exclude``), ``"not-a-file"``, ``"secret"`` (a likely-secret name, without
     ``allow_secrets``), ``"too-large"`` (over ``max_file_size``), ``"unsafe-link"``; None when
     it would (as :func:`select` decides)."""
-    from .config import compile_patterns
 
     rel_s = os.fsdecode(rel)
     try:
@@ -313,7 +311,7 @@ def why_not_kept(root: bytes, cfg: Config, rel: bytes, is_ignored: Callable[[str
         return "not-ignored"
     if not policy_selects(["*"], list(cfg.overlay.exclude), [rel]):
         return "excluded"
-    if not cfg.overlay.allow_secrets and compile_patterns(SECRET_PATTERNS, normalize=False).match_file(rel_s):
+    if not cfg.overlay.allow_secrets and SecretNames().match_file(rel_s):
         return "secret"
     if stat.S_ISLNK(st.st_mode):
         try:

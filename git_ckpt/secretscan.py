@@ -32,7 +32,7 @@ from typing import Any, Iterator
 
 
 from . import store
-from .config import SECRET_PATTERNS, compile_patterns
+from .config import SecretNames
 from .errors import CkptError
 from .gitcore import OID_HEX, Repo
 from .model import path_display
@@ -207,7 +207,7 @@ class _Scanner:
     def __init__(self) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="ckpt-scan-")
         self.n = 0
-        self.names = compile_patterns(SECRET_PATTERNS, normalize=False)
+        self.names = SecretNames()
 
     def close(self) -> None:
         self.tmp.cleanup()
