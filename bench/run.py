@@ -28,19 +28,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_history as hist  # noqa: E402
 import bench_mcp  # noqa: E402
+import bench_overlay  # noqa: E402
 import bench_scenarios as sc  # noqa: E402
 from bench_inputs import BenchError, make_env, real_tree, stdlib_source, synthetic_tree  # noqa: E402
 
 MODES = {
     #          reps warmup synthetic files  fixture bytes  list  growth  real tree  stepback
     "full":  dict(reps=5, warmup=1, synthetic=100_000, fixtures=3_000_000, list=1000, growth=100, real="full", peer=True,
-                  history=(10, 1000, 10_000), push=1000, listall=(100, 300), large_mb=300),
+                  history=(10, 1000, 10_000), push=1000, listall=(100, 300), large_mb=300, overlay=20_000),
     "quick": dict(reps=3, warmup=1, synthetic=20_000, fixtures=3_000_000, list=1000, growth=20, real="quick", peer=True,
-                  history=(10, 1000, 10_000), push=1000, listall=(100, 300), large_mb=300),
+                  history=(10, 1000, 10_000), push=1000, listall=(100, 300), large_mb=300, overlay=20_000),
     "smoke": dict(reps=1, warmup=0, synthetic=300, fixtures=30_000, list=20, growth=3, real="smoke", peer=False,
-                  history=(10, 30), push=20, listall=(3, 5), large_mb=5),
+                  history=(10, 30), push=20, listall=(3, 5), large_mb=5, overlay=200),
 }
-PAIRS = ("save", "restore", "commit", "list", "peer", "growth", "fixed", "history", "listall", "push", "memory", "mcp", "reftable")
+PAIRS = ("save", "restore", "commit", "list", "peer", "growth", "fixed", "history", "listall", "push", "memory", "mcp", "reftable", "overlay")
 
 
 def machine() -> dict:
@@ -162,6 +163,10 @@ def main(argv: list[str] | None = None) -> int:
         if "reftable" in only:
             log(f"pair 9 save and restore in a reftable repository vs files, on {real.name}")
             rows += sc.pair_reftable(real, settings, tmp)
+        if "overlay" in only:
+            log(f"pair 10 overlay restore of {m['overlay']} files vs tar -xf; pair 11 save with 800 overlay patterns vs 1")
+            rows += bench_overlay.pair_overlay_restore(tmp, env, settings, m["overlay"])
+            rows += bench_overlay.pair_overlay_patterns(tmp, env, settings, m["overlay"] // 10)
         if "growth" in only:
             log(f"pair 6 growth: {m['growth']} checkpoints on {real.name}")
             growth = sc.growth(real, settings, m["growth"])

@@ -6,6 +6,7 @@ key (and, for TOML syntax errors, the line).
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from pathlib import Path
@@ -227,6 +228,7 @@ def decode(data: bytes, origin: str = CONFIG_FILE) -> Config:
 
 
 MAX_PATTERNS = 1000  # overlay.include + overlay.exclude patterns
+MAX_PATTERN_TEXT = 64 * 1024  # characters of overlay.include + overlay.exclude patterns, in all
 MAX_STAR_RUNS = 2  # '*' runs in one path component of a pattern (after collapsing consecutive ones)
 MAX_GLOBSTARS = 2  # '**' components in one pattern
 
@@ -280,8 +282,6 @@ def compile_patterns(patterns: Iterable[str], *, normalize: bool = True) -> Patt
     path against 990 patterns of three wildcards each).  Raises what pathspec and RE2 raise for
     a pattern they cannot compile (several types), and :class:`RepoError` (exit 3) when google-re2
     is not installed."""
-    import pathspec
-
     try:
         import re2  # noqa: F401 - pathspec's re2 backend imports it; a missing one is said here, not as a bad pattern
     except ImportError:
@@ -291,8 +291,25 @@ def compile_patterns(patterns: Iterable[str], *, normalize: bool = True) -> Patt
 
         raise RepoError(f"google-re2, which git ckpt matches overlay patterns with, is not installed for {sys.executable}",
                         "reinstall git-ckpt (pip install . in its checkout), or pip install 'google-re2>=1.1'") from None
-    lines = [as_bytes_text(normalized_pattern(p) if normalize else p) for p in patterns]
-    return Patterns(pathspec.GitIgnoreSpec.from_lines(lines, backend="re2"))
+    return _compiled(tuple(as_bytes_text(normalized_pattern(p) if normalize else p) for p in patterns))
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled(lines: tuple[str, ...]) -> Patterns:
+    """:func:`compile_patterns` of gitignore ``lines`` as given, cached: a command checks its
+    configuration's patterns, then selects with them, and a verify or restore reads them again
+    (800 patterns take RE2 1.4 s to compile).  A :class:`Patterns` is never changed."""
+    import pathspec
+
+    try:
+        return Patterns(pathspec.GitIgnoreSpec.from_lines(list(lines), backend="re2"))
+    except Exception:  # noqa: BLE001 - RE2 raises re2.error; which pattern, if any, is said below
+        if len(lines) < 2:
+            raise
+        for line in lines:  # one that does not compile alone is the one to name
+            pathspec.GitIgnoreSpec.from_lines([line], backend="re2")
+    raise ConfigError(f"the {len(lines)} overlay patterns are too many or too complex to match together "
+                      "(RE2's memory budget, 8 MiB, is exceeded)", "use fewer patterns, or fewer wildcards in them (overlay.include and overlay.exclude in .ckpt.toml, or git config ckpt.overlay.*)")
 
 
 class SecretNames:
@@ -313,7 +330,7 @@ class SecretNames:
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}  # str.lower() would fold non-ASCII too
 
 
-def wildcard_problem(pattern: str) -> str | None:
+def wildcard_problem(pattern: str, *, compiled: bool = False) -> str | None:
     """Why ``pattern`` cannot be matched as git matches it within bounded time, or None.
 
     Patterns are matched by RE2 (:func:`compile_patterns`), in linear time; these limits, set
@@ -322,7 +339,8 @@ def wildcard_problem(pattern: str) -> str | None:
     (``?`` counts beside a ``*``), :data:`MAX_GLOBSTARS` ``**`` components, or over 1 KiB (after
     :func:`normalized_pattern`).  So are bracket expressions pathspec reads otherwise than git
     (negated ``[!x]`` or ``[^x]``, which match ``/`` there; ranges; ``[:class:]``) and anything that
-    does not compile."""
+    does not compile (not tried when ``compiled``: the caller compiled a set holding it, as
+    :func:`_check` does once for all, 4 ms a pattern alone)."""
     if len(pattern) > 1024:
         return "is longer than 1024 characters"
     comps = normalized_pattern(pattern).split("/")
@@ -340,6 +358,13 @@ def wildcard_problem(pattern: str) -> str | None:
         return f"has more than {MAX_WILDCARDS} wildcards"
     if re.search(r"(?<!\\)\[(?:[!^]|[^\]]*(?:-|\[:))", pattern):
         return "has a negated, range or [:class:] bracket expression (read otherwise than git reads it)"
+    return None if compiled else _compile_problem([pattern])
+
+
+def _compile_problem(patterns: list[str]) -> str | None:
+    """``does not compile`` when ``patterns`` do not compile as one set without a warning, else
+    None.  Raises :class:`CkptError` when the matcher is missing, :class:`ConfigError` when
+    the set is beyond RE2's budget (:func:`compile_patterns`)."""
     import warnings
 
     from .errors import CkptError
@@ -347,7 +372,7 @@ def wildcard_problem(pattern: str) -> str | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            compile_patterns([pattern])
+            compile_patterns(patterns)
     except CkptError:
         raise  # the matcher is missing: no fault of the pattern
     except Exception:  # noqa: BLE001 - pathspec and re raise several types
@@ -355,12 +380,14 @@ def wildcard_problem(pattern: str) -> str | None:
     return None
 
 
-def overlay_pattern_problem(pattern: str) -> str | None:
+@functools.lru_cache(maxsize=4096)  # a pure function of the text: each origin's check and each manifest read ask again
+def overlay_pattern_problem(pattern: str, *, compiled: bool = False) -> str | None:
     """Why an ``overlay.include``/``exclude`` pattern could reach outside the worktree, or None.
 
     Patterns are gitignore patterns relative to the worktree root (a leading ``/`` anchors at the
     root, as in ``.gitignore``); a ``..`` component, a home-directory ``~`` prefix, a backslash
-    path or a Windows drive, a NUL or another control character is refused."""
+    path or a Windows drive, a NUL or another control character is refused; and so is what
+    :func:`wildcard_problem` refuses (``compiled``: passed on to it)."""
     p = pattern.strip()
     if p.startswith("!"):
         p = p[1:]
@@ -374,7 +401,7 @@ def overlay_pattern_problem(pattern: str) -> str | None:
         return "points into .git"
     if p.startswith("//"):
         return "is an absolute path"
-    return wildcard_problem(p)
+    return wildcard_problem(p, compiled=compiled)
 
 
 #: the ``git config`` name of each ``.ckpt.toml`` key that git config may set (:func:`load`)
@@ -397,14 +424,30 @@ def _validate(cfg: Config, origin: str) -> None:
         raise
 
 
+def patterns_too_many(include: list[str], exclude: list[str]) -> str | None:
+    """Why the overlay patterns ``include`` + ``exclude`` are beyond what people write (more than
+    :data:`MAX_PATTERNS` of them, or :data:`MAX_PATTERN_TEXT` characters in all: RE2 took 8 s
+    to give up on 1000 patterns of 1 KiB), or None; each pattern's own limits are
+    :func:`overlay_pattern_problem`'s."""
+    if len(include) + len(exclude) > MAX_PATTERNS:
+        return f"more than {MAX_PATTERNS} overlay patterns"
+    if sum(map(len, [*include, *exclude])) > MAX_PATTERN_TEXT:
+        return f"overlay patterns of more than {MAX_PATTERN_TEXT // 1024} KiB in all"
+    return None
+
+
 def _check(cfg: Config, origin: str, k: Callable[[str], str]) -> None:
-    if len(cfg.overlay.include) + len(cfg.overlay.exclude) > MAX_PATTERNS:
-        raise ConfigError(f"{origin}: more than {MAX_PATTERNS} overlay patterns")
+    too_many = patterns_too_many(cfg.overlay.include, cfg.overlay.exclude)
+    if too_many:
+        raise ConfigError(f"{origin}: {too_many}")
     for key, patterns in (("overlay.include", cfg.overlay.include), ("overlay.exclude", cfg.overlay.exclude)):
+        # one set compiled for all (as overlay.select compiles them; cached): each alone only to
+        # find the one that does not compile
+        compiled = not any(overlay_pattern_problem(p, compiled=True) for p in patterns) and _compile_problem(list(patterns)) is None
         for pat in patterns:
-            problem = overlay_pattern_problem(pat)
+            problem = overlay_pattern_problem(pat, compiled=compiled)
             if problem:
-                escapes = problem != wildcard_problem(pat.strip().removeprefix("!"))  # not a matter of wildcards
+                escapes = problem != wildcard_problem(pat.strip().removeprefix("!"), compiled=compiled)  # not a matter of wildcards
                 raise ConfigError(f"{origin}: {k(key)} pattern {pat!r} {problem}"
                                   + ("; overlay patterns stay inside the worktree" if escapes else ""),
                                   f"fix {k(key)} (patterns are relative to the worktree root)")

@@ -42,7 +42,7 @@ def current_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
     def match(ev: Event) -> bool:
         if ev.type == "save":
             return bool(ev.data.get("kind") != "pre-restore")
-        return ev.type in ("restore", "undo") and not ev.data.get("paths")
+        return ev.type in ("restore", "undo") and ledger.left_whole(ev.data)
 
     rec = ledger.find_last(repo, task, match)
     remote = store.split_task(task)[0]
@@ -349,7 +349,7 @@ def worktree_text(f: dict[str, Any]) -> str:
     differs; ``files differ; HEAD commits T/N on its base`` when HEAD commits it)."""
     cid = f["checkpoint"]
     if not f["files_match"]:
-        what = f["differs"]
+        what = [w for w in f["differs"] if w != "HEAD" or not f["head_commits"]]  # said after, as what HEAD is
         text = f"{listed(what)} " + ("differ" if len(what) > 1 or what == ["files"] else "differs")
         return text + (f"; HEAD commits {cid} on its base" if f["head_commits"] else "")
     if f["exact"] or not f["head_moved"]:

@@ -269,16 +269,18 @@ def policy_selects(include: list[str], exclude: list[str], paths: Iterable[bytes
     (a checkpoint's recorded :class:`~git_ckpt.model.OverlayInfo` patterns) selects, as
     :func:`select` would on disk: an include pattern matches the file, no exclude pattern
     matches it or a directory above it.  Patterns that do not compile select nothing."""
-    from .config import MAX_PATTERNS, overlay_pattern_problem
+    from .config import overlay_pattern_problem, patterns_too_many
 
     include = [p for p in include if p.strip()]
     wanted = list(paths)
     if not include or not wanted:
         return set()
-    if len(include) + len(exclude) > MAX_PATTERNS or any(overlay_pattern_problem(p) for p in include + exclude):
-        return set()  # a policy no config would pass (a crafted manifest's): it covers nothing
+    if patterns_too_many(include, exclude) or any(overlay_pattern_problem(p, compiled=True) for p in include + exclude):
+        return set()  # a policy no config would pass (a crafted manifest's): it covers nothing (compiled below)
     try:
         inc, exc = _specs(include, exclude)
+    except ConfigError:
+        return set()  # too much for one matcher: a foreign manifest's, which then covers nothing
     except CkptError:
         raise  # no matcher (google-re2 missing): not the patterns' fault
     except Exception:  # noqa: BLE001 - a foreign manifest's patterns: selecting nothing is the safe answer

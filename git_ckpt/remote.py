@@ -113,9 +113,11 @@ class FetchResult:
 
     @property
     def checkpoints(self) -> list[str]:
-        """``T/N`` of the numbered checkpoints that arrived or changed, whose names git ckpt
-        accepts (:func:`git_ckpt.store.parse_ckpt_ref`: a ref named ``$(…)`` is no checkpoint)."""
-        return [c.id for u in self.updates if (c := store.parse_ckpt_ref(u.ref)) is not None and c.number is not None]
+        """``REMOTE:T/N``, the ids this repository names them by, of the numbered checkpoints
+        that arrived or changed, whose names git ckpt accepts (:func:`git_ckpt.store.parse_ckpt_ref`:
+        a ref named ``$(…)`` is no checkpoint)."""
+        return [f"{self.remote}:{c.id}" for u in self.updates
+                if (c := store.parse_ckpt_ref(u.ref)) is not None and c.number is not None]
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""

@@ -1394,6 +1394,8 @@ def _finish(repo: Repo, j: Journal, target: Checkpoint, now: Snapshot) -> list[s
         "from_commit": j.from_commit, "paths": j.paths, "worktree": str(repo.git_dir),
         "reset_head": j.reset_head,
     }
+    if j.paths and j.type == "restore" and _left_whole(repo, target):
+        data["whole"] = True  # the worktree is the target now: @ names it (ledger.left_whole)
     problem = ledger.append_or_warn(repo, j.task, j.type, data)
     if problem is None and not ledger.changed_nothing(data):
         # (a restore that changed nothing is passed over by undo: it is no jump to remember)
@@ -1402,6 +1404,20 @@ def _finish(repo: Repo, j: Journal, target: Checkpoint, now: Snapshot) -> list[s
     with contextlib.suppress(FileNotFoundError):
         _journal_path(repo).unlink()
     return [problem] if problem else []
+
+
+def _left_whole(repo: Repo, target: Checkpoint) -> bool:
+    """Whether, after a restore of some paths, the worktree (files, index, HEAD, overlay: its
+    state digest) is ``target``'s whole: judged only for a checkpoint this repository wrote (a
+    fetched manifest's state digest is anyone's words), and False when it cannot be captured."""
+    if not store.is_local(repo, target):
+        return False
+    try:
+        from .config import load
+
+        return capture(repo, load(repo), read_only=True).state() == target.manifest.state
+    except CkptError:
+        return False
 
 
 def _last_jump_path(repo: Repo) -> Path:

@@ -68,20 +68,18 @@ def facts(repo: Repo, snap: Snapshot, cp: Checkpoint) -> dict[str, Any]:
     ``head_moved``, ``head_commits`` (HEAD moved by committing ``cp`` on its base:
     :func:`head_commits`; the files may have changed since), ``base`` and ``head``, ``exact``,
     ``differs`` (which of ``files``, ``index``, ``overlay`` and ``HEAD`` differ, in that
-    order: :func:`differs`; HEAD committing ``cp`` is no difference) and ``reset_head`` (the
+    order: :func:`differs`) and ``reset_head`` (the
     command that restores ``cp`` and moves HEAD back to its base,
-    :func:`git_ckpt.restore.reset_head_command`; None when HEAD did not move, commits ``cp``
-    (going back would uncommit it), or ``cp`` was saved on an unborn branch)."""
+    :func:`git_ckpt.restore.reset_head_command`; None when HEAD did not move or ``cp`` was
+    saved on an unborn branch, where HEAD cannot go back)."""
     what = differs(repo, snap, cp)
     moved = snap.base != cp.manifest.base
     commits = moved and head_commits(repo, snap.base, cp)
-    if commits:
-        what = [w for w in what if w != "HEAD"]
     return {"checkpoint": cp.id, "files_match": not (set(what) - {"HEAD"}), "head_moved": moved,
             "head_commits": commits,
             "base": cp.manifest.base, "head": snap.base, "exact": snap.state() == cp.manifest.state,
             "differs": what,
-            "reset_head": reset_head_command(cp, snap.branch) if moved and not commits and cp.manifest.base else None}
+            "reset_head": reset_head_command(cp, snap.branch) if moved and cp.manifest.base else None}
 
 
 def differs(repo: Repo, snap: Snapshot, cp: Checkpoint) -> list[str]:

@@ -813,12 +813,15 @@ def restored_target(repo: Repo, task: str) -> tuple[str, str, str] | None:
     ``refs/ckpt-remotes/REMOTE/T/N``).  None when a save came after, or the ledger cannot say.
 
     Walks the ledger back to the newest ``save`` event or whole restore/undo of this worktree
+    (:func:`git_ckpt.ledger.left_whole`: a restore of some paths that left the target whole counts)
     (at most 500 events); the event is attacker-writable, so its target is trusted only when
     its ref still points at the commit it names."""
+    from .ledger import left_whole
+
     here = str(repo.git_dir)
 
     def relevant(ev: Event) -> bool:
-        return ev.type == "save" or (ev.type in ("restore", "undo") and ev.data.get("worktree") == here and not ev.data.get("paths"))
+        return ev.type == "save" or (ev.type in ("restore", "undo") and ev.data.get("worktree") == here and left_whole(ev.data))
 
     try:
         ev = _newest_event(repo, task, relevant)

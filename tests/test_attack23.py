@@ -152,3 +152,52 @@ def test_a_forged_promoted_ref_is_named_by_its_own_ref(tmp_path):
     ckpt(bob, "verify", "origin:t/promoted", "--isolated")
     assert ckpt(bob, "verify-commit", "origin/main").out == (
         f"origin/main ({sha[:12]}): verified: tree of checkpoint origin:t/promoted (promoted on origin)\n")
+
+
+def _toml(patterns: list[str]) -> str:
+    return "[overlay]\ninclude = [" + ", ".join(f'"{p}"' for p in patterns) + "]\n"
+
+
+@pytest.mark.parametrize("case", ["budget", "text"])
+def test_patterns_beyond_one_matcher_are_a_clear_config_error(repo, case):
+    """Benchmark pair 11 found it: some 850 patterns of three wildcards and a ``**`` each (every
+    one within its own limits) exceed RE2's 8 MiB set budget, and save said "bad pattern in
+    include/exclude: failed to compile Set"; 1000 patterns of 1 KiB took RE2 8 s to give up.
+    Patterns are capped at 64 KiB in all, and a set RE2 cannot hold is said to be that."""
+    if case == "budget":
+        pats = [f"gen{i:04d}/*-build-*/**/cache-{i}-*.tmp" for i in range(990)]
+        want = ("error: the 990 overlay patterns are too many or too complex to match together (RE2's memory "
+                "budget, 8 MiB, is exceeded)\nhint: use fewer patterns, or fewer wildcards in them (overlay.include and "
+                "overlay.exclude in .ckpt.toml, or git config ckpt.overlay.*)\n")
+    else:
+        pats = [f"d{i:03d}/" + "x" * 1000 for i in range(70)]
+        want = "error: .ckpt.toml: overlay patterns of more than 64 KiB in all\nhint: fix that key in .ckpt.toml\n"
+    (repo / ".ckpt.toml").write_text(_toml(pats))
+    (repo / "f").write_text("f\n")
+    refs = git(repo, "for-each-ref").decode()
+    res = ckpt(repo, "save", "-m", "s", rc=6)
+    assert res.err == want and git(repo, "for-each-ref").decode() == refs
+
+
+@pytest.mark.parametrize("policy", ["one pattern", "beyond one matcher"])
+def test_a_manifest_policy_beyond_one_matcher_covers_nothing(repo, policy):
+    """A checkpoint's recorded policy decides which overlay files a restore may delete: one no
+    matcher can hold (a teammate's tool could write it) covers nothing, so the ignored file
+    stays, and the restore goes on; the same policy as one pattern does delete it."""
+    import json
+
+    from conftest import forge_checkpoint
+
+    (repo / ".gitignore").write_text("*.log\n")
+    (repo / ".ckpt.toml").write_text(_toml(["*.log"]))
+    git(repo, "add", ".gitignore", ".ckpt.toml")
+    git(repo, "commit", "-qm", "ignore")
+    ckpt(repo, "save", "-m", "plain")
+    manifest = json.loads(git(repo, "show", "refs/ckpt/default/1^3:manifest.json"))
+    many = [f"gen{i:04d}/*-build-*/**/cache-{i}-*.tmp" for i in range(999)]
+    manifest["overlay"]["include"] = ["*.log"] if policy == "one pattern" else many + ["*.log"]
+    manifest["id"], manifest["number"] = "default/9", 9
+    forge_checkpoint(repo, blobs={"manifest.json": json.dumps(manifest).encode()})
+    (repo / "mine.log").write_text("keep me\n")
+    ckpt(repo, "restore", "default/9")
+    assert (repo / "mine.log").exists() == (policy != "one pattern")

@@ -307,7 +307,7 @@ def test_task_start_warns_on_a_fetched_name_and_a_replaced_goal(tmp_path):
     _alice, bob = _two_people(tmp_path)
     res = ckpt(bob, "task", "start", "share")
     assert res.err.startswith("warning: origin:share already exists (fetched); pushing a task of the same name would be refused")
-    assert "git ckpt restore origin:share/@" in res.err and res.err.count("\n") == 1
+    assert "git ckpt restore origin:share/1" in res.err and res.err.count("\n") == 1
     assert res.out == "task share is now current\n"
     fresh = ckpt(bob, "task", "start", "mine", "--goal", "first goal")
     assert fresh.err == "" and fresh.out == "task mine is now current: first goal\n"

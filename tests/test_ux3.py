@@ -242,7 +242,7 @@ def test_a_task_without_checkpoints_shared_and_resumed(tmp_path):
     assert "(e.g. lonely-3)" in res.err and "git ckpt task start lonely-3" in ckpt(bob, "handoff", "origin:lonely").out
     # Bob's own task with a checkpoint, pushed and fetched back, is still his
     res = ckpt(alice, "task", "start", "other")
-    assert "warning: origin:other already exists" in res.err and "git ckpt restore origin:other/@" in res.err
+    assert "warning: origin:other already exists" in res.err and "git ckpt restore origin:other/1" in res.err
     ckpt(bob, "task", "start", "default")
     assert ckpt(bob, "task", "start", "other").err == ""
 
@@ -476,7 +476,8 @@ def test_handoff_after_committing_the_checkpoint_is_clean(repo):
     assert res.out.splitlines()[-1] == "handoff of default: no drift"
     # a change after the commit is drift again
     (repo / "new.py").write_text("m\n")
-    assert "Workspace: changed since default/1 (files and HEAD differ)" in ckpt(repo, "handoff").out.splitlines()
+    assert ("Workspace: changed since default/1 (files differ; HEAD commits default/1 on its base)"
+            in ckpt(repo, "handoff").out.splitlines())
     assert ckpt(repo, "handoff", "--check", rc=1).out.splitlines()[-1] == "handoff of default: 1 drift(s) found"
 
 

@@ -13,8 +13,8 @@
    "that is the URL of remote origin").
 6. ``handoff --check`` said ``ok`` beside a required verifier whose re-run failed when nothing
    had been recorded before, and exited 0.
-7. After ``@`` was committed and a file edited, ``status`` offered ``restore --reset-head``
-   (which would uncommit it) and the handoff said "files and HEAD differ".
+7. After ``@`` was committed and a file edited, ``status`` said HEAD was "not where it was
+   saved" and the handoff "files and HEAD differ": HEAD commits it, whatever the files.
 
 Real repositories, a bare remote and the real ``git ckpt`` entry point.
 """
@@ -199,7 +199,7 @@ def test_handoff_check_calls_a_failing_required_verifier_drift(repo, before):
     assert "no drift" not in res.out
 
 
-def test_a_committed_checkpoint_edited_since_is_not_offered_reset_head(repo):
+def test_a_committed_checkpoint_edited_since_is_still_committed_by_head(repo):
     (repo / "f").write_text("f\n")
     ckpt(repo, "save", "-m", "f")
     git(repo, "add", "f")
@@ -208,9 +208,9 @@ def test_a_committed_checkpoint_edited_since_is_not_offered_reset_head(repo):
     (repo / "f").write_text("edited\n")
     out = ckpt(repo, "status").out
     assert "worktree:  changed since default/1 (@)\n" in out
-    assert f"HEAD:      {head[:12]} commits default/1 on its base" in out and "--reset-head" not in out
+    assert f"HEAD:      {head[:12]} commits default/1 on its base" in out and "not where" not in out
     wt = ckpt(repo, "status", "--json").json()["result"]["worktree"]
-    assert (wt["differs"], wt["head_commits"], wt["reset_head"]) == (["files"], True, None)
+    assert (wt["differs"], wt["head_commits"], wt["exact"]) == (["files", "HEAD"], True, False)
     assert "Workspace: changed since default/1 (files differ; HEAD commits default/1 on its base)" in ckpt(repo, "handoff").out
 
 

@@ -32,7 +32,7 @@ def command(remote: str, as_json: bool) -> int:
         if lines:
             say("\n".join(lines))
         if res.updates:
-            shown = ", ".join(f"{remote}:{c}" for c in cps[:6]) + (", ..." if len(cps) > 6 else "")
+            shown = ", ".join(cps[:6]) + (", ..." if len(cps) > 6 else "")
             say(f"fetched {len(res.updates)} ref(s) from {remote}" + (f"; checkpoints: {shown}" if cps else ""))
         if res.notes.added:
             say(f"merged {res.notes.added} result line(s) from {remote} into refs/notes/ckpt")
