@@ -383,12 +383,19 @@ def _exclude_local(repo: Repo, records: dict[str, Any]) -> list[str]:
     ``.claude/settings.local.json``, which the agent itself keeps out of git) ignored through
     git ckpt's block of ``info/exclude`` (:mod:`git_ckpt.exclude`): untracked, every checkpoint
     held them and a restore of one saved before the install deleted them, silently switching
-    the agent's hooks off.  The block lists exactly the local files of ``records``."""
-    from .exclude import pattern, set_block
+    the agent's hooks off.  The block lists the local files of ``records``, and keeps listing
+    one it listed while that file exists: uninstall keeps a local file the user edited since
+    (their settings), which must not become an untracked file that checkpoints hold, push
+    sends and a restore deletes."""
+    from .exclude import pattern, read, set_block
 
-    local = sorted(rel for rel, rec in records.items()
-                   if rec.get("agent") in SPECS and SPECS[rec["agent"]].local_path == rel)
-    return set_block(repo, LOCAL_BEGIN, LOCAL_END, [pattern(rel) for rel in local])
+    lines = read(repo).split("\n")
+    listed = lines[lines.index(LOCAL_BEGIN) + 1:] if LOCAL_BEGIN in lines else []
+    listed = listed[:next((i for i, ln in enumerate(listed) if ln.startswith(LOCAL_END)), 0)]
+    local = {rel for rel, rec in records.items() if rec.get("agent") in SPECS and SPECS[rec["agent"]].local_path == rel}
+    local |= {spec.local_path for spec in SPECS.values()
+              if spec.local_path and pattern(spec.local_path) in listed and os.path.lexists(repo.workdir / spec.local_path)}
+    return set_block(repo, LOCAL_BEGIN, LOCAL_END, [pattern(rel) for rel in sorted(local)])
 
 
 def hooks_off(repo: Repo, agent: str, known: dict[str, Any] | None = None) -> str | None:
@@ -497,6 +504,16 @@ def _uninstall_one(repo: Repo, spec: Spec, rel: str, rec: dict[str, Any]) -> dic
                 break
         return {"path": rel, "restored": "removed-file", "removed": removed}
     settings = _load_settings(path, current)
+    kept = _without_ours(copy.deepcopy(settings), spec, rec)
+    if kept == settings:  # reverted, or our handlers removed by hand: nothing to take out, nothing rewritten
+        return {"path": rel, "restored": "absent", "removed": []}
+    store.atomic_write(path, _dump(kept), mode)
+    return {"path": rel, "restored": "edited", "removed": removed}
+
+
+def _without_ours(settings: dict[str, Any], spec: Spec, rec: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` (changed in place, and returned) without the handlers and keys install
+    added, as its record ``rec`` names them; everything else kept."""
     hooks = settings.get("hooks")
     if isinstance(hooks, dict):
         for a in rec["added"]:
@@ -527,14 +544,14 @@ def _uninstall_one(repo: Repo, spec: Spec, rel: str, rec: dict[str, Any]) -> dic
     for key in rec.get("set_keys", []):
         if _get_dotted(settings, key) == spec.defaults.get(key):
             _del_dotted(settings, key)
-    store.atomic_write(path, _dump(settings), mode)
-    return {"path": rel, "restored": "edited", "removed": removed}
+    return settings
 
 
 def status(repo: Repo) -> list[dict[str, Any]]:
     """What ``install`` recorded in this worktree: one row per settings file, ``{"path",
-    "agent", "events", "state": "intact" (the bytes install wrote) | "edited" | "gone" (deleted
-    since), "intact": bool, "local": bool}``, ordered by path."""
+    "agent", "events", "state": "intact" (the bytes install wrote) | "edited" (our hooks still
+    in it) | "absent" (none of them is: the file was reverted, or they were removed by hand) |
+    "gone" (deleted since), "intact": bool, "local": bool}``, ordered by path."""
     rows = []
     for rel, rec in sorted(_read_records(repo).items()):
         path = repo.workdir / rel
@@ -542,9 +559,16 @@ def status(repo: Repo) -> list[dict[str, Any]]:
             data = settings_bytes(repo, path)
         except CkptError:
             data = b""  # not a file install wrote: edited
+        spec = SPECS.get(str(rec.get("agent")))
         state = ("gone" if data is None else
                  "intact" if hashlib.sha256(data).hexdigest() == rec.get("written_sha256") else "edited")
-        spec = SPECS.get(str(rec.get("agent")))
+        if state == "edited" and spec is not None and data:
+            try:
+                settings = _load_settings(path, data)
+                if _without_ours(copy.deepcopy(settings), spec, rec) == settings:
+                    state = "absent"
+            except (CkptError, ValueError):
+                pass  # unreadable: edited
         rows.append({"path": rel, "agent": rec.get("agent"), "events": sorted({a["event"] for a in rec.get("added", [])}),
                      "state": state, "intact": state == "intact", "local": spec is not None and spec.local_path == rel})
     return rows

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 import msgspec
 
-from .errors import CorruptError, UsageError
+from .errors import CkptError, CorruptError, UsageError
 from .gitcore import Repo
 from .model import MAX_CARD, MAX_EVENT, Card, Event, decode_json, encode
 from . import notes, store
@@ -431,6 +431,25 @@ def _items(value: object) -> list[object]:
 
 #: The event types whose checkpoint ids :func:`describe` names through its ``shown`` function.
 ID_EVENTS = frozenset({"save", "restore", "undo", "verify", "promote", "handoff", "drop"})
+
+
+#: Events that record looking at other work (a fetched checkpoint verified, a fetch, a handoff
+#: printed), not work of the task's own: a ledger of only these has nothing of its own to share.
+REVIEW_EVENTS = frozenset({"verify", "fetch", "handoff"})
+
+
+def only_reviews(repo: Repo, task: str) -> bool:
+    """Whether ``task`` has no checkpoint and its ledger (if any) holds only
+    :data:`REVIEW_EVENTS`: a reviewer's implicit task (``verify REMOTE:T/N --isolated`` records
+    its result there, as evidence), whose ledger ``push`` leaves home (every reviewer's would
+    be a ``default`` of its own, and the second push would be refused).  An unreadable ledger
+    is not (the push then says what is wrong with it)."""
+    if store.numbered(repo, task):
+        return False
+    try:
+        return all(rec.event.type in REVIEW_EVENTS for rec in iter_records(repo, task))
+    except CkptError:
+        return False
 
 
 def left_whole(data: Mapping[str, Any]) -> bool:

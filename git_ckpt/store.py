@@ -138,6 +138,11 @@ def remote_problem(repo: Repo, remote: str) -> UsageError | None:
     Like ``git fetch``, a remote is a name from ``remote.NAME.url``; a URL or path is not one."""
     if not remote_name_ok(remote) or remote.endswith((".lock", ".")):
         named = _remote_of_url(repo, remote)
+        head = remote.partition("/")[0]
+        if named is None and head != remote and remote_name_ok(head) and repo.git("remote", "get-url", "--", head, check=False).returncode == 0:
+            return UsageError(f"{remote!r} is not a configured remote",
+                              f"did you mean {head}? ({remote} names a branch of it; checkpoints are pushed and fetched "
+                              "for a whole remote)")
         return UsageError(f"{remote!r} is not a configured remote",
                           f"that is the URL of remote {named}; name the remote instead" if named else
                           "git ckpt pushes and fetches through a named remote: git remote add NAME URL adds one (git remote -v lists them)")
@@ -770,14 +775,18 @@ def latest(repo: Repo, task: str) -> Checkpoint | None:
 # ``@``, ``@~K``, and git's shorthands ``@~`` (``@~1``) and ``@~~`` (``@~2``): each ``~K`` (``~``
 # alone: 1) is K steps back, summed as git does (``@~2~`` is ``@~3``); ASCII digits only (``\d``
 # takes ``١`` too)
-_AT = re.compile(r"@((?:~[0-9]{0,9}){0,99})")
+_AT = re.compile(r"@((?:~[0-9]{0,9}|\^1?){0,99})")
 
 
 def at_steps(rest: str) -> int | None:
     """How many checkpoints before ``@`` the name ``rest`` (``@``, ``@~K``, ``@~``, ``@~~``,
-    ``@~2~``, …) goes back, as git counts ``~`` steps; None when it is no such name."""
+    ``@~2~``, ``@^``, ``@^^``, ``@^1``, …) goes back, as git counts ``~`` and ``^`` steps on a
+    line of commits (a checkpoint's one parent: ``^2`` and beyond name nothing); None when it
+    is no such name."""
     m = _AT.fullmatch(rest)
-    return None if m is None else sum(int(k or 1) for k in m.group(1).split("~")[1:])
+    if m is None:
+        return None
+    return sum(int(k[1:] or 1) if k[0] == "~" else 1 for k in re.findall(r"~[0-9]*|\^1?", m.group(1)))
 
 
 def _newest_event(repo: Repo, task: str, match: Callable[[Event], bool], limit: int = 500) -> Event | None:
@@ -938,8 +947,8 @@ def resolve(repo: Repo, spec: str, task: str | None = None, *, command: str | No
         n = ref_number(rest)
         if n is None and (rest.isnumeric() or (rest[:2] == "@~" and at_steps(rest) is None
                                                and all(k.isnumeric() or not k for k in rest[2:].split("~")))):
-            raise NotFoundError(f"no checkpoint {escape(spec)}: a checkpoint number is ASCII digits without a leading "
-                                "zero (T/3), and so is K in @~K (@~2)", "git ckpt list shows the checkpoints")
+            raise NotFoundError(f"no checkpoint {escape(spec)}: a checkpoint number is a positive whole number in ASCII "
+                                "digits without a leading zero (T/3), and so is K in @~K (@~2)", "git ckpt list shows the checkpoints")
         if n is not None:
             ref = f"{prefix}{t}/{n}"
             oid = repo.read_ref(ref)
@@ -1005,7 +1014,12 @@ def resolve(repo: Repo, spec: str, task: str | None = None, *, command: str | No
             n, found = nums[top - back]
             return load(repo, found, id=f"{shown_prefix}{t}/{n}", ref=f"{prefix}{t}/{n}")
     if shown_prefix:
-        raise NotFoundError(f"no checkpoint {spec}", "use REMOTE:T/N, e.g. origin:fix-auth/3")
+        if not task_name_problem(body) and repo.refs_under(f"{prefix}{body}/"):
+            raise NotFoundError(f"{escape(spec)} is a task, not one of its checkpoints",
+                                f"{escape(spec)}/@ names its latest; git ckpt list --remote {shown_prefix[:-1]} --task {body} shows them")
+        theirs = [c.id for c in ckpt_refs(repo) if c.remote == shown_prefix[:-1] and c.number is not None]
+        raise NotFoundError(f"no checkpoint {escape(spec)}", f"use REMOTE:T/N, e.g. {theirs[-1]}" if theirs
+                            else "use REMOTE:T/N, e.g. origin:fix-auth/3")
     commit = repo.resolve_commit(spec)
     if commit is None:
         if not task_name_problem(spec) and repo.refs_under(f"{PREFIX}{spec}/"):  # a task's name, not one of its checkpoints

@@ -30,14 +30,15 @@ def test_bench_smoke_prints_every_pair(tmp_path):
     assert "Traceback" not in proc.stderr.decode()
     for pair in ("| 1 save |", "| 2 restore |", "| 3 commit |", "| 4 list (20) |", "| 5 peer |", "| 6 growth |", "| 9 reftable |",
                  "| 7 fixed cost |", "| 6 history (30 vs 10) |", "| 6 first push (20) |", "| 8 memory |",
-                 "| 6 list --all (16) |", "| 5 mcp save |", "| 5 stop hook |"):
+                 "| 6 list --all (16) |", "| 5 mcp save |", "| 5 stop hook |", "| 10 overlay restore |",
+                 "| 11 overlay patterns |"):
         assert pair in text, pair
     data = json.loads(out.read_text())
     assert data["schema"] == "ckpt-bench/1" and data["mode"] == "smoke"
     pairs = {r["pair"] for r in data["rows"]}
     assert pairs == {"1 save", "2 restore", "3 commit", "4 list (20)", "5 peer", "9 reftable", "7 fixed cost",
                      "6 history (10)", "6 history (30)", "6 history (30 vs 10)", "6 first push (20)", "8 memory",
-                     "6 list --all (16)", "5 mcp save", "5 stop hook"}
+                     "6 list --all (16)", "5 mcp save", "5 stop hook", "10 overlay restore", "11 overlay patterns"}
     reftable = [r for r in data["rows"] if r["pair"] == "9 reftable"]
     assert [(r["a"], r["b"]) for r in reftable] == [("git ckpt save (reftable)", "git ckpt save (files)"),
                                                     ("git ckpt restore (reftable)", "git ckpt restore (files)")]
@@ -45,7 +46,7 @@ def test_bench_smoke_prints_every_pair(tmp_path):
     assert {r["status"] for r in reftable} == ({"info"} if git_version() >= (2, 46) else {"skipped"}), reftable
     large = {"large-big.bin", "large-big.crlf", "large-fixtures-big.fixture"}  # a repository per large-file case
     assert {r["tree"] for r in data["rows"]} == {"stdlib", "synthetic-300", "ten-files", "history", "pushing", "many-tasks",
-                                                 "stop-hook"} | large | {r["tree"] for r in reftable}
+                                                 "stop-hook", "overlay-200", "patterns-800"} | large | {r["tree"] for r in reftable}
     for r in data["rows"]:
         assert r["status"] in ("met", "missed", "info", "skipped"), r
         assert "did not reach" not in r["note"], r

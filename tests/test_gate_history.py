@@ -568,7 +568,10 @@ def test_pre_push_on_a_new_remote_counts_and_exempts_history_before_the_gate(tmp
         *[f"  {c[:12]}: no checkpoint has this tree" for c in reversed(new_commits[2:])],
         "  ... and 2 more",
         "error: push refused: 7 commit(s) are not verified checkpoints ([gate] pre_push = \"refuse\")",
-        "hint: git ckpt verify-commit REV explains each; verify the content with git ckpt save && git ckpt verify",
+        # walkthrough 25: "save && verify" alone left every commit but the last unverified
+        "hint: each commit needs a verified checkpoint of its own tree, and git ckpt save && git ckpt verify verifies the "
+        "worktree's (the last commit's) only: squash them into one commit, then save and verify it (git reset --soft "
+        "new/BRANCH && git commit), or git ckpt verify-commit REV explains each",
     ]
     # without the exemption every commit of history is judged, still as a count
     git(repo, "config", "--unset", "ckpt.gate.since")

@@ -83,6 +83,8 @@ def uninstall_cmd(agent: str, local: bool | None, as_json: bool) -> int:
             say({"original": f"restored {res['path']} to its original bytes",
                  "removed-file": f"removed {res['path']} (install created it)",
                  "edited": f"removed the git ckpt hooks from {res['path']} (it was edited since install; the rest is kept)",
+                 "absent": f"nothing to remove from {res['path']}: the git ckpt hooks are no longer in it (reverted, or "
+                           "removed by hand); left it as it is and forgot the install record",
                  "gone": f"{res['path']} no longer exists; forgot the install record"}[res["restored"]])
 
     emit("agent uninstall", rows[0] if len(rows) == 1 else rows, as_json, human)
@@ -104,7 +106,9 @@ def status_cmd(as_json: bool) -> int:
             gone = (f" [gone: deleted since install; git ckpt agent install {r['agent']}{' --local' if r['local'] else ''} "
                     "writes it again]")
             say(f"{r['agent']}: {r['path']} ({', '.join(r['events'])})"
-                + {"intact": "", "edited": " [edited since install]"}.get(r["state"], gone))
+                + {"intact": "", "edited": " [edited since install]",
+                   "absent": (f" [hooks no longer in it: reverted or removed since install; git ckpt agent install {r['agent']}"
+                              f"{' --local' if r['local'] else ''} adds them again]")}.get(r["state"], gone))
 
     emit("agent status", rows, as_json, human)
     return 0

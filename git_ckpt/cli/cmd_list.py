@@ -68,7 +68,8 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
             fetched = states.get(r.commit, ({}, []))[1]
             ver = " ".join(f"{escape(k)}:{escape(v)}" + ("(fetched)" if k in fetched else "") for k, v in sorted(r.verifiers.items()))
             mark = "*" if r.promoted else " "
-            msg = escape(r.message.split("\n")[0]) if r.message else ""
+            first, more, _ = (r.message or "").partition("\n")  # one line a row; " …" says there is more (show has it all)
+            msg = escape(first) + (" …" if more else "")
             by = r.made_by()
             lines.append(f"{mark} {r.id:<{width}} {views.age(r.created_at):>4}  {r.kind:<11} {msg}" + (f"  ({escape(by)})" if by else "")
                          + (f"  [{ver}]" if ver else ""))

@@ -21,6 +21,9 @@ def command(remote: str, task: str | None, all_: bool, allow_secrets: bool, as_j
     refused, whole, before anything is sent.  The remote's results are merged into yours first.
     What the remote does not have yet is scanned for secrets (detect-secrets and a file-name
     denylist); findings refuse the push unless --allow-secrets.
+
+    Without --task or --all it pushes the current task, unless that task has no checkpoint and
+    its ledger records only verifies, fetches and handoffs (a reviewer's): then results only.
     """
     from .. import remote as remote_mod, secretscan, store
     from ..errors import NotFoundError, UsageError
@@ -44,7 +47,10 @@ def command(remote: str, task: str | None, all_: bool, allow_secrets: bool, as_j
             raise NotFoundError(f"task {task} has no checkpoints or ledger to push", "git ckpt save makes its first checkpoint")
         tasks = [task]
     else:
-        tasks = [current] if current in known else []  # results (notes) only
+        from ..ledger import only_reviews
+
+        # results (notes) only: no task, or one that only reviewed others' checkpoints (README "Verify")
+        tasks = [current] if current in known and not only_reviews(repo, current) else []
     try:
         res = remote_mod.push(repo, remote=remote, tasks=tasks, allow_secrets=allow_secrets, log_task=current)
     except remote_mod.PushRefused as exc:

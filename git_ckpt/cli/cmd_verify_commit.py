@@ -80,7 +80,13 @@ def command(revs: tuple[str, ...], pre_push: str | None, as_json: bool) -> int:
                 click.echo(f"  ... and {len(bad) - SHOWN} more", err=True)
             if mode == "refuse":
                 click.echo(f"error: push refused: {len(bad)} commit(s) are not verified checkpoints ([gate] pre_push = \"refuse\")", err=True)
-            click.echo("hint: git ckpt verify-commit REV explains each; verify the content with git ckpt save && git ckpt verify", err=True)
+            if len(bad) == 1:
+                click.echo("hint: git ckpt verify-commit REV explains it; verify the content with git ckpt save && git ckpt verify", err=True)
+            else:  # a save verifies the worktree: the tip's tree, not the commits before it
+                click.echo("hint: each commit needs a verified checkpoint of its own tree, and git ckpt save && git ckpt verify "
+                           "verifies the worktree's (the last commit's) only: squash them into one commit, then save and verify it "
+                           f"(git reset --soft {pre_push or 'REMOTE'}/BRANCH && git commit), or git ckpt verify-commit REV explains each",
+                           err=True)
             return
         for v in verdicts:
             short = v.commit[:12]
