@@ -239,6 +239,21 @@ def fetched_as(repo: Repo, task: str) -> list[str]:
     return [f"{r}:{task}" for r in store.fetched_tasks(repo).get(task, [])]
 
 
+def _goal_option(repo: Repo, card: Card, elsewhere: list[str]) -> str:
+    """`` --goal 'GOAL'``: the teammate's goal (``card``'s, or the fetched ``elsewhere[0]``'s)
+    as one shell word, its control characters written visibly (:func:`git_ckpt.model.escape`:
+    a fetched card is anyone's text, and this line is meant to be run); empty without one."""
+    import shlex
+
+    goal: str | None = card.goal
+    if elsewhere:
+        try:
+            goal = ledger.card(repo, elsewhere[0]).goal
+        except CkptError:
+            goal = None
+    return f" --goal {shlex.quote(escape(goal))}" if goal else ""
+
+
 def own_name(repo: Repo, task: str) -> str:
     """A task name of your own to continue a teammate's ``task`` under: ``T-2``, ``T-3``, …, the
     first that is neither a task of this repository nor a fetched one."""
@@ -281,8 +296,9 @@ def receipt(repo: Repo, task: str, cfg: Config | None = None, *, workspace: bool
     resume = []
     elsewhere = [] if store.is_fetched_task(task) or nums or card.goal else fetched_as(repo, task)
     if store.is_fetched_task(task) or elsewhere:
-        # a teammate's task: continue it under a name of your own (pushing under theirs is refused)
-        resume.append(f"git ckpt task start {own_name(repo, store.split_task(task)[1])}")
+        # a teammate's task: continue it under a name of your own (pushing under theirs is refused),
+        # with their goal (walkthrough 25: the new task began with none, nothing pointing back)
+        resume.append(f"git ckpt task start {own_name(repo, store.split_task(task)[1])}" + _goal_option(repo, card, elsewhere))
         if cur is not None and not elsewhere:
             resume.append(f"git ckpt restore {cur.id}")
         elif elsewhere and (theirs := current_checkpoint(repo, elsewhere[0])) is not None:

@@ -155,14 +155,17 @@ def merged(findings: list[Finding]) -> list[Finding]:
 
 
 def by_file(findings: list[Finding]) -> list[str]:
-    """One line per file and place: ``path: kind (line N), kind (lines N, M) [where]``, every
-    detector that flagged the file named once with the lines it flagged (a file three detectors
-    flag is one line, not three).  Findings of one path whose ``where`` differs (another place,
-    or other checkpoints: its content changed between them) stay separate lines.  Order is
-    kept (first appearance)."""
-    out: dict[tuple[str, str], dict[str, list[int]]] = {}
+    """One line per file and place (``overlay``, ``worktree``, …): ``path: kind (line N), kind
+    (lines N, M) [where of T/1, T/2]``, every detector that flagged the file named once with the
+    lines it flagged in any version (a file three detectors flag is one line, not three), and
+    every checkpoint holding a flagged version (its content may differ between them: each
+    version was scanned).  Order is kept (first appearance)."""
+    out: dict[tuple[str, str], tuple[dict[str, list[int]], list[str]]] = {}
     for f in findings:
-        lines = out.setdefault((f.path, f.where), {}).setdefault(f.kind, [])
+        what, sep, _ids = f.where.partition(" of ")
+        kinds, ids = out.setdefault((f.path, what if sep else f.where), ({}, []))
+        ids += [i for i in f.checkpoints if i not in ids]
+        lines = kinds.setdefault(f.kind, [])
         if f.line and f.line not in lines:
             lines.append(f.line)
 
@@ -171,7 +174,8 @@ def by_file(findings: list[Finding]) -> list[str]:
             return name
         return f"{name} (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, sorted(lines)))})"
 
-    return [f"{path}: {', '.join(kind(k, ls) for k, ls in kinds.items())} [{where}]" for (path, where), kinds in out.items()]
+    return [f"{path}: {', '.join(kind(k, ls) for k, ls in kinds.items())} [{place}{' of ' + ', '.join(ids) if ids else ''}]"
+            for (path, place), (kinds, ids) in out.items()]
 
 
 def new_objects(repo: Repo, tips: list[str], known: list[str]) -> dict[str, bytes]:

@@ -50,12 +50,14 @@ def test_fetched_task_read_views(tmp_path):
     res = ckpt(bob, "handoff", "origin:fix-echo")
     assert res.out.startswith("# Handoff: origin:fix-echo\n\nGoal: echo must not \\x1b[31mcrash\n")
     assert "Checkpoint: origin:fix-echo/2 of 2, promoted origin:fix-echo/2\n" in res.out
-    assert res.out.endswith("## Resume\n    git ckpt task start fix-echo-2\n    git ckpt restore origin:fix-echo/2\n    git ckpt verify\n")
+    assert res.out.endswith("## Resume\n    git ckpt task start fix-echo-2 --goal 'echo must not \\x1b[31mcrash'\n"
+                            "    git ckpt restore origin:fix-echo/2\n    git ckpt verify\n")
     assert "task start fix-echo\n" not in res.out
 
     # the bare name of a task that exists only as fetched: never "task start fix-echo"
     res = ckpt(bob, "handoff", "fix-echo")
-    assert res.out.endswith("## Resume\n    git ckpt task start fix-echo-2\n    git ckpt restore origin:fix-echo/@\n    git ckpt verify\n")
+    assert res.out.endswith("## Resume\n    git ckpt task start fix-echo-2 --goal 'echo must not \\x1b[31mcrash'\n"
+                            "    git ckpt restore origin:fix-echo/2\n    git ckpt verify\n")
     ckpt(bob, "restore", "origin:fix-echo/@", "--dry-run")
     # other views of that bare name point at the fetched task instead of showing an empty one
     for args in (["log", "--task", "fix-echo"], ["task", "show", "fix-echo"], ["stats", "fix-echo"]):
@@ -266,7 +268,8 @@ def test_handoff_resume_steps_run_literally_in_a_fresh_clone(tmp_path):
     ckpt(carol, "trust")
     receipt = ckpt(carol, "handoff", "origin:fix-auth").out
     steps = receipt.split("## Resume\n", 1)[1].splitlines()
-    assert steps == ["    git ckpt task start fix-auth-2", "    git ckpt restore origin:fix-auth/3", "    git ckpt verify"]
+    assert steps == ["    git ckpt task start fix-auth-2 --goal 'login must not crash'", "    git ckpt restore origin:fix-auth/3",
+                     "    git ckpt verify"]
     outs = []
     for line in steps:
         argv = shlex.split(line)
@@ -278,6 +281,7 @@ def test_handoff_resume_steps_run_literally_in_a_fresh_clone(tmp_path):
     assert "worktree:  matches origin:fix-auth/3 (@)\n" in ckpt(carol, "status").out
     assert ckpt(carol, "status", "--json").json()["result"]["matches"] == "origin:fix-auth/3"
     receipt = ckpt(carol, "handoff").out
+    assert "Goal: login must not crash\n" in receipt  # walkthrough 25: the goal came along
     assert ("Checkpoint: origin:fix-auth/3 (task fix-auth-2 has 1 checkpoint(s))\n"
             "Workspace: clean (matches origin:fix-auth/3)\n") in receipt
     assert receipt.endswith("## Resume\n    git ckpt restore origin:fix-auth/3\n    git ckpt verify\n")

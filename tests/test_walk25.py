@@ -177,3 +177,28 @@ def test_small_words(tmp_path):
     assert ckpt(a, "fetch", "origin/main", rc=2).err == (
         "error: 'origin/main' is not a configured remote\nhint: did you mean origin? (origin/main names a branch of it; "
         "checkpoints are pushed and fetched for a whole remote)\n")
+
+
+AWS_KEY_ID = "AKIAIOSFODNN7EXAMPLF"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYX"
+
+
+def test_a_file_in_two_versions_is_one_finding(tmp_path):
+    """9. Two versions of one secret file in two checkpoints were two ``secret?`` lines (one
+    flagged by a detector the other was not) while the error counted one file."""
+    bare = tmp_path / "r.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    w = init_repo(tmp_path / "w")
+    git(w, "remote", "add", "origin", str(bare))
+    git(w, "push", "-q", "origin", "main")
+    key = f"aws_secret_access_key = {AWS_SECRET}"
+    (w / "aws.ini").write_text(f"[default]\naws_access_key_id = {AWS_KEY_ID}\n{key}\nx\n")
+    ckpt(w, "save", "-m", "one")
+    (w / "aws.ini").write_text(f"[default]\naws_access_key_id = {AWS_KEY_ID}\n{key}\n")
+    ckpt(w, "save", "-m", "two")
+    res = ckpt(w, "push", rc=10)
+    lines = [ln for ln in res.err.splitlines() if ln.startswith("secret?  ")]
+    assert lines == ["secret?  aws.ini: AWS Access Key (line 2), Secret Keyword (line 3), Base64 High Entropy String (line 3) "
+                     "[worktree of default/1, default/2]"], lines
+    assert AWS_SECRET not in res.err + res.out
+    assert git(bare, "for-each-ref", "refs/ckpt").decode() == ""
