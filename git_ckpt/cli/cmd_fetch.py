@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..model import escape
 from . import emit, json_option, open_repo, say, warn
 
 
@@ -27,7 +28,7 @@ def command(remote: str, as_json: bool) -> int:
         cps = res.checkpoints
         for u in res.updates:
             if u.status == "replaced" and u.old is not None and u.new is not None:  # a replaced ref has both
-                warn(f"{remote} replaced {u.ref} (was {u.old[:12]}, now {u.new[:12]}); checkpoints and ledgers are never rewritten by git ckpt")
+                warn(f"{remote} replaced {escape(u.ref)} (was {u.old[:12]}, now {u.new[:12]}); checkpoints and ledgers are never rewritten by git ckpt")
         lines = remote_mod.ref_lines([u for u in res.updates if u.status != "replaced"])
         if lines:
             say("\n".join(lines))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..model import escape
 from . import emit, json_option, open_repo, say
 
 
@@ -56,7 +57,7 @@ def command(remote: str, task: str | None, all_: bool, allow_secrets: bool, as_j
     except remote_mod.PushRefused as exc:
         if not as_json:
             for u in exc.refused:
-                click.echo(f"refused  {u.ref}: {u.reason}", err=True)
+                click.echo(f"refused  {escape(u.ref)}: {escape(u.reason)}", err=True)  # a remote's ref names
         raise
     except remote_mod.SecretsFound as exc:
         if not as_json:
