@@ -249,6 +249,18 @@ def init_repo(path: Path, *, commit: bool = True, fmt: str = REPO_FORMAT) -> Pat
     return path
 
 
+def with_remote(tmp_path: Path, who: str = "alice", bare: str = "shared.git") -> tuple[Path, Path]:
+    """A bare repository ``tmp_path/bare`` and a repository ``tmp_path/who`` (:func:`init_repo`)
+    whose remote ``origin`` it is, ``main`` pushed: the start of every two-people test.
+    Returns ``(bare, repo)``."""
+    remote = tmp_path / bare
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    repo = init_repo(tmp_path / who)
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "main")
+    return remote, repo
+
+
 @pytest.fixture
 def repo(tmp_path) -> Path:
     """A fresh repository with one commit."""

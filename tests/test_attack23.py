@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ckpt, git, init_repo
+from conftest import ckpt, git, with_remote
 
 VERIFIER = '[[verifier]]\nname = "tests"\ncommand = ["true"]\nrequired = true\n'
 
@@ -29,13 +29,10 @@ VERIFIER = '[[verifier]]\nname = "tests"\ncommand = ["true"]\nrequired = true\n'
 def _shared(tmp_path):
     """A bare remote and alice (a required verifier, main pushed), with task ``t`` saved on
     an unverified commit of its content; returns (remote, alice)."""
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    alice = init_repo(tmp_path / "alice")
+    remote, alice = with_remote(tmp_path)
     (alice / ".ckpt.toml").write_text(VERIFIER)
     git(alice, "add", "-A")
     git(alice, "commit", "-qm", "config")
-    git(alice, "remote", "add", "origin", str(remote))
     git(alice, "push", "-q", "origin", "main")
     ckpt(alice, "task", "start", "t")
     (alice / "a.txt").write_text("evil\n")

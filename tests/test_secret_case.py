@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ckpt, git, init_repo
+from conftest import ckpt, git, with_remote
 
 SPELLINGS = [".ENV", ".Env.Local", "Key.PEM", "ID_RSA", "id_Ed25519.pub", "CREDENTIALS.json", "store.JKS"]
 
@@ -34,12 +34,9 @@ def test_overlay_leaves_out_a_secret_name_in_any_case(repo, ignore_case):
 
 
 def test_push_scan_flags_a_secret_name_in_any_case(tmp_path):
-    bare = tmp_path / "bare.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    repo = init_repo(tmp_path / "r")
-    git(repo, "remote", "add", "origin", str(bare))
+    bare, repo = with_remote(tmp_path, "r")
     (repo / "Deploy.PEM").write_text("not really a key\n")  # untracked, not ignored: in the snapshot
     ckpt(repo, "save", "-m", "s")
     res = ckpt(repo, "push", rc=10)
     assert "secret?  Deploy.PEM: file name on the secrets denylist [worktree of default/1]" in res.err
-    assert git(bare, "for-each-ref").decode() == ""
+    assert git(bare, "for-each-ref", "refs/ckpt", "refs/notes").decode() == ""

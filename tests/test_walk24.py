@@ -23,17 +23,13 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ckpt, git, init_repo
+from conftest import ckpt, git, with_remote
 
 
 def _two_people(tmp_path, *, saves: int = 2):
     """A bare remote; alice saved ``saves`` checkpoints of task ``share``, restored ``share/1``
     (so her ledger rests on it, not on the latest) and pushed; bob cloned and fetched."""
-    remote = tmp_path / "shared.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    alice = init_repo(tmp_path / "alice")
-    git(alice, "remote", "add", "origin", str(remote))
-    git(alice, "push", "-q", "origin", "main")
+    remote, alice = with_remote(tmp_path)
     ckpt(alice, "task", "start", "share")
     for n in range(saves):
         (alice / "a.txt").write_text(f"alice {n}\n")

@@ -26,7 +26,7 @@ import json
 
 import pytest
 
-from conftest import ckpt, git, init_repo
+from conftest import ckpt, git, with_remote
 
 
 def test_a_path_restore_that_leaves_the_target_whole_makes_it_at(repo):
@@ -48,13 +48,10 @@ def test_a_path_restore_that_leaves_the_target_whole_makes_it_at(repo):
 
 
 def _reviewed(tmp_path, reviewers=("rev1", "rev2")):
-    remote = tmp_path / "r.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    a = init_repo(tmp_path / "a")
+    remote, a = with_remote(tmp_path, "a")
     (a / ".ckpt.toml").write_text('[[verifier]]\nname = "tests"\ncommand = "true"\n')
     git(a, "add", ".ckpt.toml")
     git(a, "commit", "-qm", "cfg")
-    git(a, "remote", "add", "origin", str(remote))
     git(a, "push", "-q", "origin", "main")
     ckpt(a, "task", "start", "work")
     (a / "g").write_text("y\n")
@@ -107,11 +104,7 @@ def test_agent_status_and_uninstall_of_a_reverted_settings_file(repo):
 
 
 def test_fetch_json_names_fetched_checkpoints_by_their_remote(tmp_path):
-    remote = tmp_path / "r.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    a = init_repo(tmp_path / "a")
-    git(a, "remote", "add", "origin", str(remote))
-    git(a, "push", "-q", "origin", "main")
+    remote, a = with_remote(tmp_path, "a")
     ckpt(a, "task", "start", "fix")
     (a / "g").write_text("a\n")
     ckpt(a, "save", "-m", "alice's")
@@ -158,11 +151,7 @@ def test_caret_counts_back_as_in_git(repo, name, steps):
 
 
 def test_small_words(tmp_path):
-    remote = tmp_path / "r.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    a = init_repo(tmp_path / "a")
-    git(a, "remote", "add", "origin", str(remote))
-    git(a, "push", "-q", "origin", "main")
+    remote, a = with_remote(tmp_path, "a")
     ckpt(a, "task", "start", "fix-div")
     (a / "g").write_text("a\n")
     ckpt(a, "save", "-m", "s")
@@ -186,11 +175,7 @@ AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYX"
 def test_a_file_in_two_versions_is_one_finding(tmp_path):
     """9. Two versions of one secret file in two checkpoints were two ``secret?`` lines (one
     flagged by a detector the other was not) while the error counted one file."""
-    bare = tmp_path / "r.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    w = init_repo(tmp_path / "w")
-    git(w, "remote", "add", "origin", str(bare))
-    git(w, "push", "-q", "origin", "main")
+    bare, w = with_remote(tmp_path, "w")
     key = f"aws_secret_access_key = {AWS_SECRET}"
     (w / "aws.ini").write_text(f"[default]\naws_access_key_id = {AWS_KEY_ID}\n{key}\nx\n")
     ckpt(w, "save", "-m", "one")
