@@ -757,6 +757,24 @@ class Repo:
             finally:
                 self._worktree_lock = None
 
+    def worktree_busy(self) -> bool:
+        """Whether another process holds this worktree's lock (:meth:`worktree_lock`) exclusive
+        right now: a restore or undo is running (its journal is then no interrupted one).  Asks
+        with a non-blocking shared flock, released at once; creates nothing."""
+        try:
+            fd = os.open(self.git_dir / "ckpt" / "lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return False  # no lock file: nobody ever held it
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return False
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+
     @contextlib.contextmanager
     def flock(self, path: Path, *, exclusive: bool, timeout: float, holder: str) -> Iterator[None]:
         """Hold an flock on ``path`` (freed by the kernel if this process dies).  While it has

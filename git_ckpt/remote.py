@@ -467,7 +467,8 @@ def push(
     allow_secrets: bool = False,
     log_task: str | None = None,
 ) -> PushResult:
-    """Push the checkpoints, ledger and promoted ref of ``tasks`` (None: every task; []: only the
+    """Push the checkpoints, ledger and promoted ref of ``tasks`` (None: every task but those
+    that only reviewed others' checkpoints, :func:`git_ckpt.ledger.only_reviews`; []: only the
     notes) and ``refs/notes/ckpt`` to ``remote`` through the user's ``git push``, with explicit refspecs.
 
     Order: read the remote's refs (``git ls-remote``); refuse the whole push, sending nothing,
@@ -482,8 +483,8 @@ def push(
     """
     check_remote(repo, remote)
     _remove_stale_stages(repo)
-    if tasks is None:
-        tasks = store.tasks(repo)
+    if tasks is None:  # every task with work of its own: a reviewer's ledger stays home (README "Verify")
+        tasks = [t for t in store.tasks(repo) if not ledger.only_reviews(repo, t)]
     recorded: set[str] = set()
     landed: list[str] = []
     try:
@@ -604,12 +605,19 @@ def restore_into_worktree(repo: Repo, target: store.Checkpoint, path: Path) -> t
     the :class:`RestoreResult`.  The overlay archive is validated before the worktree is created;
     a restore that fails afterwards removes the new worktree again.  Raises :class:`UsageError`
     when ``path`` exists and is not an empty directory or the checkpoint has no base commit,
-    :class:`~git_ckpt.errors.CorruptError` for a refused archive, git's failures as
+    or lies inside the current worktree (a nested repository its saves would record as a
+    gitlink), :class:`~git_ckpt.errors.CorruptError` for a refused archive, git's failures as
     :class:`~git_ckpt.errors.CkptError`.
     """
     path = Path(os.path.abspath(path))
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise UsageError(f"{path} already exists", "give a new directory for the worktree")
+    here = os.path.realpath(repo.workdir)
+    there = os.path.join(os.path.realpath(path.parent), path.name)
+    if there == here or there.startswith(here.rstrip("/") + "/"):
+        # inside this worktree it is a nested repository: the next save records it as a gitlink
+        raise UsageError(f"{path} is inside this worktree ({repo.workdir})",
+                         f"give a directory outside it, e.g. {os.path.join(os.path.dirname(here), path.name)}")
     if not target.base:
         raise UsageError(f"{target.id} was saved on an unborn branch; it has no base commit for a new worktree",
                          "restore it into the current worktree instead")

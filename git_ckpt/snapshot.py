@@ -649,8 +649,8 @@ def change_summary(repo: Repo, snap: Snapshot, since: store.Checkpoint | None,
         if latest is not None and since.commit == latest.commit:
             return f"HEAD moved to {short_base(snap.base)}"
         return f"files of {since.id} on HEAD {short_base(snap.base)}"
-    if "overlay" in what:
-        return "overlay changed"
+    if "overlay" in what or (snap.overlay_info.digest or "") != (since.manifest.overlay.digest or ""):
+        return "overlay changed"  # (a file the policy then did not take counts here: the save differs)
     return f"same as {since.id}"  # (save --allow-empty, or the first save of a task after restoring another's)
 
 

@@ -137,7 +137,8 @@ def head_commits(repo: Repo, head: str | None, cp: Checkpoint) -> bool:
 def status(repo: Repo) -> dict[str, Any]:
     """Task, latest, promoted, ``matches_latest``, ``matches`` (the checkpoint the worktree
     equals exactly, HEAD included: the latest or ``@``, else None), ``worktree``
-    (:func:`compare`: files and index against ``@``, and whether HEAD moved since), ``restore_interrupted``,
+    (:func:`compare`: files and index against ``@``, and whether HEAD moved since), ``restore_interrupted``
+    (a restore's journal that no running restore holds), ``restore_running`` (one that is),
     gate on/off (``gate``: ``ckpt.gate``), ``gate_active`` (on, and git runs our hooks in this
     worktree: :func:`git_ckpt.hooks.gate_active`) and ``gate_state``."""
     task = store.current_task(repo)
@@ -173,6 +174,9 @@ def status(repo: Repo) -> dict[str, Any]:
         matches = worktree["checkpoint"]
     from .gate import enabled as gate_enabled
 
+    journal = (repo.git_dir / "ckpt" / "RESTORE").exists()
+    running = journal and repo.worktree_busy()
+
     gate = gate_enabled(repo)
     gate_state = ""
     active = False
@@ -201,7 +205,9 @@ def status(repo: Repo) -> dict[str, Any]:
         "matches_latest": matches_latest,
         "matches": matches,
         "worktree": worktree,
-        "restore_interrupted": (repo.git_dir / "ckpt" / "RESTORE").exists(),
+        # a journal under a held lock is a restore still running, not an interrupted one
+        "restore_interrupted": journal and not running,
+        "restore_running": journal and running,
         "gate": gate,
         "gate_active": active,
         "gate_state": gate_state,

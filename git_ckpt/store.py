@@ -137,6 +137,11 @@ def remote_problem(repo: Repo, remote: str) -> UsageError | None:
     and ``REMOTE:T/N`` names give, exit 2), or None when ``git remote get-url`` knows it.
     Like ``git fetch``, a remote is a name from ``remote.NAME.url``; a URL or path is not one."""
     if not remote_name_ok(remote) or remote.endswith((".lock", ".")):
+        if "\0" not in remote and not remote.startswith("-") and repo.git("remote", "get-url", "--", remote, check=False).returncode == 0:
+            # git's remote names are freer than ours (REMOTE:T/N, refs/ckpt-remotes/REMOTE/T/N)
+            fixed = re.sub(r"[^A-Za-z0-9._-]+", "-", remote).strip(".-") or "origin2"
+            return UsageError(f"remote {remote!r} has a name git ckpt cannot use: letters, digits, '.', '_' and '-' only",
+                              f"git remote rename {remote} {fixed}")
         named = _remote_of_url(repo, remote)
         head = remote.partition("/")[0]
         if named is None and head != remote and remote_name_ok(head) and repo.git("remote", "get-url", "--", head, check=False).returncode == 0:
@@ -933,9 +938,11 @@ def resolve(repo: Repo, spec: str, task: str | None = None, *, command: str | No
     shown_prefix = ""
     body = spec
     if ":" in spec and not spec.startswith(":"):
-        remote, _, body = spec.partition(":")
+        remote, _, body = spec.rpartition(":")  # a task name holds no ':', a URL may (file://…/r.git:T/1)
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", remote):
-            raise NotFoundError(f"invalid remote name in {spec!r}", "git remote lists the remotes; write REMOTE:T/N, e.g. origin:fix-auth/3")
+            # the one error every command gives for a remote (a URL: "that is the URL of remote origin")
+            raise remote_problem(repo, remote) or NotFoundError(
+                f"invalid remote name in {spec!r}", "git remote lists the remotes; write REMOTE:T/N, e.g. origin:fix-auth/3")
         prefix = f"{REMOTE_PREFIX}{remote}/"
         shown_prefix = f"{remote}:"
         if not repo.refs_under(prefix) and (problem := remote_problem(repo, remote)) is not None:

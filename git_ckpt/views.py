@@ -162,6 +162,8 @@ def listing(repo: Repo, tasks: list[str] | None, prefix: str = store.PREFIX, sho
                 m = cp.manifest
                 row = Row(cp.id, oid, m.kind, m.created_at, m.message, oid == promoted, {},
                           m.agent if isinstance(m.agent, str) else None, m.agent_session if isinstance(m.agent_session, str) else None)
+            if shown:  # a teammate's message names their ids (T/1): here that is REMOTE:T/1
+                row.message = store.shown_ids(f"{shown}{task}", row.message)
             if notes_commit is not None:
                 try:
                     if notes_error is not None:

@@ -39,8 +39,9 @@ def command(ckpt: str | None, as_json: bool) -> int:
         say(f"kind:     {m.kind}")
         say(f"created:  {e(m.created_at)} by {e(m.author)} on {e(m.host)}")
         say(f"base:     {m.base or '(unborn branch)'}{' on ' + e(m.branch) if m.branch else ' (detached)'}")
-        if m.message:
-            say(f"message:  {e(m.message)}")
+        if m.message:  # a teammate's message names their ids (T/1): REMOTE:T/1 here, as log and list say
+            owner = cp.id.rpartition("/")[0]
+            say(f"message:  {e(store.shown_ids(owner, m.message) if store.is_fetched_task(owner) else m.message)}")
         if m.agent:
             from ..model import path_display
 

@@ -38,6 +38,8 @@ def command(as_json: bool) -> int:
             say(f"worktree:  unknown ({escape(st['unknown'] or 'it could not be read')}); latest is {st['latest']}")
         if st["restore_interrupted"]:
             say("restore:   interrupted; run git ckpt restore --continue or git ckpt undo")
+        elif st["restore_running"]:
+            say("restore:   running (another git ckpt restore or undo holds this worktree; wait for it)")
         if st["gate"] and not st["gate_active"]:
             say(f"gate:      {st['gate_state']}")
         else:
