@@ -309,7 +309,7 @@ def _compiled(lines: tuple[str, ...]) -> Patterns:
         for line in lines:  # one that does not compile alone is the one to name
             pathspec.GitIgnoreSpec.from_lines([line], backend="re2")
     raise ConfigError(f"the {len(lines)} overlay patterns are too many or too complex to match together "
-                      "(RE2's memory budget, 8 MiB, is exceeded)", "use fewer patterns, or fewer wildcards in them (overlay.include and overlay.exclude in .ckpt.toml, or git config ckpt.overlay.*)")
+                      "(RE2's memory budget, 8 MiB, is exceeded)", "use fewer patterns, or fewer wildcards in them (overlay.include and overlay.exclude in .ckpt.toml, or git config ckpt.overlay.include)")
 
 
 class SecretNames:

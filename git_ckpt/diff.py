@@ -35,7 +35,7 @@ def compare(repo: Repo, cfg: Config, old: Checkpoint, new: Checkpoint | None = N
     files and the overlay included) when ``new`` is None; ``paths`` limits both sides.  The
     index is compared as ``status`` judges it: when either side stages something against its
     HEAD, the paths whose staged content differs (``index``); when neither does, nothing."""
-    from .status import nothing_staged
+    from .standing import nothing_staged
 
     if new is not None:
         new_tree, new_name, new_overlay = new.tree, new.id, new.manifest.overlay.files

@@ -42,7 +42,7 @@ def current_checkpoint(repo: Repo, task: str) -> Checkpoint | None:
     def match(ev: Event) -> bool:
         if ev.type == "save":
             return bool(ev.data.get("kind") != "pre-restore")
-        return ev.type in ("restore", "undo") and ledger.left_whole(ev.data)
+        return ev.type in ("restore", "undo") and store.left_whole(ev.data)
 
     rec = ledger.find_last(repo, task, match)
     remote = store.split_task(task)[0]

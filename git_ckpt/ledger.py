@@ -452,14 +452,6 @@ def only_reviews(repo: Repo, task: str) -> bool:
         return False
 
 
-def left_whole(data: Mapping[str, Any]) -> bool:
-    """Whether a ``restore``/``undo`` event's ``data`` left the worktree at its target whole: a
-    restore of every path, or of some paths after which the worktree equalled the target
-    (``whole``, recorded by restore for a checkpoint of this repository: ``restore T/1 -- f``
-    when only ``f`` differed).  Then ``@`` names the target (:func:`git_ckpt.store.restored_target`)."""
-    return not data.get("paths") or data.get("whole") is True
-
-
 def describe(ev: Event, card: Card | None = None, shown: Callable[[Any], Any] = lambda cid: cid) -> str:
     """A one-line, terminal-friendly description of an event; ``card`` (the card after it, as a
     :class:`Record` holds it) names the assumption a ``--confirm N``/``--refute N`` judged;

@@ -1394,8 +1394,8 @@ def _finish(repo: Repo, j: Journal, target: Checkpoint, now: Snapshot) -> list[s
         "from_commit": j.from_commit, "paths": j.paths, "worktree": str(repo.git_dir),
         "reset_head": j.reset_head,
     }
-    if j.paths and j.type == "restore" and _left_whole(repo, target):
-        data["whole"] = True  # the worktree is the target now: @ names it (ledger.left_whole)
+    if j.paths and _left_whole(repo, target):
+        data["whole"] = True  # the worktree is the target now: @ names it (store.left_whole)
     problem = ledger.append_or_warn(repo, j.task, j.type, data)
     if problem is None and not ledger.changed_nothing(data):
         # (a restore that changed nothing is passed over by undo: it is no jump to remember)

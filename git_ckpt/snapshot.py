@@ -625,13 +625,13 @@ def change_summary(repo: Repo, snap: Snapshot, since: store.Checkpoint | None,
                    latest: store.Checkpoint | None = None) -> str:
     """The default message of a checkpoint saved without one: what changed since ``since`` (``@``;
     HEAD when None), e.g. ``M calc.py, A test_calc.py``; when the files are the same, what else
-    differs, by the rules of :func:`git_ckpt.status.differs`: ``index: …``; HEAD:
-    ``T/N committed as C`` (HEAD commits ``since`` on its base: :func:`git_ckpt.status.head_commits`),
+    differs, by the rules of :func:`git_ckpt.standing.differs`: ``index: …``; HEAD:
+    ``T/N committed as C`` (HEAD commits ``since`` on its base: :func:`git_ckpt.standing.head_commits`),
     ``HEAD moved to C`` (``since`` is ``latest``, the task's latest save: HEAD moved after it),
     ``files of T/N on HEAD C`` (``since`` was restored here onto another HEAD); ``overlay
     changed``; else ``same as T/N``."""
     from .gitcore import EMPTY_TREE
-    from .status import differs, head_commits
+    from .standing import differs, head_commits
     from .words import change_summary as summary
 
     old = since.tree if since is not None else (snap.base or EMPTY_TREE)  # diff-tree peels a commit

@@ -89,7 +89,7 @@ def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict[s
                 continue  # the worktree held its target already: no rollback, nothing to recover from
             if ev.type == "restore":
                 restores += 1
-                if ledger.left_whole(d) and str(d.get("target")) in on_purpose_ids:
+                if store.left_whole(d) and str(d.get("target")) in on_purpose_ids:
                     rolled_back_to.add(str(d.get("target")))
             else:
                 undos += 1

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-
 from typing import Any
 
 from . import config, store
@@ -12,6 +10,7 @@ from .errors import CkptError
 from .config import Config
 from .gitcore import Repo
 from .snapshot import Snapshot, capture
+from .standing import differs, files_match, head_commits
 from .store import Checkpoint
 
 
@@ -27,11 +26,6 @@ def worktree_checkpoint(repo: Repo, cfg: Config | None, task: str, last: Checkpo
         return checkpoint_with_state(repo, task, (snap or capture(repo, cfg, read_only=True)).state(), last=last)
     except CkptError:
         return None
-
-
-def nothing_staged(repo: Repo, index_tree: str, base: str | None) -> bool:
-    """Whether an index (``index_tree``) stages nothing against its HEAD (``base``)."""
-    return index_tree == (repo.tree_of(base) if base else repo.empty_tree)
 
 
 def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None = None,
@@ -64,11 +58,11 @@ def compare(repo: Repo, cfg: Config | None, task: str, last: Checkpoint | None =
 
 def facts(repo: Repo, snap: Snapshot, cp: Checkpoint) -> dict[str, Any]:
     """Where the captured worktree ``snap`` stands against ``cp`` (what ``status`` and
-    ``handoff`` both say): ``checkpoint`` (its id), ``files_match`` (:func:`files_match`),
+    ``handoff`` both say): ``checkpoint`` (its id), ``files_match`` (:func:`git_ckpt.standing.files_match`),
     ``head_moved``, ``head_commits`` (HEAD moved by committing ``cp`` on its base:
-    :func:`head_commits`; the files may have changed since), ``base`` and ``head``, ``exact``,
+    :func:`git_ckpt.standing.head_commits`; the files may have changed since), ``base`` and ``head``, ``exact``,
     ``differs`` (which of ``files``, ``index``, ``overlay`` and ``HEAD`` differ, in that
-    order: :func:`differs`) and ``reset_head`` (the
+    order: :func:`git_ckpt.standing.differs`) and ``reset_head`` (the
     command that restores ``cp`` and moves HEAD back to its base,
     :func:`git_ckpt.restore.reset_head_command`; None when HEAD did not move or ``cp`` was
     saved on an unborn branch, where HEAD cannot go back)."""
@@ -80,58 +74,6 @@ def facts(repo: Repo, snap: Snapshot, cp: Checkpoint) -> dict[str, Any]:
             "base": cp.manifest.base, "head": snap.base, "exact": snap.state() == cp.manifest.state,
             "differs": what,
             "reset_head": reset_head_command(cp, snap.branch) if moved and cp.manifest.base else None}
-
-
-def differs(repo: Repo, snap: Snapshot, cp: Checkpoint) -> list[str]:
-    """Which of ``files`` (the worktree's tracked and untracked files), ``index`` (it stages
-    something else than ``cp`` staged, by the rule of :func:`files_match`), ``overlay`` and
-    ``HEAD`` (moved since: not ``cp``'s base) differ between the captured worktree ``snap``
-    and ``cp``, in that order; [] when they all match."""
-    out = [] if snap.tree == cp.tree else ["files"]
-    out += [] if _index_match(repo, snap, cp) else ["index"]
-    out += [] if _overlay_match(repo, snap, cp) else ["overlay"]
-    return out + (["HEAD"] if snap.base != cp.manifest.base else [])
-
-
-def files_match(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
-    """Whether the captured worktree ``snap`` holds ``cp``'s files and overlay and its index
-    stages what ``cp`` staged: the same index; or nothing staged now, and nothing staged then
-    or HEAD (moved) commits ``cp``'s files (restore's committed_on_head: the index is HEAD's
-    tree).  What ``status``, ``diff`` and ``git status`` agree on; HEAD may differ."""
-    return snap.tree == cp.tree and _overlay_match(repo, snap, cp) and _index_match(repo, snap, cp)
-
-
-def _overlay_match(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
-    """Whether ``snap``'s overlay is ``cp``'s, as a restore to ``cp`` would judge it."""
-    m = cp.manifest
-    if (snap.overlay_info.digest or "") == (m.overlay.digest or ""):
-        return True
-    from .overlay import as_restore_sees, overlay_digest
-
-    return bool(overlay_digest(as_restore_sees(repo.workdir, m.overlay, snap.overlay_info.files)) == overlay_digest(m.overlay.files))
-
-
-def _index_match(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
-    """Whether ``snap``'s index stages what ``cp``'s staged (see :func:`files_match`)."""
-    m = cp.manifest
-    return snap.index_tree == cp.index_tree or (nothing_staged(repo, snap.index_tree, snap.base)
-                                                and (nothing_staged(repo, cp.index_tree, m.base)
-                                                     or (snap.base != m.base and snap.index_tree == cp.tree)))
-
-
-def head_commits(repo: Repo, head: str | None, cp: Checkpoint) -> bool:
-    """Whether the commit ``head`` (hex id; None on an unborn branch: False) is a commit of
-    exactly ``cp``'s files (its tree, untracked files included: a commit that leaves one out is
-    no commit of the checkpoint) whose first parent is ``cp``'s base (none: a root commit): the
-    checkpoint committed on its base, as the gate lets through.  The worktree and index may have
-    changed since; False for ``cp``'s base itself and for an unreadable commit."""
-    if head is None or head == cp.manifest.base:
-        return False
-    base = cp.manifest.base
-    with contextlib.suppress(CkptError):
-        commit = repo.read_commit(head)
-        return commit.tree == cp.tree and commit.parents[:1] == ((base,) if base else ())
-    return False
 
 
 def status(repo: Repo) -> dict[str, Any]:

@@ -819,6 +819,14 @@ def _newest_event(repo: Repo, task: str, match: Callable[[Event], bool], limit: 
     return None
 
 
+def left_whole(data: dict[str, object]) -> bool:
+    """Whether a ``restore``/``undo`` event's ``data`` left the worktree at its target whole: a
+    restore of every path, or of some paths after which the worktree equalled the target
+    (``whole``, recorded by restore and undo for a checkpoint of this repository: ``restore T/1
+    -- f`` when only ``f`` differed).  Then ``@`` names the target (:func:`restored_target`)."""
+    return not data.get("paths") or data.get("whole") is True
+
+
 def restored_target(repo: Repo, task: str) -> tuple[str, str, str] | None:
     """``(id, ref, commit)`` of the checkpoint this worktree was last restored to whole, when
     that restore (or undo) is newer than every save of ``task``: then the worktree matches it
@@ -826,23 +834,21 @@ def restored_target(repo: Repo, task: str) -> tuple[str, str, str] | None:
     this repository (``T2/N``) or a fetched one (``REMOTE:T/N``, read from
     ``refs/ckpt-remotes/REMOTE/T/N``).  None when a save came after, or the ledger cannot say.
 
-    Walks the ledger back to the newest ``save`` event or whole restore/undo of this worktree
-    (:func:`git_ckpt.ledger.left_whole`: a restore of some paths that left the target whole counts)
+    Walks the ledger back to the newest ``save`` event or restore/undo of this worktree (one
+    of some paths counts only when it left the target whole, :func:`left_whole`; else None)
     (at most 500 events); the event is attacker-writable, so its target is trusted only when
     its ref still points at the commit it names."""
-    from .ledger import left_whole
-
     here = str(repo.git_dir)
 
     def relevant(ev: Event) -> bool:
-        return ev.type == "save" or (ev.type in ("restore", "undo") and ev.data.get("worktree") == here and left_whole(ev.data))
+        return ev.type == "save" or (ev.type in ("restore", "undo") and ev.data.get("worktree") == here)
 
     try:
         ev = _newest_event(repo, task, relevant)
     except (CorruptError, KeyError, ValueError, msgspec.DecodeError, msgspec.ValidationError):
         return None
-    if ev is None or ev.type == "save":
-        return None
+    if ev is None or ev.type == "save" or not left_whole(ev.data):
+        return None  # a restore of some paths that left other differences: @ is the latest
     target, commit = ev.data.get("target"), ev.data.get("target_commit")
     if not isinstance(target, str) or not isinstance(commit, str):
         return None

@@ -88,7 +88,7 @@ def test_list_rows_come_from_the_commit_and_match_the_manifest(repo):
             (m["id"], m["kind"], m["created_at"], m["message"], m.get("agent"), m.get("agent_session"))
     assert rows[0]["message"] == "first line\nsecond line \u00e9\ttab"
     lines = ckpt(repo, "list").out.splitlines()
-    assert [p[:1] + p[2:] for p in map(str.split, lines)] == [["default/1", "manual", "first", "line"], ["default/2", "manual", "A", "a.txt"]]
+    assert [p[:1] + p[2:] for p in map(str.split, lines)] == [["default/1", "manual", "first", "line", "…"], ["default/2", "manual", "A", "a.txt"]]
 
 
 def test_list_falls_back_to_the_manifest_when_the_commit_row_is_unusable(repo):

@@ -411,17 +411,21 @@ def test_at_names_the_checkpoint_the_worktree_matches(repo):
     assert ckpt(repo, "diff").out == ""  # compared with default/2, which the worktree holds
     assert ckpt(repo, "diff", "--json").json()["result"] == ckpt(repo, "diff", "--json", "2").json()["result"]
     (repo / "f").write_text("edited\n")
-    ckpt(repo, "restore", "1", "--", "f")  # by path: the edit is saved as default/4, the newest save
-    assert _at(repo) == "default/4"
-    ckpt(repo, "undo")  # by path too: saves the state it leaves as default/5
-    assert _at(repo) == "default/5"  # a by-path restore or undo matches no whole checkpoint
-    ckpt(repo, "restore", "1")  # saves default/6 (the state of default/4)
+    ckpt(repo, "restore", "1", "--", "f")  # by path: the edit is saved as default/4
+    # f was the only difference: the worktree is default/1 whole, and @ says so (walkthrough 25)
     assert _at(repo) == "default/1"
-    assert ckpt(repo, "undo").out.splitlines()[-1] == "undo: restored default/6"
-    assert _at(repo) == "default/6"
+    ckpt(repo, "undo")  # by path too: the state it leaves is default/1, saved already
+    assert _at(repo) == "default/4"  # and it is back at default/4 whole
+    ckpt(repo, "restore", "1")  # saves nothing: the state is default/4's
+    assert _at(repo) == "default/1"
+    assert ckpt(repo, "undo").out.splitlines()[-1] == "undo: restored default/4"
+    assert _at(repo) == "default/4"
+    (repo / "g").write_text("g\n")
+    ckpt(repo, "restore", "1", "--", "f")  # g stays: not default/1 whole, @ is the latest
+    assert _at(repo) == "default/5"
     (repo / "f").write_text("new\n")
     ckpt(repo, "save")
-    assert _at(repo) == "default/7"
+    assert _at(repo) == "default/6"
 
 
 def test_at_after_a_failed_attempt_is_the_state_you_are_back_on(repo):

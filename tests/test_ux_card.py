@@ -213,8 +213,8 @@ def test_show_marks_a_fetched_promoted_checkpoint_as_list_does(tmp_path):
     _alice_task(alice, bob)  # alice promoted fix-echo/2
     listed = ckpt(bob, "list", "--remote", "origin").out.splitlines()
     assert [ln.split()[:2] for ln in listed if "fix-echo/2" in ln] == [["*", "origin:fix-echo/2"]]
-    assert ckpt(bob, "show", "origin:fix-echo/2").out.splitlines()[0] == "checkpoint origin:fix-echo/2  (promoted)"
-    assert ckpt(bob, "show", "origin:fix-echo/promoted").out.splitlines()[0] == "checkpoint origin:fix-echo/2  (promoted)"
+    assert ckpt(bob, "show", "origin:fix-echo/2").out.splitlines()[0] == "checkpoint origin:fix-echo/2  (promoted on origin)"
+    assert ckpt(bob, "show", "origin:fix-echo/promoted").out.splitlines()[0] == "checkpoint origin:fix-echo/2  (promoted on origin)"
     assert ckpt(bob, "show", "origin:fix-echo/1").out.splitlines()[0] == "checkpoint origin:fix-echo/1"
     assert ckpt(bob, "show", "origin:fix-echo/2", "--json").json()["result"]["promoted"] is True
     assert ckpt(bob, "show", "origin:fix-echo/1", "--json").json()["result"]["promoted"] is False

@@ -207,9 +207,9 @@ def test_verify_commit_names_a_fetched_promoted_checkpoint_by_its_remote_id(tmp_
     ckpt(bob, "verify", "origin:fix/1", "--isolated")  # bob's own run: evidence here
     head = git(bob, "rev-parse", "HEAD").decode().strip()
     res = ckpt(bob, "verify-commit", "HEAD")
-    assert res.out == f"HEAD ({head[:12]}): verified: tree of checkpoint origin:fix/1 (promoted)\n", res.out
+    assert res.out == f"HEAD ({head[:12]}): verified: tree of checkpoint origin:fix/1 (promoted on origin)\n", res.out
     assert ckpt(bob, "verify-commit", "HEAD", "--json").json()["result"][0]["checkpoint"] == "origin:fix/1"
-    assert ckpt(bob, "show", "origin:fix/1").out.startswith("checkpoint origin:fix/1  (promoted)\n")
+    assert ckpt(bob, "show", "origin:fix/1").out.startswith("checkpoint origin:fix/1  (promoted on origin)\n")
 
 
 @pytest.mark.parametrize("pattern,problem,escapes", [

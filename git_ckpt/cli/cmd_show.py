@@ -34,7 +34,8 @@ def command(ckpt: str | None, as_json: bool) -> int:
         from ..model import escape as e
 
         m = cp.manifest
-        say(f"checkpoint {cp.id}{'  (promoted)' if data['promoted'] else ''}")
+        remote = store.split_task(cp.id.rpartition("/")[0])[0]
+        say(f"checkpoint {cp.id}" + (f"  (promoted{' on ' + remote if remote else ''})" if data["promoted"] else ""))
         say(f"commit:   {cp.commit}")
         say(f"kind:     {m.kind}")
         say(f"created:  {e(m.created_at)} by {e(m.author)} on {e(m.host)}")
