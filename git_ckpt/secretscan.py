@@ -159,7 +159,8 @@ def by_file(findings: list[Finding]) -> list[str]:
     (lines N, M) [where of T/1, T/2]``, every detector that flagged the file named once with the
     lines it flagged in any version (a file three detectors flag is one line, not three), and
     every checkpoint holding a flagged version (its content may differ between them: each
-    version was scanned).  Order is kept (first appearance)."""
+    version was scanned).  Files in order of first appearance; detectors by name and
+    checkpoints by task and number, whichever version was scanned first (CI found two orders)."""
     out: dict[tuple[str, str], tuple[dict[str, list[int]], list[str]]] = {}
     for f in findings:
         what, sep, _ids = f.where.partition(" of ")
@@ -174,7 +175,12 @@ def by_file(findings: list[Finding]) -> list[str]:
             return name
         return f"{name} (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, sorted(lines)))})"
 
-    return [f"{path}: {', '.join(kind(k, ls) for k, ls in kinds.items())} [{place}{' of ' + ', '.join(ids) if ids else ''}]"
+    def by_number(cid: str) -> tuple[str, int, str]:
+        task, _, n = cid.rpartition("/")
+        return (task, int(n) if n.isdigit() else -1, n)
+
+    return [f"{path}: {', '.join(kind(k, kinds[k]) for k in sorted(kinds))} "
+            f"[{place}{' of ' + ', '.join(sorted(ids, key=by_number)) if ids else ''}]"
             for (path, place), (kinds, ids) in out.items()]
 
 

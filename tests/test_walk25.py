@@ -183,7 +183,7 @@ def test_a_file_in_two_versions_is_one_finding(tmp_path):
     ckpt(w, "save", "-m", "two")
     res = ckpt(w, "push", rc=10)
     lines = [ln for ln in res.err.splitlines() if ln.startswith("secret?  ")]
-    assert lines == ["secret?  aws.ini: AWS Access Key (line 2), Secret Keyword (line 3), Base64 High Entropy String (line 3) "
+    assert lines == ["secret?  aws.ini: AWS Access Key (line 2), Base64 High Entropy String (line 3), Secret Keyword (line 3) "
                      "[worktree of default/1, default/2]"], lines
     assert AWS_SECRET not in res.err + res.out
     assert git(bare, "for-each-ref", "refs/ckpt").decode() == ""
