@@ -261,6 +261,31 @@ def with_remote(tmp_path: Path, who: str = "alice", bare: str = "shared.git") ->
     return remote, repo
 
 
+def commit_config(repo: Path, text: str, push: bool = True) -> None:
+    """Write ``text`` to ``repo/.ckpt.toml``, commit it on ``main`` and (``push``) push ``main``
+    to ``origin``: the shared configuration of a two-people test."""
+    (repo / ".ckpt.toml").write_text(text)
+    git(repo, "add", ".ckpt.toml")
+    git(repo, "commit", "-qm", "config")
+    if push:
+        git(repo, "push", "-q", "origin", "main")
+
+
+def reviewer_clones(tmp_path: Path, remote: Path, checkpoint: str, names=("rev1", "rev2")) -> list[Path]:
+    """Clone ``remote`` once per name in ``names`` (``tmp_path/name``, in order); each clone
+    fetches, trusts the configuration and runs ``verify CHECKPOINT --isolated``: reviewers
+    who only record results on a teammate's checkpoint.  Returns the clones."""
+    out = []
+    for name in names:
+        r = tmp_path / name
+        git(tmp_path, "clone", "-q", str(remote), str(r))
+        ckpt(r, "fetch")
+        ckpt(r, "trust")
+        ckpt(r, "verify", checkpoint, "--isolated")
+        out.append(r)
+    return out
+
+
 @pytest.fixture
 def repo(tmp_path) -> Path:
     """A fresh repository with one commit."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ckpt, git, with_remote
+from conftest import ckpt, commit_config, git, with_remote
 
 VERIFIER = '[[verifier]]\nname = "tests"\ncommand = ["true"]\nrequired = true\n'
 
@@ -30,10 +30,7 @@ def _shared(tmp_path):
     """A bare remote and alice (a required verifier, main pushed), with task ``t`` saved on
     an unverified commit of its content; returns (remote, alice)."""
     remote, alice = with_remote(tmp_path)
-    (alice / ".ckpt.toml").write_text(VERIFIER)
-    git(alice, "add", "-A")
-    git(alice, "commit", "-qm", "config")
-    git(alice, "push", "-q", "origin", "main")
+    commit_config(alice, VERIFIER)
     ckpt(alice, "task", "start", "t")
     (alice / "a.txt").write_text("evil\n")
     ckpt(alice, "save", "-m", "x")

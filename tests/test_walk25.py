@@ -26,7 +26,7 @@ import json
 
 import pytest
 
-from conftest import ckpt, git, with_remote
+from conftest import ckpt, commit_config, git, reviewer_clones, with_remote
 
 
 def test_a_path_restore_that_leaves_the_target_whole_makes_it_at(repo):
@@ -49,23 +49,12 @@ def test_a_path_restore_that_leaves_the_target_whole_makes_it_at(repo):
 
 def _reviewed(tmp_path, reviewers=("rev1", "rev2")):
     remote, a = with_remote(tmp_path, "a")
-    (a / ".ckpt.toml").write_text('[[verifier]]\nname = "tests"\ncommand = "true"\n')
-    git(a, "add", ".ckpt.toml")
-    git(a, "commit", "-qm", "cfg")
-    git(a, "push", "-q", "origin", "main")
+    commit_config(a, '[[verifier]]\nname = "tests"\ncommand = "true"\n')
     ckpt(a, "task", "start", "work")
     (a / "g").write_text("y\n")
     ckpt(a, "save", "-m", "s")
     ckpt(a, "push")
-    out = []
-    for name in reviewers:
-        r = tmp_path / name
-        git(tmp_path, "clone", "-q", str(remote), str(r))
-        ckpt(r, "fetch")
-        ckpt(r, "trust")
-        ckpt(r, "verify", "origin:work/1", "--isolated")
-        out.append(r)
-    return remote, a, out
+    return remote, a, reviewer_clones(tmp_path, remote, "origin:work/1", reviewers)
 
 
 def test_reviewers_push_only_their_results(tmp_path):

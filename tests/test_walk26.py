@@ -25,7 +25,7 @@ import os
 
 import pytest
 
-from conftest import ckpt, git, with_remote
+from conftest import ckpt, commit_config, git, reviewer_clones, with_remote
 
 
 def test_status_tells_a_running_restore_from_an_interrupted_one(repo):
@@ -49,23 +49,12 @@ def test_status_tells_a_running_restore_from_an_interrupted_one(repo):
 
 def _reviewers(tmp_path):
     remote, a = with_remote(tmp_path, "a")
-    (a / ".ckpt.toml").write_text('[[verifier]]\nname = "tests"\ncommand = "true"\n')
-    git(a, "add", ".ckpt.toml")
-    git(a, "commit", "-qm", "cfg")
-    git(a, "push", "-q", "origin", "main")
+    commit_config(a, '[[verifier]]\nname = "tests"\ncommand = "true"\n')
     ckpt(a, "task", "start", "t", "--goal", "g")
     (a / "f.txt").write_text("2\n")
     ckpt(a, "save", "-m", "s")
     ckpt(a, "push")
-    out = []
-    for name in ("rev1", "rev2"):
-        r = tmp_path / name
-        git(tmp_path, "clone", "-q", str(remote), str(r))
-        ckpt(r, "fetch")
-        ckpt(r, "trust")
-        ckpt(r, "verify", "origin:t/1", "--isolated")
-        out.append(r)
-    return remote, out
+    return remote, reviewer_clones(tmp_path, remote, "origin:t/1")
 
 
 def test_push_all_leaves_a_reviewers_ledger_home(tmp_path):
