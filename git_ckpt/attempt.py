@@ -6,7 +6,9 @@
 4. verify that checkpoint in place;
 5. on pass it is promoted; on failure the worktree goes back to the checkpoint from step 1
    (``[attempt] on_failure = "restore"``, the default) or stays as CMD left it (``"keep"``),
-   and the broken state stays available as a checkpoint.
+   and the broken state stays available as a checkpoint.  With no verifiers configured, CMD's
+   own exit is the judge: a CMD that exits non-zero or is killed fails the attempt (step 4 is
+   skipped) instead of being promoted on the empty requirement.
 
 Every step is reported through ``say`` as a terminal log line and recorded in the ledger
 (``save``, ``verify``, ``promote``, ``restore`` events, and one ``attempt`` event at the end).
@@ -142,6 +144,14 @@ def attempt(
         res.outcome = "interrupted"
         _event(repo, res)
         raise KeyboardInterrupt
+    if not cfg.verifier and res.cmd_exit != 0:
+        # no verifier judges the result: CMD's own failure is the only evidence there is, and
+        # the empty requirement must not promote what a crashed or failing CMD left
+        log(f"no verifiers configured and {shown} failed: not promoted on the empty requirement")
+        res.exit_code = 1
+        _failed(repo, cfg, res, pre.id, post.id, shown, log, warned, changed_nothing=(
+            f"{shown} changed nothing: {post.id} is as it was before the command; nothing to restore"))
+        return res
     after_cp = store.resolve(repo, post.id)
     try:
         report = verify(repo, cfg, after_cp, sink=sink, on_outcome=lambda o: log(describe(o)))
@@ -161,29 +171,38 @@ def attempt(
         _event(repo, res)
         return res
     res.exit_code = report.exit_code or 1
-    if post.id == pre.id:  # the command changed nothing: the state failed before it too, nothing to restore
+    _failed(repo, cfg, res, pre.id, post.id, shown, log, warned, changed_nothing=(
+        f"{shown} changed nothing: {post.id} failed as it was before the command; nothing to restore"))
+    return res
+
+
+def _failed(repo: Repo, cfg: Config, res: AttemptResult, pre: str, post: str, shown: str,
+            log: Callable[[str], None], warned: Callable[[list[str]], None], *, changed_nothing: str) -> None:
+    """The end of a failed attempt: restore ``pre`` (``on_failure = "restore"``) or keep ``post``
+    in the worktree, log the next step and write the ``attempt`` event.  ``changed_nothing`` is
+    the line logged when CMD changed nothing (``post == pre``: nothing to restore)."""
+    if post == pre:  # the command changed nothing: nothing to restore
         res.outcome = "kept"
-        res.clean = _matches(repo, cfg, post.id)
-        log(f"{shown} changed nothing: {post.id} failed as it was before the command; nothing to restore")
-        log("workspace status: clean" if res.clean else f"workspace status: changed since {post.id}")
+        res.clean = _matches(repo, cfg, post)
+        log(changed_nothing)
+        log("workspace status: clean" if res.clean else f"workspace status: changed since {post}")
         log("next: fix it and run git ckpt verify, or go back to an earlier checkpoint (git ckpt list)")
     elif cfg.attempt.on_failure == "restore":
-        log(f"restoring {pre.id}")
-        warned(restore(repo, cfg, store.resolve(repo, pre.id), task=task).warnings)
+        log(f"restoring {pre}")
+        warned(restore(repo, cfg, store.resolve(repo, pre), task=res.task).warnings)
         res.outcome = "restored"
-        res.restored_to = pre.id
-        res.clean = _matches(repo, cfg, pre.id)
-        log("workspace status: clean" if res.clean else f"workspace status: differs from {pre.id}")
-        log(f"next: the failed state is kept as {post.id}; compare with git ckpt diff {pre.id} {post.id}, "
-            f"or bring it back with git ckpt restore {post.id}")
+        res.restored_to = pre
+        res.clean = _matches(repo, cfg, pre)
+        log("workspace status: clean" if res.clean else f"workspace status: differs from {pre}")
+        log(f"next: the failed state is kept as {post}; compare with git ckpt diff {pre} {post}, "
+            f"or bring it back with git ckpt restore {post}")
     else:
         res.outcome = "kept"
-        res.clean = _matches(repo, cfg, post.id)
-        log(f"keeping the failed state {post.id} ({config.setting('attempt', 'on_failure', 'keep')})")
-        log("workspace status: clean" if res.clean else f"workspace status: changed since {post.id}")
-        log(f"next: fix and run git ckpt verify, or go back with git ckpt restore {pre.id}")
+        res.clean = _matches(repo, cfg, post)
+        log(f"keeping the failed state {post} ({config.setting('attempt', 'on_failure', 'keep')})")
+        log("workspace status: clean" if res.clean else f"workspace status: changed since {post}")
+        log(f"next: fix and run git ckpt verify, or go back with git ckpt restore {pre}")
     _event(repo, res)
-    return res
 
 
 def _event(repo: Repo, res: AttemptResult) -> None:
