@@ -64,16 +64,36 @@ def check_task_name(name: str) -> str:
     return name
 
 
-def own_task_name(repo: Repo, name: str) -> str:
+def own_task_name(repo: Repo, name: str, *, new: bool = False) -> str:
     """:func:`check_task_name` for a command that writes the task, knowing the repository: a
     ``REMOTE:T`` whose remote is not configured (and has nothing fetched under its name) is
     :func:`remote_problem`'s error, the one every command gives for such a remote, rather than
-    "a task fetched from REMOTE", which it is not."""
+    "a task fetched from REMOTE", which it is not.  With ``new`` (``task start``), a name
+    :func:`reserved_task_name` refuses is refused unless that task exists already.  Returns
+    ``name``; raises :class:`UsageError`."""
     remote, _, bare = name.rpartition(":")
     if (remote and remote_name_ok(remote) and not task_name_problem(bare)
             and not repo.refs_under(f"{REMOTE_PREFIX}{remote}/") and (problem := remote_problem(repo, remote)) is not None):
         raise problem
-    return check_task_name(name)
+    check_task_name(name)
+    if new and (why := reserved_task_name(name)) is not None and not task_exists(repo, name):
+        raise UsageError(f"task name {name!r} {why}", "choose another name, e.g. fix-auth-null")
+    return name
+
+
+def reserved_task_name(name: str) -> str | None:
+    """Why ``name``, a valid task name, may not begin a new task, or None: ``HEAD`` and git's
+    other ``*_HEAD`` names (``git ckpt show HEAD`` is the commit, never the task), and the names
+    of git ckpt's own syntax, ``promoted`` and ``log`` (``promoted`` alone is the current task's
+    promoted checkpoint; each task keeps ``refs/ckpt/T/promoted`` and ``refs/ckpt/T/log``).
+    Compared in any letter case: refs are files on case-insensitive file systems.  A task of
+    such a name made before is still read and written."""
+    up = name.upper()
+    if up == "HEAD" or up.endswith("_HEAD"):
+        return "is one of git's own revision names (HEAD, FETCH_HEAD, ...)"
+    if up in ("PROMOTED", "LOG"):
+        return f"is a word of git ckpt's checkpoint names (T/{name.lower()})"
+    return None
 
 
 def check_task_spec(name: str) -> str:

@@ -14,8 +14,9 @@ from .model import Card, to_builtins
 def start(repo: Repo, task: str, *, goal: str | None = None, constraints: Sequence[str] = (), acceptance: Sequence[str] = ()) -> Card:
     """Make ``task`` current in this worktree and record its card (goal, constraints,
     acceptance) in a ``task-start`` ledger event.  Starting an existing task switches to it and
-    updates only the fields given."""
-    store.check_task_name(task)
+    updates only the fields given.  Raises :class:`UsageError` for a name a new task may not
+    have (:func:`store.own_task_name`)."""
+    store.own_task_name(repo, task, new=True)
     store.set_current_task(repo, task)
 
     def update(card: Card) -> Card:

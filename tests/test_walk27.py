@@ -53,3 +53,28 @@ def test_attempt_without_verifiers_promotes_a_command_that_succeeds(repo):
     assert res.out.splitlines()[-3:] == ["no verifiers configured: promoted on the empty requirement",
                                          "promoted default/2", "workspace status: clean"]
     assert promoted(repo) == git(repo, "rev-parse", "refs/ckpt/default/2").decode().strip()
+
+
+@pytest.mark.parametrize("name", ["HEAD", "head", "FETCH_HEAD", "ORIG_HEAD", "promoted", "Promoted", "log", "LOG"])
+def test_a_new_task_may_not_take_a_revision_or_syntax_name(repo, name):
+    res = ckpt(repo, "task", "start", name, rc=2)
+    assert res.err.startswith(f"error: task name {name!r} is ")
+    assert res.err.splitlines()[1] == "hint: choose another name, e.g. fix-auth-null"
+    assert not (repo / ".git" / "ckpt" / "TASK").exists()
+    assert git(repo, "for-each-ref", "refs/ckpt/") == b""
+
+
+@pytest.mark.parametrize("name", ["HEADS", "head-fix", "logs", "promoted-fix", "my_HEADX"])
+def test_names_that_only_contain_those_words_are_tasks(repo, name):
+    ckpt(repo, "task", "start", name)
+    (repo / "f").write_text("x\n")
+    assert ckpt(repo, "save", "-m", "s").out == f"checkpoint saved: {name}/1\n"
+
+
+def test_a_task_of_such_a_name_made_before_is_still_used(repo):
+    # made by an earlier version: the current task file and a checkpoint ref
+    (repo / ".git" / "ckpt").mkdir(exist_ok=True)
+    (repo / ".git" / "ckpt" / "TASK").write_text("log\n")
+    (repo / "f").write_text("x\n")
+    assert ckpt(repo, "save", "-m", "s").out == "checkpoint saved: log/1\n"
+    assert ckpt(repo, "task", "start", "log").out.startswith("task log is now current (existing: 1 checkpoint(s))")

@@ -28,7 +28,7 @@ def start_cmd(name: str, goal: str | None, constraints: tuple[str, ...], accepta
     from .. import store
 
     repo = open_repo()
-    store.own_task_name(repo, name)
+    store.own_task_name(repo, name, new=True)
     notices = task.start_notices(repo, name, goal=goal)
 
     existing = len(store.numbered(repo, name))
