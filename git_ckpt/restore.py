@@ -743,10 +743,12 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
     plan.index_tree = target.index_tree
     if (not paths and not reset_head and now.base and target.base != now.base
             and not (m.conflicts or m.intent_to_add or m.skip_worktree or m.assume_unchanged)
-            and target.index_tree != (head_tree := repo.tree_of(now.base)) and head_tree == target.tree):
+            and (head_tree := repo.tree_of(now.base)) == target.tree):
         # HEAD commits exactly the target's files (the checkpoint was committed, here or by a
         # teammate; its base may be an unborn branch: the first commit): its index as staged
-        # on the old base would stage the reverse of that commit
+        # on the old base would stage the reverse of that commit.  Said also when that index
+        # was HEAD's tree already (all staged, a merge's result): the note is the same fact
+        # status and handoff tell ("HEAD commits T/N on its base"), whatever it changes
         plan.index_tree, plan.committed_on_head = head_tree, True
     plan.index_changes = (
         now.index_tree != plan.index_tree

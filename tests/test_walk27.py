@@ -78,3 +78,38 @@ def test_a_task_of_such_a_name_made_before_is_still_used(repo):
     (repo / "f").write_text("x\n")
     assert ckpt(repo, "save", "-m", "s").out == "checkpoint saved: log/1\n"
     assert ckpt(repo, "task", "start", "log").out.startswith("task log is now current (existing: 1 checkpoint(s))")
+
+
+@pytest.mark.parametrize("how", ["all-staged", "merge"])
+def test_restore_says_head_commits_its_files_when_its_index_was_heads_tree(repo, how):
+    """Walkthrough 27: a checkpoint whose index was its files already (everything staged, or a
+    clean merge's result), then committed: restore said nothing, while status said "HEAD commits
+    it on its base".  The note is said whenever HEAD commits exactly the checkpoint's files."""
+    if how == "merge":
+        git(repo, "checkout", "-qb", "side")
+        (repo / "s").write_text("side\n")
+        git(repo, "add", "s")
+        git(repo, "commit", "-qm", "side")
+        git(repo, "checkout", "-q", "main")
+        (repo / "m").write_text("main\n")
+        git(repo, "add", "m")
+        git(repo, "commit", "-qm", "main")
+        git(repo, "merge", "-q", "--no-commit", "side")
+    else:
+        (repo / "f").write_text("staged\n")
+        git(repo, "add", "f")
+    base = git(repo, "rev-parse", "HEAD").decode().strip()
+    ckpt(repo, "save", "-m", "s")
+    git(repo, "commit", "-qm", "the checkpoint's files")
+    commit = git(repo, "rev-parse", "HEAD").decode().strip()
+    (repo / "later").write_text("x\n")
+    note = (f"note: default/1 was saved on {base[:12]}; HEAD {commit[:12]} commits its files and stays: "
+            "the index is set to HEAD's tree (nothing staged), not as it was staged on that base")
+    assert note in ckpt(repo, "restore", "1", "--dry-run").out.splitlines()
+    js = ckpt(repo, "restore", "1", "--dry-run", "--json").json()["result"]["plan"]["base_differs"]
+    assert js == {"saved_on": base, "note": note[len("note: "):]}
+    assert note in ckpt(repo, "restore", "1").out.splitlines()
+    assert git(repo, "status", "--porcelain") == b""
+    assert git(repo, "rev-parse", "HEAD").decode().strip() == commit
+    assert not (repo / ".git" / "MERGE_HEAD").exists()
+    assert f"HEAD:      {commit[:12]} commits default/1 on its base {base[:12]}" in ckpt(repo, "status").out.splitlines()
