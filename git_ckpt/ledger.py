@@ -440,16 +440,24 @@ REVIEW_EVENTS = frozenset({"verify", "fetch", "handoff"})
 
 def only_reviews(repo: Repo, task: str) -> bool:
     """Whether ``task`` has no checkpoint and its ledger (if any) holds only
-    :data:`REVIEW_EVENTS`: a reviewer's implicit task (``verify REMOTE:T/N --isolated`` records
-    its result there, as evidence), whose ledger ``push`` leaves home (every reviewer's would
-    be a ``default`` of its own, and the second push would be refused).  An unreadable ledger
-    is not (the push then says what is wrong with it)."""
+    :data:`REVIEW_EVENTS` and ``task start`` events that left the card empty (no goal,
+    constraint or acceptance): a reviewer's task (``verify REMOTE:T/N --isolated`` records its
+    result there, as evidence), whose ledger ``push`` leaves home (every reviewer's would be a
+    ``default`` of its own, and the second push would be refused).  An unreadable ledger is
+    not (the push then says what is wrong with it)."""
     if store.numbered(repo, task):
         return False
     try:
-        return all(rec.event.type in REVIEW_EVENTS for rec in iter_records(repo, task))
+        return all(rec.event.type in REVIEW_EVENTS or (rec.event.type == "task-start" and _empty_card(rec.card))
+                   for rec in iter_records(repo, task))
     except CkptError:
         return False
+
+
+def _empty_card(card: Card) -> bool:
+    """Whether ``card`` records nothing a teammate could read: no goal, constraint or acceptance
+    (what ``task start`` writes), and nothing later ``task note``s or saves add."""
+    return card == Card(task=card.task)
 
 
 def describe(ev: Event, card: Card | None = None, shown: Callable[[Any], Any] = lambda cid: cid) -> str:

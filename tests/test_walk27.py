@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ckpt, git, worktree_state
+from conftest import ckpt, commit_config, git, with_remote, worktree_state
 from test_verify import events, promoted
 
 
@@ -113,3 +113,43 @@ def test_restore_says_head_commits_its_files_when_its_index_was_heads_tree(repo,
     assert git(repo, "rev-parse", "HEAD").decode().strip() == commit
     assert not (repo / ".git" / "MERGE_HEAD").exists()
     assert f"HEAD:      {commit[:12]} commits default/1 on its base {base[:12]}" in ckpt(repo, "status").out.splitlines()
+
+
+@pytest.mark.parametrize("start,pushed", [
+    ((), False),
+    (("--goal", "review alice's fix"), True),
+    (("--acceptance", "tests pass"), True),
+])
+def test_a_reviewer_task_started_without_a_card_stays_home(tmp_path, start, pushed):
+    """Walkthrough 27: ``task start bob-review`` then ``verify REMOTE:T/N --isolated`` and
+    ``push`` sent refs/ckpt/bob-review/log, though the task recorded nothing but a review."""
+    remote, a = with_remote(tmp_path, "a")
+    commit_config(a, '[[verifier]]\nname = "tests"\ncommand = "true"\n')
+    ckpt(a, "task", "start", "work")
+    (a / "g").write_text("y\n")
+    ckpt(a, "save", "-m", "s")
+    ckpt(a, "push")
+    bob = tmp_path / "bob"
+    git(tmp_path, "clone", "-q", str(remote), str(bob))
+    ckpt(bob, "task", "start", "bob-review", *start)
+    ckpt(bob, "fetch")
+    ckpt(bob, "trust")
+    ckpt(bob, "verify", "origin:work/1", "--isolated")
+    res = ckpt(bob, "push")
+    assert ("new        refs/ckpt/bob-review/log" in res.out.splitlines()) is pushed, res.out
+    assert "new        refs/notes/ckpt" in res.out.splitlines()
+    refs = git(remote, "for-each-ref", "--format=%(refname)", "refs/ckpt/").decode().split()
+    assert refs == (["refs/ckpt/bob-review/log"] if pushed else []) + ["refs/ckpt/work/1", "refs/ckpt/work/log"]
+
+
+def test_a_note_on_a_reviewer_task_is_shared(tmp_path):
+    remote, a = with_remote(tmp_path, "a")
+    ckpt(a, "task", "start", "work")
+    (a / "g").write_text("y\n")
+    ckpt(a, "save", "-m", "s")
+    ckpt(a, "push")
+    bob = tmp_path / "bob"
+    git(tmp_path, "clone", "-q", str(remote), str(bob))
+    ckpt(bob, "task", "start", "bob-review")
+    ckpt(bob, "task", "note", "--decided", "the guard belongs in login()")
+    assert "new        refs/ckpt/bob-review/log" in ckpt(bob, "push").out.splitlines()
