@@ -17,15 +17,29 @@ _WORD = re.compile(r"[A-Za-z0-9_./\-]+")
 
 
 def named_by(text: str | None, path: str) -> bool:
-    """Whether ``text`` (a next step) names ``path``: the path itself, its file name, or a
-    directory above it appears in the text as a word (``src/auth.py``, ``auth.py``, ``src/``)."""
+    """Whether ``text`` (a next step) names ``path`` (``/``-separated, relative to the worktree
+    root): the path itself, its file name, or a directory above it appears in the text as a
+    word of its own (``src/auth.py``, ``./auth.py``, ``auth.py``, ``src/``, ``src/api/``).  A
+    directory is named only by a word ending in ``/``: ``tests/test_login.py`` names that file,
+    not every file under ``tests/``, and ``run the tests`` names no directory."""
     if not text:
         return False
-    words = {w.strip("./").rstrip("/") for w in _WORD.findall(text)} - {""}
+    found = _WORD.findall(text)
+    words = {_bare(w) for w in found} - {""}
     if path in words or path.rsplit("/", 1)[-1] in words:
         return True
+    dirs = {_bare(w) for w in found if w.endswith("/")} - {""}
     parts = path.split("/")
-    return any("/".join(parts[:i]) + "/" in text for i in range(1, len(parts)))
+    return any("/".join(parts[:i]) in dirs for i in range(1, len(parts)))
+
+
+def _bare(word: str) -> str:
+    """A word of a next step as a path: without a leading ``./`` or ``/``, or trailing ``/`` and
+    sentence punctuation (``src/auth.py.`` is ``src/auth.py``)."""
+    word = word.rstrip("/.")
+    while word.startswith(("./", "/")):
+        word = word[2:] if word.startswith("./") else word[1:]
+    return word
 
 
 def scope(repo: Repo, cfg: Config, task: str, since: Checkpoint) -> dict[str, Any]:

@@ -153,3 +153,22 @@ def test_a_note_on_a_reviewer_task_is_shared(tmp_path):
     ckpt(bob, "task", "start", "bob-review")
     ckpt(bob, "task", "note", "--decided", "the guard belongs in login()")
     assert "new        refs/ckpt/bob-review/log" in ckpt(bob, "push").out.splitlines()
+
+
+def test_diff_scope_does_not_take_a_named_files_directory(repo):
+    (repo / "tests").mkdir()
+    (repo / "lib").mkdir()
+    (repo / "tests" / "a.py").write_text("a\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "i")
+    ckpt(repo, "task", "start", "s")
+    ckpt(repo, "save", "-m", "s", "--allow-empty", "--next", "add a regression test in tests/test_login.py")
+    (repo / "tests" / "zzz.py").write_text("b\n")
+    (repo / "tests" / "test_login.py").write_text("c\n")
+    (repo / "lib" / "other.py").write_text("d\n")
+    assert ckpt(repo, "diff", "--scope").out == (
+        "in scope (next step or files the task touched), since s/1:\n"
+        "  A tests/test_login.py  (next step)\n"
+        "outside the scope of the task card:\n"
+        "  A lib/other.py\n"
+        "  A tests/zzz.py\n")
