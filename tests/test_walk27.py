@@ -172,3 +172,17 @@ def test_diff_scope_does_not_take_a_named_files_directory(repo):
         "outside the scope of the task card:\n"
         "  A lib/other.py\n"
         "  A tests/zzz.py\n")
+
+
+def test_a_bad_overlay_pattern_is_exit_6_where_the_worktree_is_read_and_said_by_status(repo):
+    ckpt(repo, "save", "-m", "x", "--allow-empty")
+    git(repo, "config", "ckpt.overlay.include", "[a-c]x")
+    why = ("git config: ckpt.overlay.include pattern '[a-c]x' has a negated, range or [:class:] bracket expression "
+           "(read otherwise than git reads it)")
+    for command in (["save"], ["diff"], ["restore", "1"], ["verify"], ["handoff"], ["stats"]):
+        assert ckpt(repo, *command, rc=6).err.splitlines()[0] == f"error: {why}", command
+    for command in (["list"], ["show"], ["log"], ["check"]):
+        ckpt(repo, *command)
+    assert f"worktree:  unknown ({why}); latest is default/1" in ckpt(repo, "status").out.splitlines()
+    assert git(repo, "for-each-ref", "--format=%(refname)", "refs/ckpt/default/").decode().split() == [
+        "refs/ckpt/default/1", "refs/ckpt/default/log"]
