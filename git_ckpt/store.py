@@ -803,6 +803,32 @@ def latest(repo: Repo, task: str) -> Checkpoint | None:
 _AT = re.compile(r"@((?:~[0-9]{0,9}|\^1?){0,99})")
 
 
+_COUNTED = re.compile(r"([0-9]{1,9}|promoted|@)((?:~[0-9]{0,9}|\^1?){1,99})")
+
+
+def _counted_back(repo: Repo, spec: str, owner: str, start: str, back: int, task: str) -> Checkpoint:
+    """``T/N~K``, ``T/N^``, ``T/promoted~K`` (``owner`` is ``T`` or ``REMOTE:T``, ``start`` the
+    ``N`` or ``promoted``): the checkpoint ``back`` places before ``start`` among the task's
+    numbered checkpoints, as ``@~K`` counts from ``@`` (a dropped number is no place).  Raises
+    :class:`NotFoundError` as :func:`resolve` does for ``start``, or when fewer checkpoints
+    come before it."""
+    first = resolve(repo, f"{owner}/{start}", task)
+    remote, colon, t = owner.rpartition(":")
+    prefix = f"{REMOTE_PREFIX}{remote}/" if colon else PREFIX
+    n = ref_number(first.id.rpartition("/")[2])
+    nums = numbered(repo, t, prefix)
+    at = next((i for i, (k, oid) in enumerate(nums) if k == n and oid == first.commit), None)
+    listing = f"git ckpt list{' --remote ' + remote if colon else ''} --task {t} shows them"
+    if at is None:  # a promoted checkpoint that is no longer a numbered one (dropped)
+        raise NotFoundError(f"no checkpoint {escape(spec)}: {first.id} is not one of task {owner}'s numbered checkpoints",
+                            listing)
+    if back > at:
+        raise NotFoundError(f"{escape(spec)}: task {owner} has only {at} checkpoint(s) before {first.id}",
+                            f"{owner}/{nums[0][0]} is the oldest; {listing}")
+    k, oid = nums[at - back]
+    return load(repo, oid, id=f"{owner}/{k}", ref=f"{prefix}{t}/{k}")
+
+
 def at_steps(rest: str) -> int | None:
     """How many checkpoints before ``@`` the name ``rest`` (``@``, ``@~K``, ``@~``, ``@~~``,
     ``@~2~``, ``@^``, ``@^^``, ``@^1``, …) goes back, as git counts ``~`` and ``^`` steps on a
@@ -977,6 +1003,8 @@ def resolve(repo: Repo, spec: str, task: str | None = None, *, command: str | No
     if not sep:
         t, rest = task, body
     if _TASK_RE.fullmatch(t or "") and ".." not in t:
+        if (m := _COUNTED.fullmatch(rest)) is not None and m.group(1) != "@":
+            return _counted_back(repo, spec, f"{shown_prefix}{t}", m.group(1), at_steps("@" + m.group(2)) or 0, task)
         n = ref_number(rest)
         if n is None and (rest.isnumeric() or (rest[:2] == "@~" and at_steps(rest) is None
                                                and all(k.isnumeric() or not k for k in rest[2:].split("~")))):

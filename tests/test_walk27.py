@@ -186,3 +186,43 @@ def test_a_bad_overlay_pattern_is_exit_6_where_the_worktree_is_read_and_said_by_
     assert f"worktree:  unknown ({why}); latest is default/1" in ckpt(repo, "status").out.splitlines()
     assert git(repo, "for-each-ref", "--format=%(refname)", "refs/ckpt/default/").decode().split() == [
         "refs/ckpt/default/1", "refs/ckpt/default/log"]
+
+
+@pytest.mark.parametrize("name,want", [
+    ("t/4~1", "t/3"), ("t/4^", "t/3"), ("t/4~~", "t/1"), ("t/4~2", "t/1"), ("4^^", "t/1"), ("t/4~0", "t/4"),
+    ("t/3~1", "t/1"),          # t/2 was dropped: no step
+    ("promoted~1", "t/3"), ("t/promoted^", "t/3"), ("origin:t/4~1", "origin:t/3"), ("origin:t/3^", "origin:t/1"),
+])
+def test_steps_back_count_from_any_checkpoint(tmp_path, name, want):
+    _remote, repo = with_remote(tmp_path)
+    ckpt(repo, "task", "start", "t")
+    for i in range(4):
+        (repo / "f").write_text(f"{i}\n")
+        ckpt(repo, "save", "-m", f"s{i}")
+    ckpt(repo, "verify", "t/4")
+    ckpt(repo, "drop", "t/2")
+    ckpt(repo, "push")
+    ckpt(repo, "fetch")
+    assert ckpt(repo, "show", name, "--json").json()["result"]["id"] == want
+
+
+@pytest.mark.parametrize("name,err", [
+    ("t/3~2", "error: t/3~2: task t has only 1 checkpoint(s) before t/3\nhint: t/1 is the oldest; git ckpt list --task t shows them\n"),
+    ("t/1^", "error: t/1^: task t has only 0 checkpoint(s) before t/1\nhint: t/1 is the oldest; git ckpt list --task t shows them\n"),
+    ("t/9~1", "error: no checkpoint t/9\nhint: did you mean t/3 (the latest of t)? git ckpt list --task t shows its checkpoints\n"),
+    ("x/1~1", None),
+    ("t/2~1", "error: no checkpoint t/2: it was dropped (numbers are never given again)\n"),
+])
+def test_steps_back_that_name_nothing(repo, name, err):
+    ckpt(repo, "task", "start", "t")
+    for i in range(3):
+        (repo / "f").write_text(f"{i}\n")
+        ckpt(repo, "save", "-m", f"s{i}")
+    ckpt(repo, "drop", "t/2")
+    res = ckpt(repo, "show", name, rc=4)
+    if err is None:
+        assert res.err.startswith("error: no checkpoint x/1: there is no task x\n")
+    elif err.count("\n") == 1:
+        assert res.err.startswith(err)
+    else:
+        assert res.err == err
