@@ -226,3 +226,32 @@ def test_steps_back_that_name_nothing(repo, name, err):
         assert res.err.startswith(err)
     else:
         assert res.err == err
+
+
+def test_the_plans_index_line_says_what_the_index_becomes(repo):
+    """The plan said "index set to the checkpoint's staged state" for a path restore (which sets
+    only those paths) and when HEAD commits the checkpoint's files (the index becomes HEAD's
+    tree).  Each says what it does."""
+    (repo / "a").write_text("A\n")
+    (repo / "b").write_text("B\n")
+    git(repo, "add", "a")
+    ckpt(repo, "save", "-m", "s")
+    (repo / "a").write_text("Z\n")
+    git(repo, "add", "a")
+    assert ckpt(repo, "restore", "1", "--dry-run", "--", "a").out == (
+        "would restore a from default/1:\nwrite   a\n"
+        "index   the paths asked for as staged in the checkpoint (the rest of the index stays)\n")
+    assert ckpt(repo, "restore", "1", "--dry-run").out.splitlines()[-2:] == [
+        "index   set to the checkpoint's staged state", "leave   2 other file(s)"]
+    # HEAD commits the checkpoint's files; a later change is staged
+    (repo / "a").write_text("A\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the checkpoint's files")
+    (repo / "a").write_text("later\n")
+    git(repo, "add", "a")
+    out = ckpt(repo, "restore", "1", "--dry-run").out.splitlines()
+    assert out[1:] == ["would restore default/1:", "write   a",
+                       "index   set to HEAD's tree (nothing staged: HEAD commits the checkpoint's files)",
+                       "leave   2 other file(s)"], out
+    ckpt(repo, "restore", "1")
+    assert git(repo, "status", "--porcelain") == b"" and (repo / "a").read_text() == "A\n"

@@ -45,7 +45,9 @@ def print_plan(plan: Plan, paths: list[bytes] | None = None) -> None:
     for p in plan.raw_write:
         say(f"write   {path_display(p)} (exact bytes)")
     if plan.index_changes:
-        say("index   set to the checkpoint's staged state")
+        say("index   the paths asked for as staged in the checkpoint (the rest of the index stays)" if paths else
+            "index   set to HEAD's tree (nothing staged: HEAD commits the checkpoint's files)" if plan.committed_on_head else
+            "index   set to the checkpoint's staged state")
     if plan.merge_to is not None:
         say(f"merge   MERGE_HEAD set to {', '.join(h[:12] for h in plan.merge_to)} (the merge in progress when it was saved)"
             if plan.merge_to else "merge   MERGE_HEAD removed (the merge an earlier restore brought back ends)")
