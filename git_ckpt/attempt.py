@@ -6,7 +6,7 @@
 4. verify that checkpoint in place;
 5. on pass it is promoted; on failure the worktree goes back to the checkpoint from step 1
    (``[attempt] on_failure = "restore"``, the default) or stays as CMD left it (``"keep"``),
-   and the broken state stays available as a checkpoint.  With no verifiers configured, CMD's
+   and the broken state stays available as a checkpoint.  With no required verifier, CMD's
    own exit is the judge: a CMD that exits non-zero or is killed fails the attempt (step 4 is
    skipped) instead of being promoted on the empty requirement.
 
@@ -144,10 +144,11 @@ def attempt(
         res.outcome = "interrupted"
         _event(repo, res)
         raise KeyboardInterrupt
-    if not cfg.verifier and res.cmd_exit != 0:
-        # no verifier judges the result: CMD's own failure is the only evidence there is, and
-        # the empty requirement must not promote what a crashed or failing CMD left
-        log(f"no verifiers configured and {shown} failed: not promoted on the empty requirement")
+    if not any(v.required for v in cfg.verifier) and res.cmd_exit != 0:
+        # no required verifier judges the result: CMD's own failure is the only evidence that
+        # counts, and the empty requirement must not promote what a crashed or failing CMD left
+        none = "no verifiers configured" if not cfg.verifier else "no verifier is required"
+        log(f"{none} and {shown} failed: not promoted on the empty requirement")
         res.exit_code = 1
         _failed(repo, cfg, res, pre.id, post.id, shown, log, warned, changed_nothing=(
             f"{shown} changed nothing: {post.id} is as it was before the command; nothing to restore"))

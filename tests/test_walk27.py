@@ -255,3 +255,17 @@ def test_the_plans_index_line_says_what_the_index_becomes(repo):
                        "leave   2 other file(s)"], out
     ckpt(repo, "restore", "1")
     assert git(repo, "status", "--porcelain") == b"" and (repo / "a").read_text() == "A\n"
+
+
+def test_attempt_with_only_optional_verifiers_does_not_promote_a_failing_command(repo):
+    """Attack 24: only verifiers with required = false are as empty a requirement as none."""
+    (repo / "f").write_text("good\n")
+    git(repo, "config", "ckpt.verifier.lint.command", "true")
+    git(repo, "config", "ckpt.verifier.lint.required", "false")
+    res = ckpt(repo, "attempt", "--", "sh", "-c", "echo broken > f; exit 3", rc=1)
+    assert "no verifier is required and sh -c 'echo broken > f; exit 3' failed: not promoted on the empty requirement" in res.out.splitlines()
+    assert promoted(repo) is None and (repo / "f").read_text() == "good\n"
+    # a required one decides, whatever CMD exited
+    git(repo, "config", "ckpt.verifier.lint.required", "true")
+    res = ckpt(repo, "attempt", "--", "sh", "-c", "echo fixed > f; exit 3")
+    assert res.out.splitlines()[-2:] == ["promoted default/3", "workspace status: clean"]
