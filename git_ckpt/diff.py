@@ -33,9 +33,9 @@ def compare(repo: Repo, cfg: Config, old: Checkpoint, new: Checkpoint | None = N
             paths: list[bytes] | None = None) -> Comparison:
     """Compare checkpoint ``old`` with ``new``, or with the worktree captured now (untracked
     files and the overlay included) when ``new`` is None; ``paths`` limits both sides.  The
-    index is compared as ``status`` judges it: when either side stages something against its
-    HEAD, the paths whose staged content differs (``index``); when neither does, nothing."""
-    from .standing import nothing_staged
+    index is compared as ``status`` judges it (:func:`git_ckpt.standing.stages_same`): when
+    the two stage the same, nothing; else the paths whose staged content differs (``index``)."""
+    from .standing import stages_same
 
     if new is not None:
         new_tree, new_name, new_overlay = new.tree, new.id, new.manifest.overlay.files
@@ -50,7 +50,7 @@ def compare(repo: Repo, cfg: Config, old: Checkpoint, new: Checkpoint | None = N
         new_tree, new_name, new_overlay = snap.tree, "worktree", as_restore_sees(repo.workdir, old.manifest.overlay, snap.overlay_info.files)
         new_index, new_base = snap.index_tree, snap.base
     changes = [{"status": c.status, "path": path_to_str(c.path)} for c in repo.diff_trees(old.tree, new_tree, paths or None)]
-    index = [] if nothing_staged(repo, old.index_tree, old.manifest.base) and nothing_staged(repo, new_index, new_base) else \
+    index = [] if stages_same(repo, old.index_tree, old.manifest.base, old.tree, new_index, new_base) else \
         [{"status": c.status, "path": path_to_str(c.path)} for c in repo.diff_trees(old.index_tree, new_index, paths or None)]
     return Comparison(old.id, new_name, old.tree, new_tree, changes,
                       overlay_changes(old.manifest.overlay.files, new_overlay, paths or []), index)

@@ -52,10 +52,19 @@ def _overlay_match(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
 
 def _index_match(repo: Repo, snap: Snapshot, cp: Checkpoint) -> bool:
     """Whether ``snap``'s index stages what ``cp``'s staged (see :func:`files_match`)."""
-    m = cp.manifest
-    return snap.index_tree == cp.index_tree or (nothing_staged(repo, snap.index_tree, snap.base)
-                                                and (nothing_staged(repo, cp.index_tree, m.base)
-                                                     or (snap.base != m.base and snap.index_tree == cp.tree)))
+    return stages_same(repo, cp.index_tree, cp.manifest.base, cp.tree, snap.index_tree, snap.base)
+
+
+def stages_same(repo: Repo, old_index: str, old_base: str | None, old_tree: str,
+                new_index: str, new_base: str | None) -> bool:
+    """Whether an index ``new_index`` on HEAD ``new_base`` stages what a checkpoint's index
+    ``old_index`` on ``old_base`` (its files ``old_tree``) staged (tree ids; a base None is an
+    unborn branch): the same index; or nothing staged now, and nothing staged then or HEAD
+    (moved) commits the checkpoint's files (restore's committed_on_head).  The one rule of
+    ``status``, ``diff`` and ``handoff``."""
+    return new_index == old_index or (nothing_staged(repo, new_index, new_base)
+                                      and (nothing_staged(repo, old_index, old_base)
+                                           or (new_base != old_base and new_index == old_tree)))
 
 
 def head_commits(repo: Repo, head: str | None, cp: Checkpoint) -> bool:

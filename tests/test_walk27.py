@@ -269,3 +269,23 @@ def test_attempt_with_only_optional_verifiers_does_not_promote_a_failing_command
     git(repo, "config", "ckpt.verifier.lint.required", "true")
     res = ckpt(repo, "attempt", "--", "sh", "-c", "echo fixed > f; exit 3")
     assert res.out.splitlines()[-2:] == ["promoted default/3", "workspace status: clean"]
+
+
+def test_diff_agrees_with_status_after_head_commits_the_checkpoint(repo):
+    """Attack 24: after a restore where HEAD commits the checkpoint's files (the index becomes
+    HEAD's tree), status said "matches t/1" and diff listed an index change."""
+    ckpt(repo, "task", "start", "t")
+    (repo / "a.txt").write_text("2\n")
+    git(repo, "add", "a.txt")
+    (repo / "a.txt").write_text("3\n")
+    ckpt(repo, "save", "-m", "partial")
+    git(repo, "commit", "-qam", "c2")
+    ckpt(repo, "restore", "t/1")
+    assert "worktree:  matches t/1 (@)" in ckpt(repo, "status").out.splitlines()
+    assert ckpt(repo, "diff").out == ""
+    assert ckpt(repo, "diff", "--json").json()["result"]["index"] == []
+    ckpt(repo, "handoff", "--check")
+    # a staged change after it is one, as git status sees it
+    (repo / "a.txt").write_text("4\n")
+    git(repo, "add", "a.txt")
+    assert ckpt(repo, "diff", "--json").json()["result"]["index"] == [{"status": "M", "path": "a.txt"}]
