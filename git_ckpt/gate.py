@@ -23,7 +23,7 @@ from . import config, ledger, store, trust
 from .config import Config, setting
 from .errors import CkptError, NotFoundError
 from .evidence import requirement, was_forced, why_missing
-from .gitcore import Repo, ref_number
+from .gitcore import Repo
 from .model import path_display
 
 SHOW_PATHS = 20
@@ -355,19 +355,10 @@ def _candidates(repo: Repo) -> list[tuple[str, str, bool]]:
 
 def promoted_name(repo: Repo, cid: str, commit: str, manifest_id: str) -> str:
     """The id a verdict names for checkpoint ``cid`` at ``commit`` (``T/N``, ``REMOTE:T/N``, or a
-    promoted ref ``[REMOTE:]T/promoted``, whose manifest says ``T/N``): for a promoted ref,
-    ``[REMOTE:]T/N`` when that ref holds ``commit`` too (the remote kept: a fetched one is never
-    called by a local id), else ``cid`` itself (a manifest naming another task or a number whose
-    ref holds something else: a forged promoted ref must not send ``verify`` to another
-    checkpoint).  Every id returned resolves to ``commit``."""
+    promoted ref ``[REMOTE:]T/promoted``): :func:`git_ckpt.store.promoted_id` for a promoted
+    ref, else ``cid``.  Every id returned resolves to ``commit``."""
     head, _, last = cid.rpartition("/")
-    if last != "promoted":
-        return cid
-    task, _, n = manifest_id.rpartition("/")
-    num = ref_number(n)
-    if task != store.split_task(head)[1] or num is None:
-        return cid
-    return f"{head}/{num}" if repo.read_ref(store.ckpt_ref(head, num)) == commit else cid
+    return store.promoted_id(repo, head, commit, manifest_id) if last == "promoted" else cid
 
 
 class Judge:

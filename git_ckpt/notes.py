@@ -110,16 +110,27 @@ def _warn_once(ref: str, target: str, n: int, why: str) -> None:
 
 
 def _locate(repo: Repo, notes_commit: str | None, target: str) -> tuple[str | None, bytes]:
-    """Where the note on ``target`` lives in the notes tree (flat or fanned out) and its bytes."""
+    """Where the note on ``target`` lives in the notes tree and its bytes (b"" when there is
+    none): the first of the flat, 2/38 and 2/2/36 layouts git itself reads that holds a blob,
+    as :func:`note_map` finds it; a note larger than :data:`MAX_NOTE` is no note (warned)."""
     if not notes_commit:
         return None, b""
     tree = repo.tree_of(notes_commit)
     for name in (target, f"{target[:2]}/{target[2:]}", f"{target[:2]}/{target[2:4]}/{target[4:]}"):
         entry = repo.tree_entry(tree, name)
-        if entry is None:
+        if entry is None or entry.mode not in NOTE_MODES:
             continue
-        return name, repo.read_blob(entry.oid)
+        return name, _read_note(repo, entry.oid, target)
     return None, b""
+
+
+def _read_note(repo: Repo, blob: str, target: str, ref: str = NOTES_REF) -> bytes:
+    """The bytes of note ``blob`` (on ``target``), or b"" (warned) when it is larger than
+    :data:`MAX_NOTE`: never read into memory, and the same for every reader and the merge."""
+    if repo.blob_size(blob) > MAX_NOTE:
+        _warn_once(ref, target, 0, f"note larger than {MAX_NOTE} bytes; ignored")
+        return b""
+    return repo.read_blob(blob)
 
 
 def _note_blob(repo: Repo, notes_commit: str | None, target: str) -> bytes:
@@ -140,10 +151,10 @@ def parse_lines(data: bytes, target: str, ref: str = NOTES_REF) -> list[dict[str
 
     Each returned dict is a line exactly as stored (so its result id, a hash of it, is stable)
     whose known keys passed :class:`ResultLine`."""
-    out = []
+    out: list[dict[str, Any]] = []
     if len(data) > MAX_NOTE:
-        _warn_once(ref, target, 0, f"note larger than {MAX_NOTE} bytes; only its start is read")
-        data = data[:MAX_NOTE]
+        _warn_once(ref, target, 0, f"note larger than {MAX_NOTE} bytes; ignored")
+        return out
     for n, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
@@ -161,22 +172,31 @@ def parse_lines(data: bytes, target: str, ref: str = NOTES_REF) -> list[dict[str
 
 
 def note_blobs(repo: Repo, ref: str = NOTES_REF) -> dict[str, str]:
-    """Every note in ``ref`` at once: annotated object id → note blob id (flat and fanned-out
-    layouts, as :func:`read_lines` finds them; the first layout wins, as there).  One walk of
-    the notes tree instead of a lookup per object (``git ckpt list``)."""
-    notes_commit = repo.read_ref(ref)
+    """Every note in ``ref`` at once: :func:`note_map` of its commit (``git ckpt list``)."""
+    return note_map(repo, repo.read_ref(ref))
+
+
+def note_map(repo: Repo, notes_commit: str | None) -> dict[str, str]:
+    """Annotated object id → note blob id of a notes commit, exactly as :func:`read_lines`
+    finds each note: a blob entry (``NOTE_MODES``) whose path is a lowercase hex object id of
+    this repository's format in the flat, 2/38 or 2/2/36 layout, the shallowest winning.  Any
+    other entry (a tree where a note should be, a 1/39 or 3/37 split, an upper-case name) is
+    no note for anyone: the merge of a fetched notes ref sees what every reader sees.  One
+    walk instead of a lookup per object."""
     if not notes_commit:
         return {}
     found: dict[str, tuple[int, str]] = {}
+    hexsz = repo.object_format.hexsz
 
     def walk(tree: str, prefix: str, depth: int) -> None:
         for entry in repo.tree_list(tree):
-            part = entry.path.decode("utf-8", "replace")
+            part = entry.path.decode("ascii", "replace")
             name = prefix + part
             if entry.is_tree:
-                if depth < 2 and len(part) == 2:
+                if depth < 2 and len(part) == 2 and _HEX.fullmatch(part):
                     walk(entry.oid, name, depth + 1)
-            elif len(name) == repo.object_format.hexsz and depth < found.get(name, (3, ""))[0]:
+            elif (entry.mode in NOTE_MODES and len(name) == hexsz and _HEX.fullmatch(part)
+                  and depth < found.get(name, (3, ""))[0]):
                 found[name] = (depth, entry.oid)
 
     walk(repo.tree_of(notes_commit), "", 0)
@@ -206,7 +226,8 @@ def append_line(repo: Repo, target: str, line: bytes, ref: str = NOTES_REF) -> s
 # (``git ckpt fetch`` merges a remote's notes into ``refs/notes/ckpt`` so no line of either side
 # is lost; :mod:`git_ckpt.remote` calls :func:`merge_notes`.)
 
-_OID_HEX = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")  # a note's name: an object id of either format
+_HEX = re.compile(r"[0-9a-f]+")
+NOTE_MODES = (0o100644, 0o100755)  # a note is a blob; any other entry is none
 
 
 @dataclass
@@ -217,31 +238,19 @@ class NotesMerge:
     kind: str = "none"
     commit: str | None = None
     added: int = 0
+    problem: str | None = None  # why the remote's notes were not merged (said as a warning)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"kind": self.kind, "commit": self.commit, "added": self.added}
+        return {"kind": self.kind, "commit": self.commit, "added": self.added, "problem": self.problem}
 
 
 
 
-def _note_map(repo: Repo, commit: str | None) -> dict[str, str]:
-    """Annotated object id → note blob id of a notes commit (flat or fanned-out tree)."""
-    if not commit:
-        return {}
-    tree = repo.tree_of(commit)
-    out = {}
-    for e in repo.ls_tree(tree):
-        name = e.path.replace(b"/", b"")
-        if _OID_HEX.fullmatch(name) and e.mode in (0o100644, 0o100755):
-            out[name.decode()] = e.oid
-    return out
-
-
-def _lines(repo: Repo, blob: str | None) -> set[bytes]:
+def _lines(repo: Repo, blob: str | None, target: str = "") -> set[bytes]:
     if not blob:
         return set()
-    return {ln for ln in repo.read_blob(blob).split(b"\n") if ln.strip()}
+    return {ln for ln in _read_note(repo, blob, target).split(b"\n") if ln.strip()}
 
 
 def _line_key(line: bytes) -> tuple[str, bytes]:
@@ -262,17 +271,18 @@ def cat_sort_uniq(*notes: bytes) -> bytes:
 
 
 def _merge_commit(repo: Repo, ours: str, theirs: str, remote: str) -> str:
-    a, b = _note_map(repo, ours), _note_map(repo, theirs)
+    a, b = note_map(repo, ours), note_map(repo, theirs)
     entries: list[tuple[int, str, bytes]] = []
     for target in sorted(a.keys() | b.keys()):
         x, y = a.get(target), b.get(target)
-        if x == y or y is None:
+        if x == y or y is None or repo.blob_size(y) > MAX_NOTE:  # (a note no reader reads is none)
             blob = x
         elif x is None:
             blob = y
         else:
-            blob = repo.blob(cat_sort_uniq(repo.read_blob(x), repo.read_blob(y)))
-        assert blob is not None  # every target is in ours or theirs
+            blob = repo.blob(cat_sort_uniq(_read_note(repo, x, target), _read_note(repo, y, target)))
+        if blob is None:
+            continue
         entries.append((0o100644, blob, target.encode()))
     tree = repo.mktree(entries)
     return repo.commit(tree, [ours, theirs], f"Notes merged by 'git ckpt' from {remote} (cat_sort_uniq)\n")
@@ -280,8 +290,8 @@ def _merge_commit(repo: Repo, ours: str, theirs: str, remote: str) -> str:
 
 def _keeps_every_line(repo: Repo, ours: str, theirs: str) -> bool:
     """Whether notes commit ``theirs`` still holds every line of every note of ``ours``."""
-    a, b = _note_map(repo, ours), _note_map(repo, theirs)
-    return all(x == b.get(t) or _lines(repo, x) <= _lines(repo, b.get(t)) for t, x in a.items())
+    a, b = note_map(repo, ours), note_map(repo, theirs)
+    return all(x == b.get(t) or _lines(repo, x, t) <= _lines(repo, b.get(t), t) for t, x in a.items())
 
 
 def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
@@ -291,6 +301,13 @@ def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
     cat_sort_uniq`` would build.  Compare-and-swap on the ref, rebuilt when another process
     (a verifier appending a result) wrote first.
     """
+    if theirs and repo.object_type(theirs) != "commit":
+        # a notes ref is a commit (git notes writes nothing else): a tree or blob a remote sent
+        # would become our notes ref and every later result write would fail on it
+        kind = repo.object_type(theirs) or "missing object"
+        cur = repo.read_ref(NOTES_REF)
+        return NotesMerge("none", cur, 0, problem=f"the notes {remote} sent are a {kind}, not a notes commit: ignored")
+
     def build(ours: str | None) -> tuple[str | None, NotesMerge]:
         if not theirs or theirs == ours or (ours and repo.fast_forwards(ours, theirs)):
             return ours, NotesMerge("none", ours, 0)
@@ -300,8 +317,8 @@ def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
             # Their history may have removed or rewritten lines (``git notes remove``, a rewritten
             # notes ref): never adopt it; merge, so every local line stays.
             new, kind = _merge_commit(repo, ours, theirs, remote), "merge"
-        mine, merged = _note_map(repo, ours), _note_map(repo, new)
-        added = sum(len(_lines(repo, blob) - _lines(repo, mine.get(t))) for t, blob in merged.items() if blob != mine.get(t))
+        mine, merged = note_map(repo, ours), note_map(repo, new)
+        added = sum(len(_lines(repo, blob, t) - _lines(repo, mine.get(t), t)) for t, blob in merged.items() if blob != mine.get(t))
         return new, NotesMerge(kind, new, added)
 
     return repo.swap(NOTES_REF, build, reason=f"ckpt: merge notes from {remote}", step="notes-merge.before-ref")

@@ -26,6 +26,7 @@ import msgspec
 
 from .errors import CkptError, CorruptError, NotFoundError, UsageError
 from .gitcore import Repo, TreeEntry, read_state, ref_number
+from .words import short_base
 from .model import MAX_EVENT, MAX_MANIFEST, Event, Manifest, decode_json, decode_manifest, escape, path_display, task_name_problem
 
 if TYPE_CHECKING:
@@ -693,6 +694,14 @@ def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = No
     if isinstance(cached, str):
         raise CorruptError(f"the manifest of {escape(id or commit)} is corrupt: {cached}",
                            "nothing was changed; the checkpoint was made by a broken or hostile tool (git ckpt check names the damage)")
+    base = parents[0] if len(parents) == 3 else None
+    if cached.tree != info.tree or cached.base != base:
+        # what it says it holds is not what it holds: every reader uses one or the other (the
+        # tree a restore writes, the base the gate and status compare), so neither is believed
+        what, said, held = ("tree", cached.tree, info.tree) if cached.tree != info.tree else ("base", cached.base, base)
+        raise CorruptError(f"{escape(id or commit)} is damaged: its manifest names the {what} {short_base(said)}, "
+                           f"its commit holds {short_base(held)}",
+                           "nothing was changed; the checkpoint was made by a broken or hostile tool (git ckpt check names the damage)")
     return Checkpoint(repo, id or cached.id, commit, ref, info.tree, parents, cached)
 
 
@@ -801,6 +810,21 @@ def latest(repo: Repo, task: str) -> Checkpoint | None:
 # alone: 1) is K steps back, summed as git does (``@~2~`` is ``@~3``); ASCII digits only (``\d``
 # takes ``١`` too)
 _AT = re.compile(r"@((?:~[0-9]{0,9}|\^1?){0,99})")
+
+
+def promoted_id(repo: Repo, owner: str, commit: str, manifest_id: str) -> str:
+    """The name of the checkpoint ``owner``'s promoted ref holds (``owner`` is ``T`` or
+    ``REMOTE:T``; ``commit`` what the ref holds; ``manifest_id`` the ``T/N`` its manifest says):
+    ``owner/N`` when ``owner``'s ref ``N`` holds ``commit`` too (a fetched one keeps its
+    remote: never called by a local id), else ``owner/promoted`` (a manifest naming another
+    task, or a number whose ref holds something else: the manifest is the writer's word, and
+    a forged promoted ref must not be shown, restored or verified as another checkpoint).
+    Every id returned resolves to ``commit``."""
+    task, _, n = manifest_id.rpartition("/")
+    num = ref_number(n)
+    if task != split_task(owner)[1] or num is None:
+        return f"{owner}/promoted"
+    return f"{owner}/{num}" if repo.read_ref(ckpt_ref(owner, num)) == commit else f"{owner}/promoted"
 
 
 _COUNTED = re.compile(r"([0-9]{1,9}|promoted|@)((?:~[0-9]{0,9}|\^1?){1,99})")
@@ -1034,8 +1058,8 @@ def resolve(repo: Repo, spec: str, task: str | None = None, *, command: str | No
                 if not task_exists(repo, t, prefix):
                     raise NotFoundError(f"no task {shown_prefix}{t}", task_hint(repo, t, prefix, shown_prefix, fetched=True))
                 raise NotFoundError(f"task {t} has no promoted checkpoint", "git ckpt verify promotes a checkpoint whose verifiers pass")
-            cp = load(repo, oid, ref=ref)
-            cp.id = shown_prefix + cp.manifest.id
+            cp = load(repo, oid, id=f"{shown_prefix}{t}/promoted", ref=ref)
+            cp.id = promoted_id(repo, f"{shown_prefix}{t}", oid, cp.manifest.id)
             return cp
         back_steps = at_steps(rest)
         if back_steps is not None:

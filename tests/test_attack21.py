@@ -32,12 +32,10 @@ def _tree_entries(repo, tree: str) -> list[tuple[bytes, bytes, str]]:
 
 
 def _with_tree(repo, source: str, tree: str, dest: str) -> None:
-    """``dest``: checkpoint ``source`` (its parents, message) with its worktree tree replaced."""
-    parents = git(repo, "rev-list", "--parents", "-n1", source).decode().split()[1:]
-    msg = git(repo, "log", "-1", "--format=%B", source)
-    args = [a for p in parents for a in ("-p", p)]
-    commit = git(repo, "commit-tree", tree, *args, input=msg).decode().strip()
-    git(repo, "update-ref", dest, commit)
+    """``dest``: checkpoint ``source`` with its worktree tree replaced, its manifest naming it."""
+    from test_hostile_input import forge
+
+    forge(repo, source=source, dest=dest, tree=tree)
 
 
 @pytest.mark.parametrize("shape", ["dotdot", "dotdot-twice", "absolute-name", "slash-dotdot-name", "dot-git"])

@@ -68,6 +68,8 @@ def forge(root: Path, *, source: str = "refs/ckpt/default/1", dest: str = "refs/
     teammate can push (written with plumbing only).  Returns the new commit."""
     parents = git(root, "rev-list", "--parents", "-n1", source).decode().split()[1:]
     m = manifest_of(root, source)
+    if tree is not None:
+        m["tree"] = tree  # what a real attacker writes: a manifest naming the tree it ships
     if edit is not None:
         edit(m)
     data = manifest if manifest is not None else json.dumps(m).encode()

@@ -35,6 +35,8 @@ def command(remote: str, as_json: bool) -> int:
         if res.updates:
             shown = ", ".join(cps[:6]) + (", ..." if len(cps) > 6 else "")
             say(f"fetched {len(res.updates)} ref(s) from {remote}" + (f"; checkpoints: {shown}" if cps else ""))
+        if res.notes.problem:
+            warn(escape(res.notes.problem))
         if res.notes.added:
             say(f"merged {res.notes.added} result line(s) from {remote} into refs/notes/ckpt")
         if not res.updates and not res.notes.added:

@@ -66,6 +66,8 @@ def command(remote: str, task: str | None, all_: bool, allow_secrets: bool, as_j
         raise
 
     def human() -> None:
+        if res.notes.problem:
+            click.echo(f"warning: {escape(res.notes.problem)}", err=True)
         if res.notes.added:
             say(f"merged {res.notes.added} result line(s) from {remote} into refs/notes/ckpt")
         for line in secretscan.by_file(res.allowed_secrets):
