@@ -30,18 +30,25 @@ import bench_history as hist  # noqa: E402
 import bench_mcp  # noqa: E402
 import bench_overlay  # noqa: E402
 import bench_scenarios as sc  # noqa: E402
+import bench_views  # noqa: E402
 from bench_inputs import BenchError, make_env, real_tree, stdlib_source, synthetic_tree  # noqa: E402
 
 MODES = {
     #          reps warmup synthetic files  fixture bytes  list  growth  real tree  stepback
     "full":  dict(reps=5, warmup=1, synthetic=100_000, fixtures=3_000_000, list=1000, growth=100, real="full", peer=True,
-                  history=(10, 1000, 10_000), push=1000, listall=(100, 300), large_mb=300, overlay=20_000),
+                  history=(10, 1000, 10_000), push=1000, listall=(100, 300), large_mb=300, overlay=20_000,
+                  graph=20_000, scope=(9000, 3000)),
     "quick": dict(reps=3, warmup=1, synthetic=20_000, fixtures=3_000_000, list=1000, growth=20, real="quick", peer=True,
-                  history=(10, 1000, 10_000), push=1000, listall=(100, 300), large_mb=300, overlay=20_000),
+                  history=(10, 1000, 10_000), push=1000, listall=(100, 300), large_mb=300, overlay=20_000,
+                  graph=20_000, scope=(9000, 3000)),
     "smoke": dict(reps=1, warmup=0, synthetic=300, fixtures=30_000, list=20, growth=3, real="smoke", peer=False,
-                  history=(10, 30), push=20, listall=(3, 5), large_mb=5, overlay=200),
+                  history=(10, 30), push=20, listall=(3, 5), large_mb=5, overlay=200,
+                  graph=200, scope=(300, 100)),
 }
-PAIRS = ("save", "restore", "commit", "list", "peer", "growth", "fixed", "history", "listall", "push", "memory", "mcp", "reftable", "overlay")
+PAIRS = ("save", "restore", "commit", "list", "peer", "growth", "fixed", "history", "listall", "push", "memory", "mcp", "reftable", "overlay",
+         "graph", "scope")
+# the pairs measured on the copy of the standard library (the others build repositories of their own)
+ON_REAL_TREE = {"save", "restore", "commit", "list", "peer", "growth", "memory", "mcp", "reftable"}
 
 
 def machine() -> dict:
@@ -112,9 +119,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         env = make_env(tmp)
         log(f"mode {mode}: building trees in {tmp}")
-        real = real_tree(tmp, env, size=m["real"], fixture_bytes=m["fixtures"])
-        log(f"real tree: {real.files} files, {real.bytes / 1e6:.0f} MB (copy of {stdlib_source()})")
-        trees = [real]
+        trees = []
+        if only & ON_REAL_TREE:  # not copied for a run of pairs that do not use it
+            real = real_tree(tmp, env, size=m["real"], fixture_bytes=m["fixtures"])
+            log(f"real tree: {real.files} files, {real.bytes / 1e6:.0f} MB (copy of {stdlib_source()})")
+            trees.append(real)
         if only & {"save", "restore", "commit", "memory", "mcp"}:
             synth = synthetic_tree(tmp, env, files=m["synthetic"], fixture_bytes=m["fixtures"])
             log(f"synthetic tree: {synth.files} files, {synth.bytes / 1e6:.0f} MB")
@@ -167,6 +176,13 @@ def main(argv: list[str] | None = None) -> int:
             log(f"pair 10 overlay restore of {m['overlay']} files vs tar -xf; pair 11 save with 800 overlay patterns vs 1")
             rows += bench_overlay.pair_overlay_restore(tmp, env, settings, m["overlay"])
             rows += bench_overlay.pair_overlay_patterns(tmp, env, settings, m["overlay"] // 10)
+        if "graph" in only:
+            log(f"pair 12 log --graph of a {m['graph']}-event ledger that restores before every save vs log")
+            rows += bench_views.pair_graph(tmp, env, settings, m["graph"])
+        if "scope" in only:
+            words, files = m["scope"]
+            log(f"pair 13 diff --scope with a {words}-word next step and {files} new files vs diff")
+            rows += bench_views.pair_scope(tmp, env, settings, words, files)
         if "growth" in only:
             log(f"pair 6 growth: {m['growth']} checkpoints on {real.name}")
             growth = sc.growth(real, settings, m["growth"])

@@ -7,7 +7,7 @@ Content-Security-Policy that allows nothing else.  Every stored string is HTML-e
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import Any, Iterator
 
 from . import store
 from .errors import CkptError
@@ -39,15 +39,23 @@ def changed_files(repo: Repo, tl: Timeline, cid: str) -> list[tuple[str, str]] |
         cp = store.load(repo, n.commit, id=cid) if n.commit else store.resolve(repo, cid)
     except CkptError:
         return None
-    # against the checkpoint it grew from; one whose commit is not here (dropped before a
-    # teammate pushed, so never fetched) gives way to the one that grew from, then the base
-    olds: list[str] = []
-    parent = tl.nodes.get(n.parent) if n.parent else None
-    while parent is not None and len(olds) < len(tl.nodes):
-        if parent.commit:
-            olds.append(parent.commit)
-        parent = tl.nodes.get(parent.parent) if parent.parent else None
-    for old in [*olds, cp.manifest.base or EMPTY_TREE]:
+
+    def olds() -> Iterator[str]:
+        """Against the checkpoint it grew from; one whose commit is not here (dropped before a
+        teammate pushed, so never fetched) gives way to the one that grew from, then the base.
+        Walked only as far as needed, and through at most as many checkpoints as the timeline
+        has: a forged ledger's parents can go round in a circle (with no commits on it, that
+        walk once never ended)."""
+        parent = tl.nodes.get(n.parent) if n.parent else None
+        for _ in range(len(tl.nodes)):
+            if parent is None:
+                break
+            if parent.commit:
+                yield parent.commit
+            parent = tl.nodes.get(parent.parent) if parent.parent else None
+        yield cp.manifest.base or EMPTY_TREE
+
+    for old in olds():
         try:
             return [(c.status, path_display(c.path)) for c in repo.diff_trees(old, cp.tree)]
         except CkptError:
@@ -134,9 +142,11 @@ th{background:#f6f8fa} code{font-family:ui-monospace,monospace;font-size:12.5px}
 .ckpt td:first-child{width:2.5em}
 """
 
-def page(repo: Repo, task: str) -> str:
-    """The whole HTML page for ``task``."""
-    tl = build(repo, task)
+def page(repo: Repo, task: str, tl: Timeline | None = None) -> str:
+    """The whole HTML page for ``task`` (from ``tl``, its timeline, when the caller has built it
+    already: :func:`git_ckpt.timeline.build`).  Raises what ``build`` raises for a ledger that
+    does not read."""
+    tl = build(repo, task) if tl is None else tl
     card = tl.card
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; img-src data:">',
@@ -199,9 +209,10 @@ def page(repo: Repo, task: str) -> str:
     return "".join(x if x.endswith("\n") else x + "\n" for x in out)
 
 
-def data(repo: Repo, task: str) -> dict[str, Any]:
-    """What ``report --json`` returns: the counts the page shows."""
-    tl = build(repo, task)
+def data(repo: Repo, task: str, tl: Timeline | None = None) -> dict[str, Any]:
+    """What ``report --json`` returns: the counts the page shows (from ``tl`` when given, as
+    :func:`page`).  Raises what :func:`git_ckpt.timeline.build` raises."""
+    tl = build(repo, task) if tl is None else tl
     return {"task": task, "checkpoints": tl.live, "pruned": tl.gone, "lanes": tl.lanes,
             "jumps": _jumps(tl),
             "promoted": next((c for c, n in tl.nodes.items() if n.promoted), None)}

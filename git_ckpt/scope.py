@@ -5,7 +5,7 @@ extras stand out before they are committed."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 from . import handoff, ledger
 from .config import Config
@@ -21,16 +21,34 @@ def named_by(text: str | None, path: str) -> bool:
     root): the path itself, its file name, or a directory above it appears in the text as a
     word of its own (``src/auth.py``, ``./auth.py``, ``auth.py``, ``src/``, ``src/api/``).  A
     directory is named only by a word ending in ``/``: ``tests/test_login.py`` names that file,
-    not every file under ``tests/``, and ``run the tests`` names no directory."""
-    if not text:
-        return False
-    found = _WORD.findall(text)
-    words = {_bare(w) for w in found} - {""}
-    if path in words or path.rsplit("/", 1)[-1] in words:
-        return True
-    dirs = {_bare(w) for w in found if w.endswith("/")} - {""}
-    parts = path.split("/")
-    return any("/".join(parts[:i]) in dirs for i in range(1, len(parts)))
+    not every file under ``tests/``, and ``run the tests`` names no directory.  No text (None or
+    empty) names nothing.  Raises nothing.
+
+    It reads the whole text on every call: to ask about many paths, build the test once with
+    :func:`naming` (what :func:`scope` does)."""
+    return naming(text)(path)
+
+
+def naming(text: str | None) -> Callable[[str], bool]:
+    """The test :func:`named_by` makes, with ``text`` (a next step, up to 64 KiB) read once:
+    a function taking a ``/``-separated worktree path and returning whether ``text`` names it,
+    in the time of a few set look-ups (one per directory above the path), however long the text.
+    ``naming(text)(path) == named_by(text, path)`` for every text and path.  Raises nothing."""
+    found = _WORD.findall(text) if text else []
+    words = frozenset(_bare(w) for w in found) - {""}
+    dirs = frozenset(_bare(w) for w in found if w.endswith("/")) - {""}
+
+    def names(path: str) -> bool:
+        if not words:
+            return False
+        if path in words or path.rsplit("/", 1)[-1] in words:
+            return True
+        if not dirs:
+            return False
+        parts = path.split("/")
+        return any("/".join(parts[:i]) in dirs for i in range(1, len(parts)))
+
+    return names
 
 
 def _bare(word: str) -> str:
@@ -58,11 +76,12 @@ def scope(repo: Repo, cfg: Config, task: str, since: Checkpoint) -> dict[str, An
     snap = capture(repo, cfg, read_only=True)
     inside: list[dict[str, Any]] = []
     outside: list[dict[str, Any]] = []
+    in_next = naming(card.next)  # the next step read once, not once per changed path
     for c in repo.diff_trees(since.tree, snap.tree):
         path = path_to_str(c.path)
         status = c.status
         why = []
-        if named_by(card.next, path):
+        if in_next(path):
             why.append("next step")
         if path in touched:
             why.append("touched by the task")

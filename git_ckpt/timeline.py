@@ -4,13 +4,16 @@
 The ledger is read once (:func:`git_ckpt.ledger.records`).  Each checkpoint becomes a
 :class:`Node` whose ``parent`` is the checkpoint the worktree was at when it was saved (the one
 saved or restored last), so work that went on after a restore branches off the checkpoint it
-restored; ``lane`` numbers those branches for drawing.  Everything shown comes from stored,
-possibly foreign text: :func:`plain` escapes control characters, the HTML page escapes markup.
+restored; ``lane`` numbers those branches for drawing (:func:`assign_lanes`: at most
+:data:`MAX_LANES` of them, in one pass, however the ledger jumps about).  Everything shown comes
+from stored, possibly foreign text: :func:`plain` escapes control characters, the HTML page
+escapes markup.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from . import ledger, store
 from .gitcore import Repo
@@ -72,6 +75,9 @@ class Step:
 
 @dataclass
 class Timeline:
+    """A task's timeline: its newest card, its checkpoints by id in save order, its events in
+    order, and how many lanes the checkpoints are drawn in (:func:`assign_lanes`)."""
+
     task: str
     card: Card | None
     nodes: dict[str, Node]
@@ -92,7 +98,11 @@ class Timeline:
 def build(repo: Repo, task: str) -> Timeline:
     """The timeline of ``task`` from its ledger (no ledger: an empty timeline).  For a fetched
     task ``REMOTE:T`` the ledger names its checkpoints ``T/N`` (as the teammate saved them):
-    they are shown, and looked up under ``refs/ckpt-remotes/REMOTE/T/``, as ``REMOTE:T/N``."""
+    they are shown, and looked up under ``refs/ckpt-remotes/REMOTE/T/``, as ``REMOTE:T/N``.
+    Lanes as :func:`assign_lanes` numbers them.  Reads the ledger once and the task's
+    checkpoint refs once; the rest is linear in its events.  Raises
+    :class:`~git_ckpt.errors.CorruptError` (exit 7) for a ledger entry that does not read, as
+    :func:`git_ckpt.ledger.records` does."""
     recs = ledger.records(repo, task)
 
     def shown(cid: object) -> object:
@@ -149,17 +159,52 @@ def build(repo: Repo, task: str) -> Timeline:
         live = {f"{task}/{n}": oid for n, oid in store.numbered(repo, task)}
         for n in nodes.values():
             n.gone = live.get(n.id) is None or (n.commit is not None and live[n.id] != n.commit)
-    tips: list[str | None] = []
-    for n in nodes.values():  # save order
-        lane = next((i for i, tip in enumerate(tips) if tip is not None and tip == n.parent), None)
-        if lane is None:
-            lane = len(tips) if tips else 0
-            if lane == len(tips):
-                tips.append(None)
-        tips[lane] = n.id
-        n.lane = lane
     card = recs[-1].card if recs else None
-    return Timeline(task, card, nodes, steps, max(1, len(tips)))
+    return Timeline(task, card, nodes, steps, assign_lanes(nodes.values()))
+
+
+#: The most lanes a timeline is drawn in.  ``report --html`` gives each lane a row of its picture
+#: (74 pixels), and a ledger is stored, possibly foreign text: one that restores before every save
+#: must not make a page tens of thousands of rows high.
+MAX_LANES = 12
+
+
+def assign_lanes(nodes: Iterable[Node]) -> int:
+    """Number the lanes ``nodes`` (a task's checkpoints in save order) are drawn in: set each
+    one's ``lane`` and return how many lanes there are (1 to :data:`MAX_LANES`; 1 for none).
+
+    A checkpoint goes on the lane whose newest checkpoint (its tip) is its parent: work that went
+    straight on.  One whose parent is a checkpoint saved before it on this timeline but is no
+    longer a tip (work after a restore to an older checkpoint) opens a new lane, while fewer than
+    :data:`MAX_LANES` are open.  Any other opens none: it goes on the lane of the checkpoint saved
+    just before it (the first checkpoint on lane 0) and becomes that lane's tip.  That is a
+    checkpoint whose parent is not a checkpoint saved before it on this timeline (saved after a
+    restore to another task's checkpoint, to a name this ledger never saved, or to one it saved
+    later), or a branch once :data:`MAX_LANES` lanes are open; the restore that led to it is still
+    a jump (``|<-`` in ``log --graph``, an arrow on the page when both ends are checkpoints of the
+    task), and the page still draws the edge from its parent when that is one of them.
+
+    One pass with a dictionary look-up per checkpoint: linear in the checkpoints, whatever the
+    number of lanes.  Raises nothing."""
+    tips: dict[str, int] = {}  # the newest checkpoint of each lane -> that lane
+    tip_of: list[str] = []  # lane -> its newest checkpoint
+    seen: set[str] = set()
+    prev = 0  # the lane of the checkpoint saved last
+    for n in nodes:
+        lane = tips.get(n.parent) if n.parent is not None else None
+        if lane is None:
+            branch = n.parent is not None and n.parent in seen
+            if not tip_of or (branch and len(tip_of) < MAX_LANES):
+                lane = len(tip_of)
+                tip_of.append(n.id)
+            else:
+                lane = prev
+        tips.pop(tip_of[lane], None)
+        tips[n.id] = lane
+        tip_of[lane] = n.id
+        n.lane = prev = lane
+        seen.add(n.id)
+    return max(1, len(tip_of))
 
 
 def graph_lines(tl: Timeline) -> list[str]:

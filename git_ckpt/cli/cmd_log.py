@@ -72,8 +72,10 @@ def command(task: str | None, verify_: bool, graph: bool, max_count: int | None,
                 return
             say("\n".join(timeline.graph_lines(tl)))
 
+        # the JSON result only when it is asked for: asdict of every node and step took longer
+        # than the rest of a text graph of a long ledger
         emit("log", {"task": task, "lanes": tl.lanes, "nodes": [dataclasses.asdict(n) for n in tl.nodes.values()],
-                     "steps": [dataclasses.asdict(s) for s in steps]}, as_json, draw)
+                     "steps": [dataclasses.asdict(s) for s in steps]} if as_json else None, as_json, draw)
         return 0
     recs = ledger.iter_records(repo, task, max_count)
     if since:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from git_ckpt.scope import named_by
+from git_ckpt.scope import named_by, naming
 
 STEP = "add a regression test in tests/test_login.py, then fix src/auth.py. Check .env and docs/api/ too"
 
 
-@pytest.mark.parametrize("path,named", [
+CASES = [
     ("tests/test_login.py", True),       # the path itself
     ("other/test_login.py", False),      # a path is not its file name elsewhere when written whole
     ("tests/zzz.py", False),             # under a directory a named file is in: not named
@@ -25,9 +25,21 @@ STEP = "add a regression test in tests/test_login.py, then fix src/auth.py. Chec
     ("docs/other.md", False),            # docs/ itself is not named
     ("regression", True),                # a file named as a word
     ("test", True),
-])
+]
+
+
+@pytest.mark.parametrize("path,named", CASES)
 def test_named_by(path, named):
     assert named_by(STEP, path) is named
+
+
+def test_naming_reads_the_text_once_for_every_path():
+    """What ``diff --scope`` asks: one test built from the next step, asked of each changed path
+    in turn, answers each as ``named_by`` does (and a text with no words names nothing)."""
+    names = naming(STEP)
+    assert [p for p, _ in CASES if names(p)] == [p for p, named in CASES if named]
+    assert [p for p, _ in CASES if naming("... !!! ///")(p)] == []
+    assert [p for p, _ in CASES if naming(None)(p)] == []
 
 
 @pytest.mark.parametrize("text,path,named", [
