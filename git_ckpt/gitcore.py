@@ -1036,10 +1036,11 @@ class Repo:
             return
         recs = []
         for name, new, old in updates:
+            raw = name.encode("utf-8", "surrogateescape")  # a name read back from a ref (another tool's bytes)
             if new is None:
-                recs.append(b"delete %s\0%s\0" % (name.encode(), (old or "").encode()))
+                recs.append(b"delete %s\0%s\0" % (raw, (old or "").encode()))
             else:
-                recs.append(b"update %s\0%s\0%s\0" % (name.encode(), new.encode(), (old or self.zero_oid).encode()))
+                recs.append(b"update %s\0%s\0%s\0" % (raw, new.encode(), (old or self.zero_oid).encode()))
         self.git("update-ref", "-m", reason, "--stdin", "-z", input=b"".join(recs))
 
     def update_ref(

@@ -13,7 +13,8 @@ changed or used.
                                        lease pinned to the value the remote advertised
 ``refs/notes/ckpt`` (push)             fetched and merged first (``cat_sort_uniq``), so the push
                                        is a fast-forward; lease pinned to the fetched value
-``refs/ckpt-remotes/R/*`` (fetch)      the remote's ``refs/ckpt/*`` (remote-tracking copies)
+``refs/ckpt-remotes/R/*`` (fetch)      the remote's ``refs/ckpt/T/N|log|promoted`` (remote-tracking
+                                       copies; other names under ``refs/ckpt/`` are not fetched)
 ``refs/notes/ckpt-remotes/R`` (fetch)  the remote's ``refs/notes/ckpt``, then merged into ours
 =====================================  ====================================================
 
@@ -25,6 +26,7 @@ it was.  Nothing here ever runs a fetched checkpoint's verifiers or hooks.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +37,7 @@ from . import ledger, overlay, secretscan, store
 from . import config
 from .errors import CkptError, RemoteError, UsageError
 from .gitcore import Repo, fault, ref_number
-from .model import escape
+from .model import escape, task_name_problem
 from .notes import NotesMerge, merge_notes
 from .restore import RestoreResult, branch_note, mark_detached_by_ckpt, restore
 from .store import NOTES_REF, PREFIX, REMOTE_PREFIX
@@ -69,7 +71,8 @@ def _tracking_name(remote: str, ref: str) -> str:
 class RefUpdate:
     """One ref of a push or fetch: ``ref`` (the name on the remote), ``old`` (its value there
     before, None when absent), ``new`` (the value sent or fetched), ``status`` (``new``,
-    ``fast-forward``, ``updated``, ``up-to-date``, ``refused``, ``replaced``) and ``reason``."""
+    ``fast-forward``, ``updated``, ``up-to-date``, ``refused``, ``replaced``; a fetch's
+    ``removed`` for a remote-tracking ref it deleted, ``ref`` then named as here) and ``reason``."""
 
     ref: str
     old: str | None
@@ -105,11 +108,19 @@ class PushResult:
 
 @dataclass
 class FetchResult:
-    """What :func:`fetch` did: remote-tracking refs that changed and the notes merge."""
+    """What :func:`fetch` did: remote-tracking refs that changed (``updates``, named as on the
+    remote), the notes merge, the remote's refs under ``refs/ckpt/`` left alone because they
+    name no checkpoint, ledger or promotion of a task (``ignored``, sorted), the remote-tracking
+    refs deleted because they were in the way of fetched ones (``removed``, named as here,
+    status ``removed``, the reason in ``reason``), and ``warnings`` (the fetch was done but
+    could not be recorded in the ledger)."""
 
     remote: str
     updates: list[RefUpdate] = field(default_factory=list)
     notes: NotesMerge = field(default_factory=NotesMerge)
+    ignored: list[str] = field(default_factory=list)
+    removed: list[RefUpdate] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def checkpoints(self) -> list[str]:
@@ -122,7 +133,8 @@ class FetchResult:
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"remote": self.remote, "refs": [u.to_json() for u in self.updates],
-                "checkpoints": self.checkpoints, "notes": self.notes.to_json()}
+                "checkpoints": self.checkpoints, "notes": self.notes.to_json(), "ignored": self.ignored,
+                "removed": [u.to_json() for u in self.removed], "warnings": self.warnings}
 
 
 class PushRefused(RemoteError):
@@ -183,25 +195,77 @@ def check_remote(repo: Repo, remote: str) -> str:
     return proc.stdout.decode("utf-8", "replace").strip()
 
 
+GIT_MESSAGE_MAX = 2000  # characters of git's message an error (and a push-failed event) carries
+
+
 def _git_message(proc: subprocess.CompletedProcess[bytes]) -> str:
-    lines = [ln.strip() for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
-    first = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), lines[0] if lines else f"exit {proc.returncode}")
-    return first.removeprefix("fatal: ").removeprefix("error: ")
+    """git's whole message from the stderr of a failed ``proc``, as one line: from its first
+    ``fatal:`` or ``error:`` line on (the lines before are a server's ``remote:`` chatter or
+    progress), at most 20 lines, each without that prefix; a line that had one is a message
+    of its own (joined with ``; ``), any other continues the one before (joined with a space).
+    Cut at :data:`GIT_MESSAGE_MAX` characters (`` ...``), so it fits an error line and a ledger
+    event whatever a remote sends; ``exit N`` when git said nothing."""
+    lines = [ln for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+    start = next((i for i, ln in enumerate(lines) if ln.startswith(("fatal:", "error:"))), 0)
+    text = ""
+    for ln in lines[start:start + 20]:
+        own = ln.startswith(("fatal:", "error:"))
+        part = ln.removeprefix("fatal:").removeprefix("error:").strip()
+        text += ("; " if own and text else " " if text else "") + part
+    if len(text) > GIT_MESSAGE_MAX:
+        text = text[:GIT_MESSAGE_MAX] + " ..."
+    return text or f"exit {proc.returncode}"
 
 
-def _net(repo: Repo, *args: str) -> subprocess.CompletedProcess[bytes]:
-    """Run a network ``git`` command; a failure becomes :class:`RemoteError` with git's message."""
-    proc = repo.git(*args, check=False)
+# What a failed network git command's own lines (not a server's ``remote:`` lines, which a
+# remote writes as it likes) say went wrong, in order: the first match picks the hint.
+_LOCAL_LOCK = ("unable to create", ".lock': file exists", "another git process")
+_LOCAL_SPACE = ("no space left", "disk quota exceeded", "read-only file system")
+_LOCAL_REFS = ("could not be updated", "cannot lock ref", "unable to update local ref", "exists; cannot create",
+               "file name too long")
+_NETWORK = ("could not read from remote", "does not appear to be a git repository", "could not resolve",
+            "unable to access", "connection", "timed out", "authentication", "permission denied", "host key",
+            "not found", "hung up", "early eof", "unable to connect", "ssl", "tls", "proxy", "http", "protocol",
+            "unable to look up", "no such device or address", "could not read username", "terminal prompts disabled")
+
+
+def failure_hint(proc: subprocess.CompletedProcess[bytes], remote: str) -> str:
+    """The hint for a failed network ``git`` command (``ls-remote``, ``fetch``) run against
+    ``remote``, by what git itself said (a server's ``remote:`` lines are not read): a lock
+    another git holds, a full or read-only disk, a ref of this repository in the way (a ref
+    and a directory of refs of the same name), or the remote's URL, the network and
+    credentials; anything else points at git's message."""
+    own = " ".join(ln.lower() for ln in proc.stderr.decode("utf-8", "replace").splitlines() if not ln.startswith("remote:"))
+    if ".lock" in own and any(w in own for w in _LOCAL_LOCK):
+        return "another git command holds a lock in this repository; when none is running, remove the .lock file git names and run it again"
+    if any(w in own for w in _LOCAL_SPACE):
+        return "free disk space (or make the repository writable) and run it again"
+    if any(w in own for w in _LOCAL_REFS):
+        prune = " (git remote prune, which git suggests, does not reach these refs)" if "remote prune" in own else ""
+        return (f"a ref of this repository is in the way of one from {remote} (a ref and a directory of refs of the same name): "
+                f"find it with git for-each-ref refs/ckpt-remotes/{remote}/ refs/notes/ckpt-remotes/, delete it with "
+                f"git update-ref -d REF if you do not need it, and run it again{prune}")
+    if any(w in own for w in _NETWORK):
+        return "check the remote's URL, your network and credentials (git remote -v)"
+    return f"that is git's own message about {remote}; fix what it names and run it again (git remote -v shows the URL)"
+
+
+def _net(repo: Repo, remote: str, *args: str, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run a network ``git`` command against ``remote``; a failure becomes :class:`RemoteError`
+    with git's whole message and a hint that fits it (:func:`failure_hint`)."""
+    proc = repo.git(*args, input=input, check=False)
     if proc.returncode != 0:
-        raise RemoteError(f"git {args[0]} failed: {_git_message(proc)}", "check the remote's URL, your network and credentials (git remote -v)")
+        raise RemoteError(f"git {args[0]} failed: {_git_message(proc)}", failure_hint(proc, remote))
     return proc
 
 
 def ls_remote(repo: Repo, remote: str) -> dict[str, str]:
-    """The remote's ``refs/ckpt/*`` and ``refs/notes/ckpt`` (``git ls-remote``): name → id."""
-    out = _net(repo, "ls-remote", "--refs", remote, f"{PREFIX}*", NOTES_REF).stdout
+    """The remote's ``refs/ckpt/*`` and ``refs/notes/ckpt`` (``git ls-remote``): name → id; a
+    name that is not UTF-8 is decoded as :meth:`~git_ckpt.gitcore.Repo.refs_under` decodes the
+    same name once fetched (``surrogateescape``), so the two agree."""
+    out = _net(repo, remote, "ls-remote", "--refs", remote, f"{PREFIX}*", NOTES_REF).stdout
     refs: dict[str, str] = {}
-    for line in out.decode("utf-8", "replace").splitlines():
+    for line in out.decode("utf-8", "surrogateescape").splitlines():
         oid, _, name = line.partition("\t")
         if name.startswith(PREFIX) or name == NOTES_REF:
             refs[name] = oid
@@ -209,8 +273,11 @@ def ls_remote(repo: Repo, remote: str) -> dict[str, str]:
 
 
 def _fetch_refs(repo: Repo, remote: str, specs: list[str]) -> None:
-    """``git fetch REMOTE SPECS`` without tags, pruning, FETCH_HEAD or submodules."""
-    _net(repo, "fetch", "--quiet", "--no-tags", "--no-prune", "--no-write-fetch-head", "--no-recurse-submodules", remote, *specs)
+    """``git fetch REMOTE SPECS`` without tags, pruning, FETCH_HEAD or submodules; the
+    refspecs are read from stdin (``--stdin``), so however many there are the command line
+    stays short."""
+    _net(repo, remote, "fetch", "--quiet", "--no-tags", "--no-prune", "--no-write-fetch-head", "--no-recurse-submodules",
+         "--stdin", remote, input="".join(f"{spec}\n" for spec in specs).encode())
 
 
 
@@ -232,6 +299,19 @@ def ref_lines(updates: list[RefUpdate]) -> list[str]:
     return lines
 
 
+def ignored_line(remote: str, ignored: list[str]) -> str:
+    """The line ``fetch`` prints for the remote's refs it left alone (:attr:`FetchResult.ignored`):
+    how many, and the first three names, escaped and each cut to 80 characters (its start and
+    its end, where names that differ mostly differ)."""
+    from .words import counted
+
+    names = [escape(n) for n in ignored[:3]]
+    names = [n if len(n) <= 80 else f"{n[:40]}...{n[-37:]}" for n in names]
+    more = f" and {len(ignored) - 3} more" if len(ignored) > 3 else ""
+    return (f"not fetched: {counted(len(ignored), 'ref')} on {remote} naming no checkpoint, ledger or promotion "
+            f"(refs/ckpt/T/N, T/log, T/promoted): {', '.join(names)}{more}")
+
+
 def fetch_status(repo: Repo, ref: str, old: str | None, new: str) -> str:
     """How a fetched ``ref`` (``refs/ckpt/T/…`` as named on the remote) changed from ``old`` to
     ``new``, in push's words: ``new``; ``fast-forward``; ``updated`` for a promoted ref moved to
@@ -247,22 +327,117 @@ def fetch_status(repo: Repo, ref: str, old: str | None, new: str) -> str:
 # ---------------------------------------------------------------------------- fetch
 
 
+MAX_EXCLUDED = 1000  # negative refspecs per fetch: git matches every advertised ref against each
+MAX_EXPLICIT = 500  # refs fetched by name (git matches each refspec against every advertised ref)
+LEDGER_TASKS = 50  # tasks a fetch event names (the rest are counted)
+LEDGER_NAMES = 10  # ref names a ledger event lists (the rest are counted)
+LEDGER_NAME_WIDTH = 256  # characters of each such name kept
+
+
+def fetchable(ref: str) -> bool:
+    """Whether ``fetch`` brings a remote's ``ref`` into ``refs/ckpt-remotes/REMOTE/``: a
+    ``refs/ckpt/T/N``, ``T/log`` or ``T/promoted`` that :func:`git_ckpt.store.parse_ckpt_ref`
+    accepts.  Nothing else under ``refs/ckpt/`` is anything git ckpt reads; a name with more
+    levels (``T/2/x``) or fewer (``T``) would also clash with one of these as a directory of
+    refs or a ref (git keeps no ``T/2`` beside ``T/2/x``).  Such names all have exactly two
+    levels, so no two fetched names ever clash."""
+    return ref.startswith(PREFIX) and store.parse_ckpt_ref(ref) is not None
+
+
+_SAFE_SPEC = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*")
+
+
+def _exclusion(ref: str) -> str | None:
+    """A negative refspec (without its ``^``) that keeps ``git fetch`` from fetching the remote's
+    ``ref`` (not :func:`fetchable`) and never a fetchable name: ``refs/ckpt/T/*`` for a task
+    name that is none, ``refs/ckpt/T/N/*`` for names below ``T/N``, the name itself otherwise.
+    None when that text is not plainly a ref name (a remote may advertise anything, and an
+    invalid refspec would fail the whole fetch).  Every pattern that could cover a name
+    clashing with a fetchable ``T/N`` (``refs/ckpt/T/N/*``, ``refs/ckpt/T``) is plain, since
+    a fetchable name is."""
+    parts = ref[len(PREFIX):].split("/")
+    if len(parts) > 1 and task_name_problem(parts[0]):
+        spec = f"{PREFIX}{parts[0]}/*"
+    elif len(parts) > 2:
+        spec = f"{PREFIX}{parts[0]}/{parts[1]}/*"
+    else:
+        spec = ref
+    body = spec.removesuffix("/*")
+    if not _SAFE_SPEC.fullmatch(body) or ".." in body or any(p.endswith((".", ".lock")) for p in body.split("/")):
+        return None
+    return spec
+
+
+def _clashes(names: set[str], incoming: set[str]) -> dict[str, str]:
+    """The ``names`` (full ref names) that are not in ``incoming`` but clash with one of them,
+    each → the first incoming name it clashes with: a ref where an incoming name needs a
+    directory (``…/T`` for ``…/T/1``), or a ref in a directory where an incoming name needs a
+    ref (``…/T/2/x`` for ``…/T/2``).  git keeps no two such refs at once, so an incoming ref
+    cannot be written while one of these exists."""
+    dirs: dict[str, str] = {}
+    for name in sorted(incoming):
+        for i, ch in enumerate(name):
+            if ch == "/":
+                dirs.setdefault(name[:i], name)
+    out = {}
+    for name in names - incoming:
+        if name in dirs:
+            out[name] = dirs[name]
+        elif (above := next((name[:i] for i, ch in enumerate(name) if ch == "/" and name[:i] in incoming), None)) is not None:
+            out[name] = above
+    return out
+
+
+def _plan_fetch(adv: dict[str, str], held: dict[str, str], prefix: str) -> tuple[list[str], set[str]]:
+    """The refspecs of one ``git fetch`` of the remote's refs under ``refs/ckpt/`` (advertised:
+    ``adv``) into ``prefix`` (holding ``held``), and the names under ``refs/ckpt/`` it may
+    write.  The fetchable names that are new or moved go by name while they are at most
+    :data:`MAX_EXPLICIT` (none at all when nothing changed); more go by one wildcard refspec
+    less negative refspecs (:func:`_exclusion`) for the other names, at most
+    :data:`MAX_EXCLUDED` of them but always those whose names would clash with a fetchable
+    ref already held; the names no negative refspec covers are among those it may write."""
+    changed = sorted(name for name, oid in adv.items() if fetchable(name) and held.get(prefix + name[len(PREFIX):]) != oid)
+    if len(changed) <= MAX_EXPLICIT:
+        return [f"+{name}:{prefix}{name[len(PREFIX):]}" for name in changed], set(changed)
+    others = {name: _exclusion(name) for name in adv if name.startswith(PREFIX) and not fetchable(name)}
+    needed = set()
+    for name in held:
+        if fetchable(PREFIX + name[len(prefix):]):
+            task, _, last = name[len(prefix):].partition("/")
+            needed |= {f"{PREFIX}{task}/{last}/*", f"{PREFIX}{task}"}
+    groups = sorted({x for x in others.values() if x}, key=lambda x: (x not in needed, x))
+    chosen = set(groups[:max(MAX_EXCLUDED, sum(x in needed for x in groups))])
+    writes = set(changed) | {name for name, x in others.items() if x not in chosen}
+    return [f"+{PREFIX}*:{prefix}*", *(f"^{x}" for x in sorted(chosen))], writes
+
+
 def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
     """Bring ``remote``'s checkpoints into ``refs/ckpt-remotes/REMOTE/`` and its notes into
     ``refs/notes/ckpt-remotes/REMOTE``, then merge those notes into ``refs/notes/ckpt``.
 
-    Like ``git fetch REMOTE +refs/ckpt/*:refs/ckpt-remotes/REMOTE/*``: local ``refs/ckpt/*`` are
-    never written; nothing fetched is run.  A ``fetch`` event goes into the ledger of ``task``
-    when anything changed and that task has a ledger already.  Raises :class:`RemoteError` (git's message) when git fails.
+    Only names :func:`fetchable` are fetched (``refs/ckpt/T/N``, ``T/log``, ``T/promoted``); the
+    remote's other refs under ``refs/ckpt/`` are listed in :attr:`FetchResult.ignored`.  What
+    the remote advertises (``git ls-remote``) decides the refspecs (:func:`_plan_fetch`: by
+    name, or a wildcard less negative refspecs); a name that still arrives and is not
+    fetchable (one no refspec can spell, or pushed meanwhile) is deleted again at once.
+    Nothing is pruned: a checkpoint the remote no longer has stays fetched (``REMOTE:T/N``
+    still shows and restores it), except a remote-tracking ref that clashes with a name the
+    fetch writes (a ref where that name needs a directory, or the reverse; only a name no
+    fetch keeps any longer, left by an older git ckpt or another tool, can): git could not
+    write the new one, so it is deleted first and reported in :attr:`FetchResult.removed`.
+
+    Local ``refs/ckpt/*`` are never written; nothing fetched is run.  A ``fetch`` event goes
+    into the ledger of ``task`` when anything changed and that task has a ledger already
+    (bounded: :func:`fetch_event`); an unreadable ledger is a warning, not a failed fetch.
+    Raises :class:`RemoteError` (git's whole message, a hint that fits it) when git fails.
     """
     check_remote(repo, remote)
     adv = ls_remote(repo, remote)
     prefix = tracking_prefix(remote)
-    before = repo.refs_under(prefix)
-    specs = []
-    if any(name.startswith(PREFIX) for name in adv):
-        specs.append(f"+{PREFIX}*:{prefix}*")
-    if NOTES_REF in adv:
+    held: dict[str, str] = dict(repo.refs_under(prefix))
+    specs, writes = _plan_fetch(adv, held, prefix)
+    removed = _remove_clashes(repo, remote, held, {prefix + name[len(PREFIX):] for name in writes}, adv)
+    if NOTES_REF in adv and adv[NOTES_REF] != repo.read_ref(tracking_notes(remote)):
         specs.append(f"+{NOTES_REF}:{tracking_notes(remote)}")
     if specs:
         from . import progress
@@ -272,46 +447,117 @@ def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
         shown.done()
     fault("fetch.after-fetch")
     after = repo.refs_under(prefix)
+    junk = {name: oid for name, oid in after.items() if name not in held and not fetchable(PREFIX + name[len(prefix):])}
+    if junk:  # arrived though no checkpoint name: out again, so nothing reads it or stands in the way
+        try:
+            repo.update_refs([(name, None, oid) for name, oid in junk.items()], reason=f"ckpt: fetch from {remote}: not a checkpoint name")
+        except CkptError:
+            pass  # left as an older git ckpt left such names: read by nothing, removed when in the way
     updates = []
     for name, oid in sorted(after.items(), key=lambda kv: _ref_key(kv[0])):
-        old = before.get(name)
-        if old != oid:
+        old = held.get(name)
+        if old != oid and name not in junk and fetchable(PREFIX + name[len(prefix):]):
             ref = PREFIX + name[len(prefix):]
             updates.append(RefUpdate(ref, old, oid, fetch_status(repo, ref, old, oid)))
+    ignored = sorted({name for name in adv if name.startswith(PREFIX) and not fetchable(name)}
+                     | {PREFIX + name[len(prefix):] for name in junk})
     merged = merge_notes(repo, repo.read_ref(tracking_notes(remote)), remote)
-    result = FetchResult(remote, updates, merged)
+    result = FetchResult(remote, updates, merged, ignored, removed)
     # Recorded in the current task's ledger when that task exists: a fetch alone never creates
     # a task (whose ledger a later push would send and collide on).
-    if (updates or merged.added) and repo.read_ref(store.log_ref(task)):
-        by_task: dict[str, list[str]] = {}
-        for u in updates:
-            by_task.setdefault(u.ref[len(PREFIX):].rpartition("/")[0], []).append(u.ref)
-        ledger.append(repo, task, "fetch", {
-            "remote": remote, "tasks": {t: ref_summary(refs, f"{PREFIX}{t}/") for t, refs in sorted(by_task.items())},
-            "notes_added": merged.added,
-        })
+    if (updates or merged.added or removed) and repo.read_ref(store.log_ref(task)):
+        problem = ledger.append_or_warn(repo, task, "fetch", fetch_event(result))
+        if problem:
+            result.warnings.append(problem)
     return result
+
+
+def _remove_clashes(repo: Repo, remote: str, held: dict[str, str], writes: set[str], adv: dict[str, str]) -> list[RefUpdate]:
+    """Delete the remote-tracking refs (``held``, updated in place) that clash with a name the
+    fetch may write (``writes``, tracking names; :func:`_clashes`), in one ref transaction
+    compared with the values read, before ``git fetch`` (which fails on such a clash, and
+    ``git remote prune`` does not reach these refs).  Returns them, each with its reason."""
+    prefix = tracking_prefix(remote)
+    drops = []
+    for name, blocked in sorted(_clashes(set(held), writes).items()):
+        gone = "" if PREFIX + name[len(prefix):] in adv else f"{remote} no longer has it, and "
+        drops.append(RefUpdate(name, held[name], None, "removed",
+                               f"{gone}{PREFIX}{blocked[len(prefix):]} from {remote} needs its place (a ref and a directory of refs cannot share a name)"))
+    if drops:
+        repo.update_refs([(u.ref, None, u.old) for u in drops], reason=f"ckpt: fetch from {remote}: remove clashing refs")
+        for u in drops:
+            del held[u.ref]
+    return drops
+
+
+def fetch_event(result: FetchResult) -> dict[str, Any]:
+    """The data of the ``fetch`` ledger event for ``result``, bounded whatever the remote holds,
+    so it always fits :data:`git_ckpt.model.MAX_EVENT`: ``remote``; ``tasks``, task → its refs
+    that changed (:func:`ref_summary`), for the first :data:`LEDGER_TASKS` tasks by name, and
+    ``tasks_omitted``, how many more; ``notes_added``; ``ignored``, how many of the remote's
+    refs were not fetched (when any); ``removed``, the first :data:`LEDGER_NAMES` remote-tracking
+    refs deleted (:func:`bounded_names`) and ``removed_count`` (when any).  Only names
+    :func:`fetchable` accepts reach ``tasks`` (a task name is at most 100 characters)."""
+    by_task: dict[str, list[str]] = {}
+    for u in result.updates:
+        by_task.setdefault(u.ref[len(PREFIX):].rpartition("/")[0], []).append(u.ref)
+    names = sorted(by_task)
+    data: dict[str, Any] = {
+        "remote": result.remote,
+        "tasks": {t: ref_summary(by_task[t], f"{PREFIX}{t}/") for t in names[:LEDGER_TASKS]},
+    }
+    if len(names) > LEDGER_TASKS:
+        data["tasks_omitted"] = len(names) - LEDGER_TASKS
+    data["notes_added"] = result.notes.added
+    if result.ignored:
+        data["ignored"] = len(result.ignored)
+    if result.removed:
+        data["removed"] = bounded_names([u.ref for u in result.removed])
+        data["removed_count"] = len(result.removed)
+    return data
+
+
+def bounded_names(names: list[str], limit: int = LEDGER_NAMES, width: int = LEDGER_NAME_WIDTH) -> list[str]:
+    """The first ``limit`` of ``names``, each cut to ``width`` characters (ending in ``...``
+    when cut): how a ledger event lists names a remote or another tool chose, whose number and
+    length nothing else bounds (the event counts them separately)."""
+    out = []
+    for n in names[:limit]:
+        n = n.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")  # bytes that were not UTF-8: \xNN
+        out.append(n if len(n) <= width else n[:width - 3] + "...")
+    return out
 
 
 # ---------------------------------------------------------------------------- push
 
 
+LEDGER_SPANS = 100  # number ranges a ledger event lists per task (the rest are counted)
+
+
 def ref_summary(refs: list[str], prefix: str) -> dict[str, Any]:
     """What a ledger event says about the refs of one task (``prefix`` = ``refs/ckpt/T/``) a push
-    sent: ``checkpoints``, their numbers as ranges (``"1-20000,20003"``), and ``refs``, the other
-    refs by name, so an event stays small however many checkpoints went."""
+    sent or a fetch brought: ``checkpoints``, their numbers as ranges (``"1-20000,20003"``), and
+    ``refs``, the other refs by name, so an event stays small however many checkpoints went.
+    Bounded however the numbers fall: at most :data:`LEDGER_SPANS` ranges (then
+    ``checkpoints_omitted`` counts the checkpoints of the rest) and :data:`LEDGER_NAMES` other
+    refs (:func:`bounded_names`; then ``refs_omitted`` counts the rest)."""
     numbered = {r: ref_number(r[len(prefix):]) if r.startswith(prefix) else None for r in refs}
     nums = sorted(n for n in numbered.values() if n is not None)
     others = [r for r, n in numbered.items() if n is None]
     spans: list[str] = []
     i = 0
-    while i < len(nums):
+    while i < len(nums) and len(spans) < LEDGER_SPANS:
         j = i
         while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
             j += 1
         spans.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
         i = j + 1
-    return {"checkpoints": ",".join(spans), "refs": others}
+    out: dict[str, Any] = {"checkpoints": ",".join(spans), "refs": bounded_names(others)}
+    if i < len(nums):
+        out["checkpoints_omitted"] = len(nums) - i
+    if len(others) > LEDGER_NAMES:
+        out["refs_omitted"] = len(others) - LEDGER_NAMES
+    return out
 
 
 def _ref_key(name: str) -> tuple[str, int, int, str]:

@@ -58,8 +58,14 @@ def test_a_fetched_ref_with_a_hostile_task_name_is_no_checkpoint(tmp_path, name)
     git(alice, "push", "-q", "origin", "main", "refs/ckpt/*:refs/ckpt/*")
     bob = _bob(tmp_path, remote)
     res = ckpt(bob, "fetch")
-    assert f"new        refs/ckpt/{name}/1\n" in res.out  # the ref line says what arrived
-    assert "checkpoints:" not in res.out  # but it is no checkpoint
+    # no task can have that name: not fetched, and said
+    assert res.out == ("not fetched: 1 ref on origin naming no checkpoint, ledger or promotion (refs/ckpt/T/N, T/log, "
+                       f"T/promoted): refs/ckpt/{name}/1\nnothing new on origin\n")
+    assert git(bob, "for-each-ref", "refs/ckpt-remotes") == b""
+    # as an older git ckpt fetched it (or another tool): there too it is no checkpoint
+    git(bob, "fetch", "-q", "origin", f"refs/ckpt/{name}/1:refs/ckpt-remotes/origin/{name}/1")
+    assert ckpt(bob, "fetch").out.endswith("nothing new on origin\n")  # and fetch leaves it be: it blocks nothing
+    assert git(bob, "for-each-ref", "--format=%(refname)", "refs/ckpt-remotes").decode() == f"refs/ckpt-remotes/origin/{name}/1\n"
     head = git(bob, "rev-parse", "origin/main").decode().strip()
     res = ckpt(bob, "verify-commit", "origin/main", rc=1)
     assert res.out == f"origin/main ({head[:12]}): not verified: no checkpoint has this tree\n"
@@ -81,8 +87,11 @@ def test_fetch_escapes_a_ref_name_that_is_not_utf8(tmp_path):
     git(alice, "push", "-q", "origin", "main", "refs/ckpt/*:refs/ckpt/*")
     bob = _bob(tmp_path, remote)
     res = ckpt(bob, "fetch")
-    assert "new        refs/ckpt/t/9\\udcff\n" in res.out
-    assert res.out.endswith("; checkpoints: origin:t/1\n")
+    # no checkpoint name, so not fetched; said escaped
+    assert res.out.endswith("; checkpoints: origin:t/1\nnot fetched: 1 ref on origin naming no checkpoint, ledger or "
+                            "promotion (refs/ckpt/T/N, T/log, T/promoted): refs/ckpt/t/9\\udcff\n")
+    assert b"9\xff" not in git(bob, "for-each-ref", "refs/ckpt-remotes")
+    assert ckpt(bob, "fetch", "--json").json()["result"]["ignored"] == ["refs/ckpt/t/9\\xff"]
 
 
 def test_refs_sharing_one_manifest_decode_it_once(tmp_path):
