@@ -186,7 +186,7 @@ def test_a_stale_fetched_ref_in_the_way_json(tmp_path):
         "remote": "origin",
         "refs": [{"ref": "refs/ckpt/feat/2", "old": None, "new": new, "status": "new", "reason": ""}],
         "checkpoints": ["origin:feat/2"],
-        "notes": {"kind": "none", "commit": None, "added": 0},
+        "notes": {"kind": "none", "commit": None, "added": 0, "problem": None},
         "ignored": ["refs/ckpt/feat/2x/y"],
         "removed": [{"ref": "refs/ckpt-remotes/origin/feat/2/x", "old": old, "new": None, "status": "removed",
                      "reason": f"origin no longer has it, and refs/ckpt/feat/2 from origin {CLASH}"}],
