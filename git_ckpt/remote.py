@@ -306,7 +306,7 @@ def ignored_line(remote: str, ignored: list[str]) -> str:
     from .words import counted
 
     names = [escape(n) for n in ignored[:3]]
-    names = [n if len(n) <= 80 else f"{n[:40]}...{n[-37:]}" for n in names]
+    names = [n if len(n) <= 80 else f"{n[:41]}...{n[-36:]}" for n in names]
     more = f" and {len(ignored) - 3} more" if len(ignored) > 3 else ""
     return (f"not fetched: {counted(len(ignored), 'ref')} on {remote} naming no checkpoint, ledger or promotion "
             f"(refs/ckpt/T/N, T/log, T/promoted): {', '.join(names)}{more}")

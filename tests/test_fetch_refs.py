@@ -96,7 +96,7 @@ def test_many_long_names_are_left_out_and_the_event_stays_small(tmp_path):
     tip = git(vic, "rev-parse", "refs/ckpt/mine/log")
     res = ckpt(vic, "fetch")
     first = sorted("refs/ckpt/" + n for n in names)[:3]
-    shown = ", ".join(f"{n[:40]}...{n[-37:]}" for n in first)
+    shown = ", ".join(f"{n[:41]}...{n[-36:]}" for n in first)
     assert (res.out, res.err) == (f"not fetched: 400 refs on origin {NOT_FETCHED}: {shown} and 397 more\n"
                                   "nothing new on origin\n", "")
     assert _refs(vic, "refs/ckpt-remotes") == []
