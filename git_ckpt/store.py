@@ -1060,6 +1060,11 @@ def resolve(repo: Repo, spec: str, task: str | None = None, *, command: str | No
                 raise NotFoundError(f"task {t} has no promoted checkpoint", "git ckpt verify promotes a checkpoint whose verifiers pass")
             cp = load(repo, oid, id=f"{shown_prefix}{t}/promoted", ref=ref)
             cp.id = promoted_id(repo, f"{shown_prefix}{t}", oid, cp.manifest.id)
+            owner, _, said = cp.manifest.id.rpartition("/")
+            said_num = ref_number(said)
+            if (not shown_prefix and cp.id.endswith("/promoted") and owner == t and said_num is not None
+                    and repo.read_ref(f"{PREFIX}{t}/{said_num}") is None):
+                cp.id = f"{t}/{said_num}"  # our own promotion of a checkpoint since dropped (an older drop --force): its name
             return cp
         back_steps = at_steps(rest)
         if back_steps is not None:
