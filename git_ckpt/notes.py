@@ -301,12 +301,11 @@ def merge_notes(repo: Repo, theirs: str | None, remote: str) -> NotesMerge:
     cat_sort_uniq`` would build.  Compare-and-swap on the ref, rebuilt when another process
     (a verifier appending a result) wrote first.
     """
-    if theirs and repo.object_type(theirs) != "commit":
+    if theirs and (kind := repo.object_type(theirs)) != "commit":
         # a notes ref is a commit (git notes writes nothing else): a tree or blob a remote sent
         # would become our notes ref and every later result write would fail on it
-        kind = repo.object_type(theirs) or "missing object"
-        cur = repo.read_ref(NOTES_REF)
-        return NotesMerge("none", cur, 0, problem=f"the notes {remote} sent are a {kind}, not a notes commit: ignored")
+        return NotesMerge("none", repo.read_ref(NOTES_REF), 0,
+                          problem=f"the notes {remote} sent are a {kind or 'missing object'}, not a notes commit: ignored")
 
     def build(ours: str | None) -> tuple[str | None, NotesMerge]:
         if not theirs or theirs == ours or (ours and repo.fast_forwards(ours, theirs)):
