@@ -185,6 +185,10 @@ def iter_records(repo: Repo, task: str, newest: int | None = None) -> Iterator[R
     oid = repo.read_ref(store.log_ref(task))
     if not oid:
         return
+    try:  # the walk below peels a tag and reads a tree as no commits: the tip itself must be one
+        repo.read_commit(oid)
+    except CorruptError as exc:
+        raise _corrupt(task, oid, exc) from None
     for commit in reversed(repo.first_parent_chain(oid, newest)):
         yield _read(repo, commit, task)
 
@@ -282,8 +286,8 @@ def verify(repo: Repo, task: str) -> list[str]:
         chain.append(oid)
         try:
             c = repo.read_commit(oid)
-        except CorruptError:
-            problems.append(f"ledger commit {oid[:12]} is missing")
+        except CorruptError as exc:  # missing, or a tree, blob or tag (a fetched ref is anyone's)
+            problems.append(f"ledger commit {oid[:12]}: {exc.message}")
             break
         if len(c.parents) > 1:
             problems.append(f"ledger commit {oid[:12]} has {len(c.parents)} parents")

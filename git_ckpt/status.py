@@ -84,19 +84,23 @@ def status(repo: Repo) -> dict[str, Any]:
     gate on/off (``gate``: ``ckpt.gate``), ``gate_active`` (on, and git runs our hooks in this
     worktree: :func:`git_ckpt.hooks.gate_active`) and ``gate_state``."""
     task = store.current_task(repo)
+    damaged: dict[str, str] = {}  # "latest"/"promoted" -> why that checkpoint cannot be read
+    latest_id = None
     try:
         last = store.latest(repo, task)
-    except CkptError:
-        last = None
+    except CkptError as exc:  # named all the same: list and check --all name it too
+        last, damaged["latest"] = None, exc.message
+        top = store.highest(repo, task)
+        latest_id = f"{task}/{top[0]}" if top else None
     promoted_commit = repo.read_ref(store.promoted_ref(task))
     promoted = None
     promoted_dropped = False  # its ref names a checkpoint whose own ref is gone (dropped by an older git ckpt, or moved by hand)
     if promoted_commit:
         try:
-            pcp = store.load(repo, promoted_commit, ref=store.promoted_ref(task))
+            pcp = store.load(repo, promoted_commit, id=f"{task}/promoted", ref=store.promoted_ref(task))
             promoted, promoted_dropped = pcp.manifest.id, not store.is_local(repo, pcp)
-        except CkptError:
-            promoted = promoted_commit
+        except CkptError as exc:
+            promoted, damaged["promoted"] = f"{task}/promoted", exc.message
     unknown = None  # why the worktree cannot be compared (the error's own line)
     try:
         cfg = config.load(repo)
@@ -130,7 +134,8 @@ def status(repo: Repo) -> dict[str, Any]:
             gate_state = (f"NOT active in this worktree: git runs its hooks from {hooks_dir}, where the git ckpt"
                           " hooks are not installed or not executable; run git ckpt hooks install")
         else:
-            gate_state = ("a promoted checkpoint exists" if promoted and not promoted_dropped
+            gate_state = ("the promoted checkpoint is damaged: commits will be refused" if "promoted" in damaged
+                          else "a promoted checkpoint exists" if promoted and not promoted_dropped
                           else "no promoted checkpoint: commits will be refused")
             if cfg is not None:
                 from . import trust
@@ -141,9 +146,10 @@ def status(repo: Repo) -> dict[str, Any]:
     return {
         "task": task,
         "unknown": unknown,
-        "latest": last.id if last else None,
+        "latest": last.id if last else latest_id,
         "promoted": promoted,
         "promoted_dropped": promoted_dropped,
+        "damaged": damaged,
         "matches_latest": matches_latest,
         "matches": matches,
         "worktree": worktree,

@@ -708,3 +708,41 @@ def test_fuzz_every_field_every_command(tmp_path_factory, field, value, rfield, 
         assert sentinel(sandbox) == before, (field, value, args)
         assert "\x1b" not in res.out + res.err, res
     shutil.rmtree(work)
+
+
+@pytest.mark.parametrize("what", ["tree", "blob", "plain commit", "bad manifest"])
+@pytest.mark.parametrize("which", ["latest", "promoted"])
+def test_status_names_a_damaged_latest_or_promoted_checkpoint(repo, what, which):
+    """Attack pass: a latest ref naming a tree made status say ``latest: (none)`` while list
+    and check named it, and a damaged promoted ref was shown as a bare object id.  Either is
+    named, said damaged with the reason check gives, and the gate state says commits are refused."""
+    ckpt(repo, "save", "-m", "one")
+    ckpt(repo, "promote", "--force", "default/1")
+    ckpt(repo, "save", "--allow-empty", "-m", "two")
+    ref = {"latest": "refs/ckpt/default/2", "promoted": "refs/ckpt/default/promoted"}[which]
+    name = {"latest": "default/2", "promoted": "default/promoted"}[which]
+    if what == "bad manifest":
+        target = forge(repo, source=ref, dest="refs/forged", manifest=b"{not json")
+        why = "manifest"
+    else:
+        target = {"tree": "HEAD^{tree}", "blob": "HEAD:README", "plain commit": "HEAD"}[what]
+        target = git(repo, "rev-parse", target).decode().strip()
+        why = {"tree": f"{name} does not point at a commit", "blob": f"{name} does not point at a commit",
+               "plain commit": name}[what]
+    git(repo, "update-ref", ref, target)
+    git(repo, "config", "ckpt.gate", "true")
+    ckpt(repo, "hooks", "install")
+    st = ckpt(repo, "status", "--json").json()["result"]
+    assert (st["latest"], st["promoted"]) == ("default/2", "default/promoted" if which == "promoted" else "default/1"), st
+    assert list(st["damaged"]) == [which] and why in st["damaged"][which], st
+    lines = ckpt(repo, "status").out.splitlines()
+    assert lines[1 if which == "latest" else 2].startswith(f"{which}:".ljust(11) + f"{name if which == 'promoted' else 'default/2'} (damaged: "), lines
+    assert lines[1 if which == "latest" else 2].endswith("; git ckpt check --all)"), lines
+    if which == "latest":
+        assert lines[3] == "worktree:  not compared: default/2 is damaged", lines
+    else:
+        assert lines[-1] == "gate:      on (the promoted checkpoint is damaged: commits will be refused)", lines
+        (repo / "x").write_text("x\n")
+        git(repo, "add", "x")
+        assert git(repo, "commit", "-qm", "x", check=False) == b""
+        assert git(repo, "rev-list", "--count", "HEAD").strip() == b"1"  # refused

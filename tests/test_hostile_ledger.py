@@ -122,3 +122,32 @@ def test_no_ledger_field_starts_a_line_of_its_own(tmp_path):
         assert "\\nFORGED" in out, (args, out)
     graph = ckpt(bob, "log", "--graph", "--task", "origin:q").out.splitlines()
     assert sum(1 for line in graph if "FORGED" in line) >= len(fields) - 1, graph
+
+
+@pytest.mark.parametrize("kind", ["tree", "blob", "tag"])
+def test_a_ledger_ref_naming_no_commit_is_corrupt_in_every_view(tmp_path, kind):
+    """Attack pass: a fetched ``refs/ckpt/q/log`` naming a tree made ``log`` say "no events"
+    (its walk read the tree as an empty chain) while ``handoff`` called it corrupt, and
+    ``log --verify`` called the commit missing.  The tip must be a commit (a tag of one too: the
+    walks would peel it, the readers would not): every view says what it is, exit 7."""
+    from test_remote import _team
+
+    bare, _alice, bob = _team(tmp_path)
+    _fast_import(bare, "refs/ckpt/q/log", [[("card.json", CARD), ("event.json", _event(1, "note", {"fact": "f"}))]])
+    commit = git(bare, "rev-parse", "refs/ckpt/q/log").decode().strip()
+    target = {"tree": lambda: git(bare, "rev-parse", "refs/ckpt/q/log^{tree}"),
+              "blob": lambda: git(bare, "hash-object", "-w", "--stdin", input=b"not a ledger\n"),
+              "tag": lambda: git(bare, "mktag", input=f"object {commit}\ntype commit\ntag t\n"
+                                                  "tagger T <t@e> 0 +0000\n\nt\n".encode())}[kind]().decode().strip()
+    git(bare, "update-ref", "refs/ckpt/q/log", target)
+    ckpt(bob, "fetch")
+    said = f"ledger of task origin:q is corrupt at {target[:12]}: object {target} is a {kind}, not a commit"
+    for args in (["log", "--task", "origin:q"], ["log", "-n", "1", "--task", "origin:q"], ["log", "--graph", "--task", "origin:q"],
+                 ["stats", "origin:q"], ["handoff", "origin:q"], ["task", "show", "origin:q"],
+                 ["report", "--html", "-", "--task", "origin:q"]):
+        res = ckpt(bob, *args, rc=7)
+        assert res.err.splitlines()[0] == f"error: {said}" and res.out == "", (args, res)
+    error = ckpt(bob, "log", "--task", "origin:q", "--json", rc=7).json()["error"]
+    assert (error["code"], error["message"]) == ("corrupt", said), error
+    res = ckpt(bob, "log", "--verify", "--task", "origin:q", rc=1)
+    assert f"ledger commit {target[:12]}: object {target} is a {kind}, not a commit" in res.err, res

@@ -22,8 +22,9 @@ def command(as_json: bool) -> int:
 
     def human() -> None:
         say(f"task:      {st['task']}")
-        say(f"latest:    {st['latest'] or '(none)'}")
-        say(f"promoted:  {st['promoted'] or '(none)'}"
+        damaged = {k: f" (damaged: {escape(v)}; git ckpt check --all)" for k, v in st["damaged"].items()}
+        say(f"latest:    {st['latest'] or '(none)'}{damaged.get('latest', '')}")
+        say(f"promoted:  {st['promoted'] or '(none)'}{damaged.get('promoted', '')}"
             + (" (dropped since: git ckpt drop --force promoted ends the promotion)" if st["promoted_dropped"] else ""))
         wt = st["worktree"]
         if wt:
@@ -34,6 +35,8 @@ def command(as_json: bool) -> int:
                     if wt["base"] else f"HEAD:      {wt['head'][:12]} commits {wt['checkpoint']} (the first commit)")
             elif wt["head_moved"]:
                 say(f"HEAD:      not where {wt['checkpoint']} was saved (saved on {short_base(wt['base'])}, HEAD is {short_base(wt['head'])})")
+        elif st["latest"] and "latest" in st["damaged"] and not st["unknown"]:
+            say(f"worktree:  not compared: {st['latest']} is damaged")
         elif st["latest"]:
             say(f"worktree:  unknown ({escape(st['unknown'] or 'it could not be read')}); latest is {st['latest']}")
         if st["restore_interrupted"]:
