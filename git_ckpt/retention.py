@@ -40,6 +40,12 @@ from .gitcore import Repo, fault, read_state, ref_number
 from .model import decode_json
 
 
+# Checkpoints a ``prune`` event names at most: one costs at most ~300 bytes of its JSON (an id of a
+# 100-character task twice, a commit id), so 2,000 stay well within the ledger's 1 MiB bound
+# (:data:`git_ckpt.model.MAX_EVENT`); a gc pruning more writes several events.
+PRUNE_EVENT_SIZE = 2000
+
+
 @dataclass
 class Policy:
     """The retention rule in force: ``keep`` newest (None: no count rule), ``older_than`` seconds
@@ -315,11 +321,13 @@ def gc(
         for c in doomed:
             by_task.setdefault(c.task, []).append(c)
         for task, items in by_task.items():
-            ledger.append(repo, task, "prune", {
-                "pruned": [c.id for c in items],
-                "commits": {c.id: c.commit for c in items},
-                "policy": pol.to_json(),
-            })
+            for at in range(0, len(items), PRUNE_EVENT_SIZE):  # each event within the ledger's bound
+                batch = items[at:at + PRUNE_EVENT_SIZE]
+                ledger.append(repo, task, "prune", {
+                    "pruned": [c.id for c in batch],
+                    "commits": {c.id: c.commit for c in batch},
+                    "policy": pol.to_json(),
+                })
         fault("gc.after-event")
     for c in doomed:
         if not dry_run:

@@ -316,3 +316,27 @@ def test_restore_and_check_of_large_files_write_exact_bytes_and_modes(repo):
     # a second restore finds the raw file already right (git hash-object), and keeps it
     ckpt(repo, "restore", "1")
     assert (repo / "big.dat").read_bytes() == crlf
+
+
+@pytest.mark.once
+def test_gc_pruning_thousands_of_checkpoints_of_a_long_task_name_logs_them_in_bounded_events(tmp_path):
+    """Attack pass: gc writes one ``prune`` event naming every checkpoint it prunes; past ~3,500
+    checkpoints of a 100-character task (~17,000 of a short one) it exceeded the ledger's 1 MiB
+    event bound and gc failed with "shorten the note".  Events of at most 2,000 checkpoints each:
+    every pruned one is named once, in order, and the ledger verifies."""
+    repo = init_repo(tmp_path / "repo")
+    task = "t" * 100
+    ckpt(repo, "task", "start", task)
+    (repo / "README").write_text("changed\n")
+    ckpt(repo, "save", "-m", "one", fsck=False)
+    first = git(repo, "rev-parse", f"refs/ckpt/{task}/1").decode().strip()
+    _bulk_checkpoints(repo, task, 2, 4501, first)
+    res = ckpt(repo, "gc", "--keep", "1", fsck=False)
+    assert "Traceback" not in res.err and res.rc == 0, res
+    assert _refs(repo, f"refs/ckpt/{task}/[0-9]*").decode().split() == [first, f"refs/ckpt/{task}/4501"]
+    events = [_event(repo, task, back) for back in (2, 1, 0)]
+    assert [e["type"] for e in events] == ["prune"] * 3
+    assert [len(e["data"]["pruned"]) for e in events] == [2000, 2000, 500]
+    assert sum((e["data"]["pruned"] for e in events), []) == [f"{task}/{n}" for n in range(1, 4501)]
+    assert all(len(json.dumps(e)) < 1 << 20 for e in events)
+    assert ckpt(repo, "log", "--verify", "--task", task, fsck=False).rc == 0
