@@ -276,6 +276,25 @@ def with_remote(tmp_path: Path, who: str = "alice", bare: str = "shared.git") ->
     return remote, repo
 
 
+def pushed_task(tmp_path: Path, task: str, files: dict[str, str], *, message: str = "s", who: str = "alice",
+                clone: str = "bob", config: str | None = None) -> tuple[Path, Path, Path]:
+    """:func:`with_remote` for ``who``, who (after committing ``config`` as ``.ckpt.toml``, if
+    given) starts ``task``, writes ``files`` (name -> text), saves them with ``message`` and
+    pushes; then ``tmp_path/clone`` clones the remote (nothing fetched yet): a teammate about to
+    pick the work up.  Returns ``(bare, who's repository, the clone)``."""
+    remote, repo = with_remote(tmp_path, who)
+    if config is not None:
+        commit_config(repo, config)
+    ckpt(repo, "task", "start", task)
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    ckpt(repo, "save", "-m", message)
+    ckpt(repo, "push")
+    other = tmp_path / clone
+    git(tmp_path, "clone", "-q", str(remote), str(other))
+    return remote, repo, other
+
+
 def commit_config(repo: Path, text: str, push: bool = True) -> None:
     """Write ``text`` to ``repo/.ckpt.toml``, commit it on ``main`` and (``push``) push ``main``
     to ``origin``: the shared configuration of a two-people test."""

@@ -26,7 +26,7 @@ import json
 
 import pytest
 
-from conftest import ckpt, commit_config, git, reviewer_clones, with_remote
+from conftest import ckpt, commit_config, git, pushed_task, reviewer_clones, with_remote
 
 
 def test_a_path_restore_that_leaves_the_target_whole_makes_it_at(repo):
@@ -93,13 +93,7 @@ def test_agent_status_and_uninstall_of_a_reverted_settings_file(repo):
 
 
 def test_fetch_json_names_fetched_checkpoints_by_their_remote(tmp_path):
-    remote, a = with_remote(tmp_path, "a")
-    ckpt(a, "task", "start", "fix")
-    (a / "g").write_text("a\n")
-    ckpt(a, "save", "-m", "alice's")
-    ckpt(a, "push")
-    b = tmp_path / "b"
-    git(tmp_path, "clone", "-q", str(remote), str(b))
+    _remote, _a, b = pushed_task(tmp_path, "fix", {"g": "a\n"}, message="alice's", who="a", clone="b")
     ckpt(b, "task", "start", "fix")
     (b / "h").write_text("b\n")
     ckpt(b, "save", "-m", "bob's own")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ckpt, commit_config, git, with_remote, worktree_state
+from conftest import ckpt, git, pushed_task, with_remote, worktree_state
 from test_verify import events, promoted
 
 
@@ -123,14 +123,7 @@ def test_restore_says_head_commits_its_files_when_its_index_was_heads_tree(repo,
 def test_a_reviewer_task_started_without_a_card_stays_home(tmp_path, start, pushed):
     """Walkthrough 27: ``task start bob-review`` then ``verify REMOTE:T/N --isolated`` and
     ``push`` sent refs/ckpt/bob-review/log, though the task recorded nothing but a review."""
-    remote, a = with_remote(tmp_path, "a")
-    commit_config(a, '[[verifier]]\nname = "tests"\ncommand = "true"\n')
-    ckpt(a, "task", "start", "work")
-    (a / "g").write_text("y\n")
-    ckpt(a, "save", "-m", "s")
-    ckpt(a, "push")
-    bob = tmp_path / "bob"
-    git(tmp_path, "clone", "-q", str(remote), str(bob))
+    remote, _a, bob = pushed_task(tmp_path, "work", {"g": "y\n"}, who="a", config='[[verifier]]\nname = "tests"\ncommand = "true"\n')
     ckpt(bob, "task", "start", "bob-review", *start)
     ckpt(bob, "fetch")
     ckpt(bob, "trust")
@@ -143,13 +136,7 @@ def test_a_reviewer_task_started_without_a_card_stays_home(tmp_path, start, push
 
 
 def test_a_note_on_a_reviewer_task_is_shared(tmp_path):
-    remote, a = with_remote(tmp_path, "a")
-    ckpt(a, "task", "start", "work")
-    (a / "g").write_text("y\n")
-    ckpt(a, "save", "-m", "s")
-    ckpt(a, "push")
-    bob = tmp_path / "bob"
-    git(tmp_path, "clone", "-q", str(remote), str(bob))
+    _remote, _a, bob = pushed_task(tmp_path, "work", {"g": "y\n"}, who="a")
     ckpt(bob, "task", "start", "bob-review")
     ckpt(bob, "task", "note", "--decided", "the guard belongs in login()")
     assert "new        refs/ckpt/bob-review/log" in ckpt(bob, "push").out.splitlines()
