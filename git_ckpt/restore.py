@@ -666,11 +666,16 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
     back = [p for p in now.skip_absent if p not in absent and p not in writing and _under(p, paths)]
     if back:
         plan.write += sorted(p for p in repo.paths_in_tree(target.tree, back) if repo.entry_mode(target.tree, p) != GITLINK)
-    # A sparse checkout: tracked files outside the cone are never written (git keeps them
+    # A sparse checkout: tracked files outside the cone are not written (git keeps them
     # skip-worktree, off the disk); one on disk that the pre-restore save holds goes, so the
-    # result is the clean sparse checkout of the target.  Untracked files are written anywhere.
+    # result is the clean sparse checkout of the target.  But one the target holds changed
+    # against its staged entry is written, as git leaves such a file on disk when the cone
+    # narrows ("not up to date ... left despite sparse patterns"): the undo of a restore
+    # brings it back.  Untracked files are written anywhere.
     if plan.write:
         outside = repo.outside_sparse_cone(target.index_tree, repo.paths_in_tree(target.index_tree, plan.write))
+        if outside:
+            outside -= {c.path for c in repo.diff_trees(target.index_tree, target.tree, sorted(outside))}
         if outside:
             plan.sparse_skipped = sorted(outside)
             plan.sparse_index_changes = {c.path for c in repo.diff_trees(now.index_tree, target.index_tree, plan.sparse_skipped)}
@@ -763,6 +768,11 @@ def make_plan(repo: Repo, target: Checkpoint, now: Snapshot, paths: list[bytes] 
         ) or any(_under(p, paths) for p in now.intent_to_add + now.conflicts) or any(
             {p for p in mine if _under(p, paths)} != {path_from_str(p) for p in theirs if _under(path_from_str(p), paths)}
             for mine, theirs in ((now.assume_unchanged, m.assume_unchanged), (now.skip_worktree, m.skip_worktree)))
+    if plan.sparse_skipped and not plan.index_changes:
+        # A file outside the cone that git left on disk (it was changed when the cone narrowed)
+        # has no skip-worktree flag; the restore takes it off the disk, so its entry gets one
+        flagged = set(now.skip_worktree)
+        plan.index_changes = any(p not in flagged for p in plan.sparse_skipped)
     plan.head_changes = bool(reset_head and target.base and target.base != now.base)
     if plan.head_changes:
         plan.head_branch, plan.head_from, plan.head_to = now.branch, now.base, target.base

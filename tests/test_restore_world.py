@@ -603,6 +603,34 @@ def test_restore_into_a_sparse_checkout_never_writes_outside_the_cone(repo, mode
     assert (worktree_state(repo), index_state(repo), tags(repo)) == before
 
 
+@pytest.mark.parametrize("mode", SPARSE)
+@pytest.mark.parametrize("paths", [[], ["out/b"], ["out"]], ids=["whole", "by-path", "by-directory"])
+def test_a_changed_file_git_left_outside_the_cone_is_restored_and_undone_exactly(repo, mode, paths):
+    """Walkthrough 28: a changed tracked file git leaves on disk when the cone narrows ("not up
+    to date ... left despite sparse patterns") has no skip-worktree flag; a restore took it off
+    the disk but left the entry unflagged, so git status showed it deleted and status said
+    "changed since".  Now its entry is flagged, as for every file outside the cone, and undo
+    writes it back where git had left it (a changed file outside the cone is written, as git
+    keeps one), so the state before the restore comes back exactly."""
+    spec = _sparse_repo(repo, mode)
+    ckpt(repo, "save", "-m", "full")  # out/b as committed, on disk
+    (repo / "out/b").write_text("changed, then the cone narrowed\n")
+    git(repo, "sparse-checkout", *spec, check=False)  # warns: out/b is left on disk
+    assert tags(repo)[b"out/b"] == b"H" and (repo / "out/b").exists()
+    before = (worktree_state(repo), index_state(repo), tags(repo))
+    plan = ckpt(repo, "restore", "default/1", "--dry-run", "--json", "--", *paths).json()["result"]["plan"]
+    assert "out/b" in plan["delete"] and "out/b" in plan["outside_sparse_cone"] and plan["index_changes"], plan
+    ckpt(repo, "restore", "default/1", "--", *paths)
+    assert not (repo / "out/b").exists() and tags(repo)[b"out/b"] == b"S"
+    assert git(repo, "status", "--porcelain", "--", "out") == b""
+    # by path, @ is the pre-restore save (README: "@ after a restore")
+    assert ckpt(repo, "status").out.splitlines()[3] == ("worktree:  changed since default/2 (@)" if paths
+                                                       else "worktree:  matches default/1 (@)")
+    ckpt(repo, "undo")
+    assert (worktree_state(repo), index_state(repo), tags(repo)) == before
+    assert (repo / "out/b").read_text() == "changed, then the cone narrowed\n"
+
+
 def test_a_failing_git_command_reports_its_whole_message():
     import subprocess as sp
 
