@@ -199,12 +199,15 @@ def changed_nothing(data: Mapping[str, Any]) -> bool:
     ``data`` is the event's :attr:`Event.data` (or the same keys before they are logged, as
     :mod:`git_ckpt.restore` builds them from its journal).  True when the state before it
     (``from``, ``from_commit``) is the very checkpoint and commit it restored (``target``,
-    ``target_commit``): the worktree held the target already.  Such an event is no jump:
+    ``target_commit``), or when the restore found nothing to write (``unchanged``: true; the
+    state left may be saved under another name, such as an own checkpoint equal to a fetched
+    target): the worktree held the target already.  Such an event is no jump:
     ``undo`` passes over it, it is not remembered as the worktree's last jump, and ``stats``
     counts it neither as a restore or undo nor as a rollback.  Only ``restore``/``undo`` events
     carry these keys (the caller checks the type); a missing key reads as None.  Raises nothing.
     """
-    return data.get("from") == data.get("target") and data.get("from_commit") == data.get("target_commit")
+    return data.get("unchanged") is True or (data.get("from") == data.get("target")
+                                              and data.get("from_commit") == data.get("target_commit"))
 
 
 def find_last(repo: Repo, task: str, match: Callable[[Event], bool], limit: int = 500) -> Record | None:
@@ -476,8 +479,7 @@ def describe(ev: Event, card: Card | None = None, shown: Callable[[Any], Any] = 
     if t in ("restore", "undo"):
         paths = _items(d.get("paths"))
         only = f" (only {len(paths)} path(s))" if paths and t == "restore" else ""
-        was = ("the worktree held it already" if d.get("from") == d.get("target")
-               else f"previous state {shown(d.get('from'))}")
+        was = "the worktree held it already" if changed_nothing(d) else f"previous state {shown(d.get('from'))}"
         return f"{'restored' if t == 'restore' else 'undo: restored'} {shown(d.get('target'))}{only} ({was})"
     if t == "verify":
         from .words import result_word

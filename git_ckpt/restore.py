@@ -58,6 +58,7 @@ class Journal(msgspec.Struct, kw_only=True):
     from_id: str
     paths: list[str] = []
     reset_head: bool = False
+    unchanged: bool = False  # the worktree held the target already: nothing was to be written
 
 
 @dataclass
@@ -1406,6 +1407,8 @@ def _finish(repo: Repo, j: Journal, target: Checkpoint, now: Snapshot) -> list[s
         "from_commit": j.from_commit, "paths": j.paths, "worktree": str(repo.git_dir),
         "reset_head": j.reset_head,
     }
+    if j.unchanged:  # whichever checkpoint "from" names (the state may be saved under another name)
+        data["unchanged"] = True
     if j.paths and _left_whole(repo, target):
         data["whole"] = True  # the worktree is the target now: @ names it (store.left_whole)
     problem = ledger.append_or_warn(repo, j.task, j.type, data)
@@ -1543,7 +1546,8 @@ def restore(
                        allow_empty=True, in_restore=True, remember_warnings=False)
             prev_id, prev_commit, saved, warns = res.id, res.commit, res.id, res.warnings
         j = Journal(type=type, task=task, target_commit=target.commit, target_id=target.id, from_commit=prev_commit,
-                    from_id=prev_id, paths=[path_to_str(p) for p in paths or []], reset_head=reset_head)
+                    from_id=prev_id, paths=[path_to_str(p) for p in paths or []], reset_head=reset_head,
+                    unchanged=plan.empty)
         store.atomic_write(_journal_path(repo), encode(j))
         fault("restore.after-journal")
         applied = apply(repo, cfg, target, now, paths, plan, prints)

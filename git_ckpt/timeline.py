@@ -126,7 +126,8 @@ def build(repo: Repo, task: str) -> Timeline:
             steps.append(Step("save", plain(ev.at), cid, f"checkpoint saved: {plain(cid)}"))
         elif t in ("restore", "undo"):
             target = plain(shown(d.get("target")))
-            src = plain(shown(d["from"])) if isinstance(d.get("from"), str) else pos
+            # one that changed nothing is no jump, whatever checkpoint the state left is saved as
+            src = target if ledger.changed_nothing(d) else plain(shown(d["from"])) if isinstance(d.get("from"), str) else pos
             only = f" (only {len(d['paths'])} path(s))" if isinstance(d.get("paths"), list) and d["paths"] else ""
             verb = "undo: back to" if t == "undo" else "restored"
             steps.append(Step(t, plain(ev.at), target, f"{verb} {target}{only}", source=src))

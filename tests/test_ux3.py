@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import ckpt, git, worktree_state
+from conftest import ckpt, git, pushed_task, worktree_state
 
 
 def _two(repo):
@@ -61,6 +61,33 @@ def test_restore_to_the_state_held_already(repo, how):
     else:  # back to the state before the restore that changed it
         assert ckpt(repo, "undo").out == f"current state matches {target}; not saved again\nundo: restored {before}\n"
         assert (repo / "f").read_text() == "2\n"
+
+
+@pytest.mark.parametrize("target", ["origin:t/1", "t2/1"])
+def test_a_restore_held_already_under_another_name_is_passed_over_after_a_redo(tmp_path, target):
+    """Walkthrough 28: restore a fetched origin:t/1, undo, undo again (a redo: the state is b/2,
+    bob's own copy of origin:t/1), restore origin:t/1 again (nothing to restore) and undo: the
+    undo took the no-op restore for the last jump (its "from" was b/2, not origin:t/1) and said
+    "nothing to undo".  A restore that found nothing to write is logged as such (``unchanged``),
+    whatever name the state left has, and undo goes back past it to the redo's state before."""
+    _remote, _alice, bob = pushed_task(tmp_path, "t", {"f": "alice\n"})
+    ckpt(bob, "fetch")
+    ckpt(bob, "task", "start", "t2")
+    (bob / "f").write_text("alice\n")
+    ckpt(bob, "save", "-m", "t2's")
+    ckpt(bob, "task", "start", "b")
+    (bob / "f").write_text("bob\n")
+    ckpt(bob, "save", "-m", "b1")
+    ckpt(bob, "restore", target)
+    ckpt(bob, "undo")
+    ckpt(bob, "undo")  # the redo: the state is the target's again, saved as b/2
+    assert (bob / "f").read_text() == "alice\n"
+    assert ckpt(bob, "restore", target).out.splitlines()[-1] == f"the worktree already matches {target}; nothing to restore"
+    assert _events(bob)[-1] == f"restored {target} (the worktree held it already)"
+    assert ckpt(bob, "log", "--graph").out.splitlines()[-1].startswith(f"|=  restored {target}  (the worktree held it already)  ")
+    assert ckpt(bob, "undo").out.splitlines()[-1] == "undo: restored b/1"
+    assert (bob / "f").read_text() == "bob\n"
+    assert ckpt(bob, "status").out.splitlines()[3] == "worktree:  matches b/1 (@)"
 
 
 def test_fresh_worktree_of_a_checkpoint_saved_without_changes(repo, tmp_path):
