@@ -736,7 +736,7 @@ class Repo:
 
     @contextlib.contextmanager
     def worktree_lock(self, exclusive: bool, timeout: float = 60.0) -> Iterator[None]:
-        """Hold ``$GIT_DIR/ckpt/lock`` (flock): exclusive for restore/undo, shared for save.
+        """Hold ``$GIT_DIR/ckpt/lock`` (flock): exclusive for restore/undo, shared for save and verify.
 
         Waits up to ``timeout`` seconds (``$GIT_CKPT_LOCK_TIMEOUT`` overrides it, e.g. 0 for an
         agent that would rather be told at once), then raises :class:`BusyError` (exit 5).
@@ -750,7 +750,8 @@ class Repo:
         with contextlib.suppress(ValueError):
             timeout = float(os.environ.get("GIT_CKPT_LOCK_TIMEOUT", timeout))
         with self.flock(self.ckpt_dir() / "lock", exclusive=exclusive, timeout=timeout,
-                        holder="another git ckpt restore or save is running in this worktree"):
+                        holder=("another git ckpt command (save, verify, restore or undo) is running in this worktree"
+                                if exclusive else "a git ckpt restore or undo is running in this worktree")):
             self._worktree_lock = "exclusive" if exclusive else "shared"
             try:
                 yield

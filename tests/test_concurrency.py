@@ -134,7 +134,7 @@ def test_a_held_lock_gives_a_clear_message(tmp_path):
         res = ckpt(root, "restore", "1", rc=5, env={"GIT_CKPT_LOCK_TIMEOUT": "0.5"}, fsck=False)
     finally:
         os.close(fd)
-    assert res.err.splitlines()[0] == "error: another git ckpt restore or save is running in this worktree"
+    assert res.err.splitlines()[0] == "error: another git ckpt command (save, verify, restore or undo) is running in this worktree"
     assert (root / "a.txt").read_text() == "two\n"
     ckpt(root, "restore", "1")
     assert (root / "a.txt").read_text() == "one\n"

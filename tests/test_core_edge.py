@@ -336,7 +336,7 @@ def test_a_command_that_waits_for_a_lock_says_so(repo):
     proc = subprocess.Popen(["git", "ckpt", "save"], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     # the handshake: the line saying it waits is the sign it is blocked on our lock
     waiting = proc.stderr.readline()
-    assert waiting == b"warning: waiting: another git ckpt restore or save is running in this worktree\n"
+    assert waiting == b"warning: waiting: a git ckpt restore or undo is running in this worktree\n"
     assert proc.poll() is None and not (repo / ".git/refs/ckpt/default/1").exists()
     os.close(fd)  # releases the lock
     out, err = proc.communicate(timeout=60)
