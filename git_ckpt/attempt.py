@@ -164,7 +164,9 @@ def attempt(
     if report.promoted:
         if report.empty_requirement:
             log("no verifiers configured: promoted on the empty requirement")
-        log(f"promoted {post.id}" if not report.already_promoted else f"{post.id} is already promoted")
+        log(f"{post.id} is already promoted" if report.already_promoted
+            else f"promoted {post.id} (its verifiers passed; it was promoted by force before)" if report.earned
+            else f"promoted {post.id}")
         res.outcome = "promoted"
         res.exit_code = 0
         res.clean = _matches(repo, cfg, post.id)

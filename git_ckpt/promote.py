@@ -18,7 +18,7 @@ from typing import Any
 
 from . import gatecache, ledger, store, trust
 from .config import Config
-from .errors import CheckFailed, UsageError
+from .errors import CheckFailed, CkptError, UsageError
 from .evidence import (  # re-exported for callers of this module
     Requirement as Requirement,
 )
@@ -50,12 +50,15 @@ class PromoteResult:
     #: why a forced promotion was forced (an untrusted .ckpt.toml, a required verifier without a
     #: pass), in that order; empty when it was not
     why_forced: list[str]
+    #: the ref held this commit already, promoted by force, and its required verifiers have
+    #: passed since: the promotion is recorded again, not forced
+    earned: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {"id": self.id, "commit": self.commit, "task": self.task, "previous": self.previous,
                 "changed": self.changed, "forced": self.forced, "verifiers": self.verifiers,
-                "why_forced": self.why_forced}
+                "why_forced": self.why_forced, "earned": self.earned}
 
 
 def make_local_hint(repo: Repo, cp: Checkpoint) -> str:
@@ -124,7 +127,22 @@ def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, rea
     changed = previous != cp.commit
     if changed:
         fault("promote.after-ref")
-    elif forced and not logged:
-        log_event(previous)  # promoting the promoted checkpoint again, forced past a requirement, records that
+    earned = False
+    if not changed and not logged:
+        if forced:
+            log_event(previous)  # promoting the promoted checkpoint again, forced past a requirement, records that
+        elif _forced_last(repo, task, cp.commit):
+            log_event(previous)  # forced before, backed by its verifiers now: the ledger says so
+            earned = True
     gatecache.remember(repo, task=task)  # the commit gate's fast path (hooks/pre-commit)
-    return PromoteResult(cp.id, cp.commit, task, previous, changed, forced, sorted(req.passed), why_forced)
+    return PromoteResult(cp.id, cp.commit, task, previous, changed, forced, sorted(req.passed), why_forced, earned)
+
+
+def _forced_last(repo: Repo, task: str, commit: str) -> bool:
+    """Whether the newest ``promote`` event of ``task`` promoted ``commit`` by force (an
+    unreadable ledger: False, the promotion stands as it is)."""
+    try:
+        rec = ledger.find_last(repo, task, lambda ev: ev.type == "promote")
+    except CkptError:
+        return False
+    return rec is not None and rec.event.data.get("commit") == commit and rec.event.data.get("forced") is True

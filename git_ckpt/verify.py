@@ -282,6 +282,7 @@ class Report:
     skipped: list[str] = field(default_factory=list)
     promoted: str | None = None
     already_promoted: bool = False
+    earned: bool = False  # promoted by force before, by its verifiers now
     empty_requirement: bool = False
     missing: dict[str, str] = field(default_factory=dict)
     exit_code: int = 0
@@ -294,7 +295,7 @@ class Report:
         return {
             "checkpoint": self.checkpoint, "commit": self.commit, "isolated": self.isolated,
             "results": [o.to_json() for o in self.outcomes], "skipped": self.skipped,
-            "promoted": self.promoted, "already_promoted": self.already_promoted,
+            "promoted": self.promoted, "already_promoted": self.already_promoted, "earned": self.earned,
             "empty_requirement": self.empty_requirement, "missing": self.missing, "exit_code": self.exit_code,
             "fetched": self.fetched, "newer_promoted": self.newer_promoted, "hint": self.hint,
         }
@@ -559,7 +560,8 @@ def verify(
     elif promote and req.satisfied and not report.skipped and not report.fetched:
         res = promotion.promote(repo, cfg, cp, reason="verify")
         report.promoted = cp.id
-        report.already_promoted = not res.changed
+        report.already_promoted = not (res.changed or res.earned)
+        report.earned = res.earned
     return report
 
 

@@ -177,6 +177,35 @@ def test_promote_force_names_the_real_reason(repo):
     assert ckpt(repo, "promote", "--force").out == "promoted default/3 (forced: required verifier t has no passing result on this content)\n"
 
 
+@pytest.mark.parametrize("how", ["verify", "verify-only", "attempt"])
+def test_a_forced_promotion_its_verifiers_pass_later_is_recorded_as_earned(repo, how):
+    """Walkthrough 28: after `promote --force`, a passing verify said "is already promoted" and
+    the ledger kept only the forced promotion.  The promotion is logged again, not forced, once
+    (by verify, the last missing verifier's verify --only, or attempt, whichever backs it first);
+    after that it is already promoted."""
+    from test_verify import verifier, write_config
+
+    write_config(repo, verifier("t", ["true"]) + (verifier("u", ["true"]) if how == "verify-only" else ""))
+    ckpt(repo, "save", "-m", "one")
+    if how == "verify-only":
+        assert "not promoted: required verifiers without a passing result: u" in ckpt(repo, "verify", "--only", "t", rc=None).out
+    ckpt(repo, "promote", "--force")
+    said = "promoted default/1 (its verifiers passed; it was promoted by force before)"
+    if how == "attempt":
+        assert said in ckpt(repo, "attempt", "--", "true").out.splitlines()
+    elif how == "verify":
+        assert ckpt(repo, "verify").out.splitlines()[-1] == said
+    else:
+        res = ckpt(repo, "verify", "--only", "u", "--json").json()["result"]
+        assert (res["promoted"], res["already_promoted"], res["earned"]) == ("default/1", False, True), res
+    promotes = [e for e in (json.loads(git(repo, "cat-file", "blob", f"refs/ckpt/default/log~{n}:event.json"))
+                            for n in range(int(git(repo, "rev-list", "--count", "refs/ckpt/default/log")))) if e["type"] == "promote"]
+    assert [(e["data"]["id"], e["data"]["forced"]) for e in promotes] == [("default/1", False), ("default/1", True)], promotes
+    assert ckpt(repo, "verify").out.splitlines()[-1] == "default/1 is already promoted"
+    assert ckpt(repo, "promote").out == "default/1 is already promoted\n"
+    assert ckpt(repo, "log", "--verify").out.startswith("ledger of default: intact")
+
+
 # ------------------------------------------------------------------ 3: hints name keys git config takes
 
 

@@ -32,7 +32,9 @@ def command(ckpt: str | None, force: bool, as_json: bool) -> int:
     res = promote(repo, cfg, cp, force=force, reason="promote")
 
     def human() -> None:
-        if not res.changed and not res.forced:
+        if res.earned:
+            say(f"promoted {res.id} (its verifiers passed; it was promoted by force before)")
+        elif not res.changed and not res.forced:
             say(f"{res.id} is already promoted")
         else:
             say(f"promoted {res.id}" + (f" (forced: {'; '.join(res.why_forced)})" if res.forced else ""))
