@@ -136,9 +136,12 @@ def test_gate_refuses_a_forced_promotion_naming_the_verifier(repo):
     ckpt(repo, "save")
     ckpt(repo, "verify", rc=1)
     ckpt(repo, "promote", "default/1", "--force")
+    logged = len(events(repo))
     res = ckpt(repo, "gate", rc=1)
     assert "required verifier tests has status failed on the promoted checkpoint default/1 (it was promoted with --force)" in res.err
     assert "hint: git ckpt verify default/1" in res.err
+    assert len(events(repo)) == logged  # by hand: a question, no refused commit (walkthrough 28)
+    assert ckpt(repo, "gate", "--hook", rc=1).err == res.err
     ev = events(repo)[-1]
     assert ev["type"] == "gate-refused" and ev["data"]["failing"] == {"tests": "failed"}
 

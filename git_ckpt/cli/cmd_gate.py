@@ -20,7 +20,8 @@ def command(hook: bool, message_file: str | None, as_json: bool) -> int:
     promoted checkpoint and its required verifiers passed on that content.
 
     A refusal (exit 1) names the differing paths (the first 20 and a count) or the failing
-    verifier, and the one command that fixes it, and is recorded as a gate-refused ledger event.
+    verifier, and the one command that fixes it; from a hook (--hook) it is recorded as a
+    gate-refused ledger event, run by hand it is only said.
     An untrusted .ckpt.toml (never trusted with verifiers, or changed or deleted since git ckpt
     trust) refuses with exit 9: its required verifiers cannot judge the commit.  Only results
     this repository's own git ckpt verify recorded count (fetched ones never do).
@@ -35,7 +36,8 @@ def command(hook: bool, message_file: str | None, as_json: bool) -> int:
     if index_file and not os.path.isabs(index_file):
         index_file = os.path.join(os.getcwd(), index_file)
     merging = hook and os.environ.get("GIT_CKPT_HOOK") == "pre-merge-commit"
-    res = gate(repo, index_file=index_file, record=message_file is None, merging=merging)
+    # a refusal is a refused commit only from a hook; by hand it is a question, logged nowhere
+    res = gate(repo, index_file=index_file, record=hook and message_file is None, merging=merging)
     if res.enabled and res.allowed:
         from ..gatecache import remember
 
