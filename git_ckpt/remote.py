@@ -25,6 +25,7 @@ it was.  Nothing here ever runs a fetched checkpoint's verifiers or hooks.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -461,7 +462,7 @@ def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
             updates.append(RefUpdate(ref, old, oid, fetch_status(repo, ref, old, oid)))
     ignored = sorted({name for name in adv if name.startswith(PREFIX) and not fetchable(name)}
                      | {PREFIX + name[len(prefix):] for name in junk})
-    merged = merge_notes(repo, repo.read_ref(tracking_notes(remote)), remote)
+    merged = _merge_fetched_notes(repo, remote)
     result = FetchResult(remote, updates, merged, ignored, removed)
     # Recorded in the current task's ledger when that task exists: a fetch alone never creates
     # a task (whose ledger a later push would send and collide on).
@@ -470,6 +471,19 @@ def fetch(repo: Repo, *, remote: str, task: str) -> FetchResult:
         if problem:
             result.warnings.append(problem)
     return result
+
+
+def _merge_fetched_notes(repo: Repo, remote: str) -> NotesMerge:
+    """:func:`merge_notes` of ``remote``'s notes as just fetched (``refs/notes/ckpt-remotes/R``).
+    Notes that are no notes commit (a tree or blob a remote sent) are ignored, and their tracking
+    ref is deleted: nothing that was said to be ignored is kept."""
+    ref = tracking_notes(remote)
+    theirs = repo.read_ref(ref)
+    merged = merge_notes(repo, theirs, remote)
+    if merged.problem and theirs:
+        with contextlib.suppress(CkptError):  # only a tracking ref: the next fetch brings it again
+            repo.update_refs([(ref, None, theirs)], reason=f"ckpt: {remote}'s notes are no notes commit")
+    return merged
 
 
 def _remove_clashes(repo: Repo, remote: str, held: dict[str, str], writes: set[str], adv: dict[str, str]) -> list[RefUpdate]:
@@ -762,9 +776,15 @@ def _push_once(repo: Repo, remote: str, tasks: list[str], allow_secrets: bool, l
     if theirs:
         _fetch_refs(repo, remote, [f"+{NOTES_REF}:{tracking_notes(remote)}"])
         theirs = repo.read_ref(tracking_notes(remote))
-        result.notes = merge_notes(repo, theirs, remote)
+        result.notes = _merge_fetched_notes(repo, remote)
     ours = repo.read_ref(NOTES_REF)
     notes_up = RefUpdate(NOTES_REF, theirs, ours, "new" if theirs is None else "fast-forward") if ours and ours != theirs else None
+    if result.notes.problem:
+        # their notes ref is no notes commit: ours cannot fast-forward it, and would be refused
+        # with every checkpoint ref of this atomic push; the checkpoints go, the results stay
+        notes_up = None
+        result.notes.problem += ("; your verifier results were not pushed (a git admin of the remote can delete "
+                                 f"its {NOTES_REF}: git update-ref -d {NOTES_REF})")
     sends = [u for u in ups if u.status in ("new", "fast-forward", "updated")]
     if not sends and not notes_up and not recorded:
         return result

@@ -40,10 +40,20 @@ def test_notes_that_are_no_commit_are_ignored(tmp_path, kind, have_notes):
     res = ckpt(vic, "fetch")
     assert f"warning: the notes origin sent are a {kind}, not a notes commit: ignored" in res.err.splitlines()
     assert git(vic, "for-each-ref", "refs/notes/ckpt") == before
+    assert git(vic, "for-each-ref", "refs/notes/ckpt-remotes/") == b""  # said ignored: nothing of it kept
     (vic / "a.txt").write_text("z\n")
     ckpt(vic, "save", "-m", "s2")
     assert ckpt(vic, "verify").out.splitlines()[-1] == "promoted t/2"
     assert git(vic, "cat-file", "-t", "refs/notes/ckpt") == b"commit\n"
+    # attack 25: every later push was refused whole (ours cannot fast-forward their blob); the
+    # checkpoints go, the results stay, and the warning says why and who can mend it
+    res = ckpt(vic, "push")
+    assert (f"warning: the notes origin sent are a {kind}, not a notes commit: ignored; your verifier results were not "
+            "pushed (a git admin of the remote can delete its refs/notes/ckpt: git update-ref -d refs/notes/ckpt)") in res.err.splitlines(), res
+    refs = git(_remote, "for-each-ref", "--format=%(refname) %(objecttype)").decode().splitlines()
+    assert [r for r in refs if "ckpt" in r] == ["refs/ckpt/t/1 commit", "refs/ckpt/t/2 commit", "refs/ckpt/t/log commit",
+                                                "refs/ckpt/t/promoted commit", f"refs/notes/ckpt {kind}"], refs
+    assert git(vic, "for-each-ref", "refs/notes/ckpt-remotes/") == b""
 
 
 def test_a_notes_layout_no_reader_reads_is_not_adopted(tmp_path):
