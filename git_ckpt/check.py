@@ -66,7 +66,10 @@ def targets(repo: Repo, *, spec: str | None, all_tasks: bool, task: str) -> list
 
     ``spec`` names one checkpoint (resolved like every command; :class:`NotFoundError` when
     unknown, but a ref that exists yet cannot be loaded is still returned, to be reported);
-    ``all_tasks`` every ``refs/ckpt/T/N`` of every task; otherwise every checkpoint of ``task``.
+    ``all_tasks`` every checkpoint of every task, this repository's and every fetched
+    ``REMOTE:T``; otherwise every checkpoint of ``task``.  A task's promoted ref is checked too
+    when it names no checkpoint that is checked already (a dropped one, or damage), so the
+    ``check --all`` every "damaged" error hints at names whatever a command found damaged.
     """
     if spec:
         ref = _ref_for_spec(repo, spec, task)
@@ -76,9 +79,14 @@ def targets(repo: Repo, *, spec: str | None, all_tasks: bool, task: str) -> list
         return [(cp.id, cp.ref or cp.commit, cp.commit)]
     out: list[tuple[str, str, str | None]] = []
     names = store.tasks(repo) if all_tasks else [task]
+    if all_tasks:
+        names += [f"{r}:{t}" for t, remotes in store.fetched_tasks(repo).items() for r in remotes]
     for t in names:
-        for n, oid in store.numbered(repo, t):
-            out.append((f"{t}/{n}", store.ckpt_ref(t, n), oid))
+        numbered = store.numbered(repo, t)
+        out += [(f"{t}/{n}", store.ckpt_ref(t, n), oid) for n, oid in numbered]
+        promoted = repo.read_ref(store.promoted_ref(t))
+        if promoted and (promoted not in {oid for _n, oid in numbered} or repo.object_type(promoted) != "commit"):
+            out.append((f"{t}/promoted", store.promoted_ref(t), promoted))
     return out
 
 
@@ -127,11 +135,11 @@ def check_one(repo: Repo, cid: str, ref: str, commit: str | None) -> CheckResult
         res.problems.append(exc.message)
         return res
     m = cp.manifest
-    if ref.startswith(store.PREFIX) and m.id != cid:
+    if ref.startswith(store.PREFIX) and m.id != cid and not cid.endswith("/promoted"):  # a promoted ref holds T/N
         res.problems.append(f"its manifest names it {m.id!r}, but it is stored as {cid}")
     if m.tree != cp.tree:
         res.problems.append(f"manifest tree {m.tree[:12]} differs from the commit's tree {cp.tree[:12]}")
-    row = row_from_message(repo.commit_message(commit), cid.rpartition(":")[2])  # what list shows of it
+    row = row_from_message(repo.commit_message(commit), m.id if cid.endswith("/promoted") else cid.rpartition(":")[2])  # what list shows of it
     if row is not None and row != list_row(m):
         res.problems.append("the Ckpt-Row line of its commit message disagrees with its manifest (git ckpt list shows that line)")
     missing = missing_objects(repo, cp)

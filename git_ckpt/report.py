@@ -109,10 +109,10 @@ def svg(tl: Timeline) -> str:
         fill = {"passed": "#1a7f37", "failed": "#cf222e", "mixed": "#bf8700", "none": "#0969da"}[state]
         if n.kind == "pre-restore":
             fill = "#6e7781"
-        if n.gone:
+        if n.gone or n.damaged:
             fill = "#d0d7de"
-        tip = f"{cid} ({n.kind}{', pruned' if n.gone else ''}) {n.message} — {n.at}" + "".join(f"\n{r.verifier}: {r.word}{' (reused)' if r.reused else ''}" for r in n.results)
-        parts.append(f'<g class="node {_e(n.kind)} {state}{" promoted" if n.promoted else ""}{" gone" if n.gone else ""}" id="{_slug(cid)}-dot" data-id="{_e(cid)}">'
+        tip = f"{cid} ({n.kind}{', pruned' if n.gone else ', damaged' if n.damaged else ''}) {n.message} — {n.at}" + "".join(f"\n{r.verifier}: {r.word}{' (reused)' if r.reused else ''}" for r in n.results)
+        parts.append(f'<g class="node {_e(n.kind)} {state}{" promoted" if n.promoted else ""}{" gone" if n.gone else ""}{" damaged" if n.damaged else ""}" id="{_slug(cid)}-dot" data-id="{_e(cid)}">'
                      f'<a href="#{_slug(cid)}"><title>{_e(tip)}</title>')
         if n.promoted:
             parts.append(f'<circle cx="{x}" cy="{y}" r="{R + 6}" fill="none" stroke="#d4a72c" stroke-width="4"/>')
@@ -152,7 +152,7 @@ def page(repo: Repo, task: str, tl: Timeline | None = None) -> str:
            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; img-src data:">',
            f"<title>git ckpt report: {_e(task)}</title><style>{CSS}</style></head><body>",
            f"<h1>Task {_e(task)}</h1>",
-           f'<p class="meta">{tl.live} checkpoint(s){f" ({tl.gone} more pruned or dropped)" if tl.gone else ""}, {sum(len(n.results) for n in tl.nodes.values())} verifier run(s), '
+           f'<p class="meta">{tl.live} checkpoint(s){f" ({tl.gone} more pruned or dropped)" if tl.gone else ""}{f" ({tl.damaged} damaged: git ckpt check --task {_e(task)} says how)" if tl.damaged else ""}, {sum(len(n.results) for n in tl.nodes.values())} verifier run(s), '
            f'{_jumps(tl)} jump(s); generated {now_iso()} by git ckpt report</p>']
     out.append("<h2>Timeline</h2>")
     if tl.nodes:
@@ -190,9 +190,10 @@ def page(repo: Repo, task: str, tl: Timeline | None = None) -> str:
             out += [f'<tr><td>{_e(r.verifier)}</td><td class="{"pass" if r.ok else "fail"}">{_e(r.word)}{" (reused)" if r.reused else ""}</td>'
                     f"<td>{_e(r.exit_code)}</td></tr>" for r in n.results]
             out.append("</table>")
-        files = None if n.gone else changed_files(repo, tl, cid)
+        files = None if n.gone or n.damaged else changed_files(repo, tl, cid)
         if files is None:
-            out.append('<p class="meta">(pruned or dropped: no longer a checkpoint here)</p>')
+            out.append('<p class="meta">(damaged: its ref names no checkpoint; not read)</p>' if n.damaged
+                       else '<p class="meta">(pruned or dropped: no longer a checkpoint here)</p>')
         elif files:
             out.append(f"<details{' open' if len(files) <= 12 else ''}><summary>{len(files)} changed file(s)</summary><table>")
             out += [f"<tr><td><code>{_e(s)}</code></td><td><code>{_e(p)}</code></td></tr>" for s, p in files[:MAX_FILES]]
@@ -213,7 +214,7 @@ def data(repo: Repo, task: str, tl: Timeline | None = None) -> dict[str, Any]:
     """What ``report --json`` returns: the counts the page shows (from ``tl`` when given, as
     :func:`page`).  Raises what :func:`git_ckpt.timeline.build` raises."""
     tl = build(repo, task) if tl is None else tl
-    return {"task": task, "checkpoints": tl.live, "pruned": tl.gone, "lanes": tl.lanes,
+    return {"task": task, "checkpoints": tl.live, "pruned": tl.gone, "damaged": tl.damaged, "lanes": tl.lanes,
             "jumps": _jumps(tl),
             "promoted": next((c for c, n in tl.nodes.items() if n.promoted), None)}
 

@@ -723,8 +723,12 @@ def not_a_checkpoint(name: str, ref: str | None, detail: str) -> CkptError:
     under ``refs/ckpt/`` names it (git ckpt never writes such a ref), else an unknown checkpoint
     (exit 4: the user named some other commit)."""
     if ref is not None and ref.startswith((PREFIX, REMOTE_PREFIX)):
-        fix = (f"git ckpt drop {name} removes the ref (the ledger records it)" if ref.startswith(PREFIX)
-               else f"git ckpt fetch {ref[len(REMOTE_PREFIX):].partition('/')[0]} again replaces it")
+        if ref.startswith(REMOTE_PREFIX):
+            fix = f"git ckpt fetch {ref[len(REMOTE_PREFIX):].partition('/')[0]} again replaces it"
+        elif ref.endswith("/promoted"):  # no checkpoint to drop: the ref itself goes
+            fix = f"git update-ref -d {ref} ends the promotion (then git ckpt verify promotes a checkpoint again)"
+        else:
+            fix = f"git ckpt drop {ref[len(PREFIX):]} removes the ref (the ledger records it)"
         return CorruptError(f"{ref} names {escape(name)}, which is not a checkpoint commit{detail}: {NOT_MADE_BY_US}", fix)
     return NotFoundError(f"{escape(name)} is not a checkpoint commit{detail}", "git ckpt list shows the checkpoints")
 
@@ -757,6 +761,17 @@ def is_local(repo: Repo, cp: Checkpoint) -> bool:
     if not _TASK_RE.fullmatch(m.task or "") or ".." in m.task or m.number < 1:
         return False
     return repo.read_ref(ckpt_ref(m.task, m.number)) == cp.commit
+
+
+def replaced_by(repo: Repo, cp: Checkpoint) -> str | None:
+    """What ``refs/ckpt/T/N`` (T and N from ``cp``'s manifest) holds when it exists but names
+    another object than ``cp``'s commit: not a dropped checkpoint but a damaged ref (a tree, a
+    blob, another commit put there).  None when the ref is absent or holds ``cp``."""
+    m = cp.manifest
+    if not _TASK_RE.fullmatch(m.task or "") or ".." in m.task or m.number < 1:
+        return None
+    held = repo.read_ref(ckpt_ref(m.task, m.number))
+    return held if held is not None and held != cp.commit else None
 
 
 def checkpoint_task(cp: Checkpoint) -> str:

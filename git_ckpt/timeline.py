@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from . import ledger, store
+from .errors import CkptError
 from .gitcore import Repo
 from .model import Card, escape
 from .words import result_word
@@ -58,6 +59,9 @@ class Node:
     #: pruned by gc or dropped: its ref (refs/ckpt/T/N, or refs/ckpt-remotes/REMOTE/T/N for a
     #: fetched task) no longer names its commit
     gone: bool = False
+    #: its ref names something that is no checkpoint (a tree, a blob, another commit): neither
+    #: pruned nor dropped, and not read (git ckpt check names what is wrong)
+    damaged: bool = False
 
 
 @dataclass
@@ -87,12 +91,17 @@ class Timeline:
     @property
     def live(self) -> int:
         """How many of the task's checkpoints still exist (pruned and dropped ones not counted)."""
-        return sum(1 for n in self.nodes.values() if not n.gone)
+        return sum(1 for n in self.nodes.values() if not n.gone and not n.damaged)
 
     @property
     def gone(self) -> int:
         """How many checkpoints on the timeline were pruned (gc) or dropped since."""
         return sum(1 for n in self.nodes.values() if n.gone)
+
+    @property
+    def damaged(self) -> int:
+        """How many checkpoints on the timeline have a ref naming something that is no checkpoint."""
+        return sum(1 for n in self.nodes.values() if n.damaged)
 
 
 def build(repo: Repo, task: str) -> Timeline:
@@ -160,6 +169,12 @@ def build(repo: Repo, task: str) -> Timeline:
         live = {f"{task}/{n}": oid for n, oid in store.numbered(repo, task)}
         for n in nodes.values():
             n.gone = live.get(n.id) is None or (n.commit is not None and live[n.id] != n.commit)
+            if not n.gone or live.get(n.id) is None:
+                continue
+            try:  # its number names another commit: another checkpoint (this one went), or damage
+                store.load(repo, live[n.id], id=n.id)
+            except CkptError:
+                n.gone, n.damaged = False, True
     card = recs[-1].card if recs else None
     return Timeline(task, card, nodes, steps, assign_lanes(nodes.values()))
 
@@ -223,7 +238,7 @@ def graph_lines(tl: Timeline) -> list[str]:
             n = tl.nodes[s.node]
             mark = "o" if n.kind == "pre-restore" else "*"
             grew = f"  (from {n.parent})" if n.parent and n.parent != last_save else ""
-            gone = "  [pruned]" if n.gone else ""
+            gone = "  [pruned]" if n.gone else "  [damaged]" if n.damaged else ""
             out.append(f"{mark} {n.id:<{width}} {n.kind:<11} {n.message}{grew}{gone}".rstrip() + f"  {time}")
             last_save = n.id
         elif s.type == "verify":

@@ -746,3 +746,60 @@ def test_status_names_a_damaged_latest_or_promoted_checkpoint(repo, what, which)
         git(repo, "add", "x")
         assert git(repo, "commit", "-qm", "x", check=False) == b""
         assert git(repo, "rev-list", "--count", "HEAD").strip() == b"1"  # refused
+
+
+def test_a_damaged_fetched_checkpoint_is_damaged_in_every_view_and_check_all_names_it(tmp_path):
+    """Attack 25: a teammate's refs/ckpt/t/1 re-pointed at a tree showed as "[pruned]" in
+    log --graph and "pruned or dropped" in the report, and every error's hint, check --all,
+    skipped fetched tasks and said ok.  It is damaged everywhere, and check --all names it."""
+    from conftest import pushed_task
+
+    remote, _alice, bob = pushed_task(tmp_path, "t", {"f": "x\n"})
+    git(remote, "update-ref", "refs/ckpt/t/1", git(remote, "rev-parse", "main^{tree}").decode().strip())
+    ckpt(bob, "fetch")
+    graph = ckpt(bob, "log", "--graph", "--task", "origin:t").out
+    assert "[damaged]" in graph and "[pruned]" not in graph, graph
+    data = ckpt(bob, "report", "--html", str(tmp_path / "r.html"), "--task", "origin:t", "--json").json()["result"]
+    assert (data["checkpoints"], data["pruned"], data["damaged"]) == (0, 0, 1), data
+    page = ckpt(bob, "report", "--html", "-", "--task", "origin:t").out
+    assert "(1 damaged: git ckpt check --task origin:t says how)" in page and "pruned or dropped" not in page
+    res = ckpt(bob, "show", "origin:t/1", rc=7)
+    assert res.err.splitlines()[-1].startswith("hint: git ckpt check --all names every damaged checkpoint"), res
+    res = ckpt(bob, "check", "--all", rc=1)
+    assert [ln for ln in res.out.splitlines() if ln.startswith("DAMAGED")] == [
+        "DAMAGED  origin:t/1: refs/ckpt-remotes/origin/t/1 points at a tree, not a checkpoint commit"], res
+
+
+@pytest.mark.parametrize("what", ["number ref", "promoted to a tree", "promoted to a plain commit"])
+def test_a_damaged_promotion_is_named_as_damage_with_a_fix_that_works(repo, what):
+    """Attack 25: with refs/ckpt/T/N of the promoted checkpoint re-pointed, status and the gate
+    called it dropped and hinted drop --force; a promoted ref naming a tree sent every commit's
+    refusal to check --all, which said ok; one naming a plain commit hinted a drop that exits 4."""
+    ckpt(repo, "save", "-m", "one")
+    ckpt(repo, "promote", "--force", "default/1")
+    git(repo, "config", "ckpt.gate", "true")
+    ckpt(repo, "hooks", "install")
+    tree = git(repo, "rev-parse", "HEAD^{tree}").decode().strip()
+    ref, target = {"number ref": ("refs/ckpt/default/1", tree), "promoted to a tree": ("refs/ckpt/default/promoted", tree),
+                   "promoted to a plain commit": ("refs/ckpt/default/promoted", "HEAD")}[what]
+    git(repo, "update-ref", ref, target)
+    status = ckpt(repo, "status").out.splitlines()
+    assert "(damaged: " in status[2] and "dropped" not in status[2], status
+    assert status[-1] == "gate:      on (the promoted checkpoint is damaged: commits will be refused)", status
+    res = ckpt(repo, "gate", "--hook", rc=None)
+    assert res.rc in (1, 7) and "dropped" not in res.err and "drop --force" not in res.err, res
+    checked = ckpt(repo, "check", "--all", rc=1).out.splitlines()
+    if what == "number ref":
+        assert "is damaged: refs/ckpt/default/1 names" in res.err and "git ckpt check --all" in res.err, res
+        assert checked == ["DAMAGED  default/1: refs/ckpt/default/1 points at a tree, not a checkpoint commit",
+                           "ok       default/promoted  (1 file, 0 overlay files)"], checked  # the promoted commit itself is sound
+    else:
+        assert checked[0] == "ok       default/1  (1 file, 0 overlay files)" and checked[1].startswith("DAMAGED  default/promoted: "), checked
+        assert ckpt(repo, "check", "--all", rc=1).err.splitlines()[-1].endswith(
+            "; end a damaged promotion with git update-ref -d refs/ckpt/default/promoted")
+    if what == "promoted to a plain commit":
+        hint = res.err.splitlines()[-1]
+        assert hint == ("hint: git update-ref -d refs/ckpt/default/promoted ends the promotion "
+                        "(then git ckpt verify promotes a checkpoint again)"), res
+        git(repo, *hint[len("hint: "):].split(" ends")[0].split()[1:])  # the hint's command works
+        assert git(repo, "for-each-ref", "refs/ckpt/default/promoted") == b""

@@ -540,3 +540,25 @@ def test_a_file_created_later_in_a_kept_directory_is_saved(repo):
     ckpt(repo, "save", "-m", "after")
     saved = git(repo, "ls-tree", "-r", "--name-only", "refs/ckpt/default/3").decode().split()
     assert saved == [".gitignore", "README", "a", "out/real_work.py", "out/sub/more.py"], saved
+
+
+@pytest.mark.parametrize("args", [("log", "--task", ""), ("gc", "--task", "", "--keep", "0"), ("check", "--task", ""),
+                                  ("list", "--task", ""), ("push", "--task", ""), ("report", "--html", "r.html", "--task", ""),
+                                  ("save", "--task", ""), ("handoff", ""), ("stats", ""), ("task", "show", ""),
+                                  ("log", "--graph", "--task", "")])
+def test_an_empty_task_name_is_a_usage_error_not_the_current_task(repo, args):
+    """Walkthrough 29: ``list --remote ''`` listed the local checkpoints (an empty name read as
+    none given); its kind: ``--task "$TASK"`` with TASK unset made ``gc`` prune the current task.
+    An empty task name is exit 2, one line, nothing changed."""
+    ckpt(repo, "save", "-m", "one")
+    refs = git(repo, "for-each-ref")
+    res = ckpt(repo, *args, rc=2)
+    assert res.err.splitlines()[0].startswith("error: invalid value for ") and res.err.splitlines()[0].endswith(": must not be empty"), res
+    assert git(repo, "for-each-ref") == refs and res.out == ""
+
+
+def test_an_empty_remote_name_is_no_configured_remote(repo):
+    ckpt(repo, "save", "-m", "one")
+    for args in (("list", "--remote", ""), ("push", ""), ("fetch", "")):
+        res = ckpt(repo, *args, rc=2)
+        assert res.err.splitlines()[0] == "error: '' is not a configured remote", (args, res)

@@ -252,6 +252,23 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print a JSON envelope instead of text.")(f)
 
 
+class _Name(click.ParamType[str]):
+    """A task or remote name as typed: any text but the empty string, which a shell gives for an
+    unset variable (``--task "$TASK"``) and which would otherwise read as "not given" (the
+    current task, no remote: ``gc --task ''`` pruning the current task).  Exit 2, one line."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "":
+            self.fail("must not be empty", param, ctx)
+        return value
+
+
+#: The type of every task and remote name option and argument.
+NAME = _Name()
+
+
 def task_argument(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Add an optional TASK argument that may also be given as ``--task T`` (the other views
     of a task take ``--task``), handed to the command as ``task``; both, naming two different
@@ -267,8 +284,8 @@ def task_argument(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any
                 raise UsageError(f"two tasks given: {task} and --task {task_option}", "give the task once, as TASK or --task TASK")
             return f(*args, task=task if task is not None else task_option, **kwargs)
 
-        both = click.option("--task", "task_option", default=None, metavar="TASK", help=help)(both)
-        return click.argument("task", required=False)(both)
+        both = click.option("--task", "task_option", default=None, metavar="TASK", type=NAME, help=help)(both)
+        return click.argument("task", required=False, type=NAME)(both)
 
     return decorate
 

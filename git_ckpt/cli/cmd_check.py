@@ -5,13 +5,13 @@ from __future__ import annotations
 import click
 
 from ..words import counted
-from . import emit, json_option, open_repo, say
+from . import NAME, emit, json_option, open_repo, say
 
 
 @click.command("check")
 @click.argument("ckpt", required=False)
 @click.option("--all", "all_", is_flag=True, help="Check every checkpoint of every task.")
-@click.option("--task", default=None, help="Check every checkpoint of this task (default: the current task).")
+@click.option("--task", default=None, type=NAME, help="Check every checkpoint of this task (default: the current task).")
 @json_option
 def command(ckpt: str | None, all_: bool, task: str | None, as_json: bool) -> int:
     """Materialise CKPT (default: every checkpoint of the task; --all: of every task) in a
@@ -43,10 +43,13 @@ def command(ckpt: str | None, all_: bool, task: str | None, as_json: bool) -> in
 
     emit("check", {"ok": not bad, "checked": len(results), "checkpoints": [r.to_json() for r in results]}, as_json, human)
     if bad:
-        local = [r.id for r in bad if ":" not in r.id]
+        local = [r.id for r in bad if ":" not in r.id and not r.id.endswith("/promoted")]
+        promotions = [r.id for r in bad if ":" not in r.id and r.id.endswith("/promoted")]
         fix = "get a good copy from a teammate (git ckpt fetch REMOTE)"
         if local:
             fix += ", or drop the damaged ones: " + check.drop_command(repo, local)
+        if promotions:  # no checkpoint of its own to drop: the ref goes
+            fix += "; end a damaged promotion with " + " and ".join(f"git update-ref -d {store.PREFIX}{p}" for p in promotions)
         raise CheckFailed(
             f"{len(bad)} of {len(results)} checkpoint(s) would not restore exactly: " + ", ".join(r.id for r in bad), fix)
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import DURATION, SIZE, emit, json_option, open_repo, say
+from . import DURATION, NAME, SIZE, emit, json_option, open_repo, say
 
 
 @click.command("gc")
@@ -12,7 +12,7 @@ from . import DURATION, SIZE, emit, json_option, open_repo, say
 @click.option("--older-than", type=DURATION, default=None, help="Prune only checkpoints older than this (30d, 12h, 90m).")
 @click.option("--max-bytes", type=SIZE, default=None, help="Then prune the oldest until checkpoint objects fit in SIZE (500MiB).")
 @click.option("--dry-run", "-n", is_flag=True, help="Print what would be pruned; change nothing.")
-@click.option("--task", default=None, help="Prune this task (default: the current task).")
+@click.option("--task", default=None, type=NAME, help="Prune this task (default: the current task).")
 @click.option("--all", "all_", is_flag=True, help="Prune every task.")
 @json_option
 def command(keep: int | None, older_than: str | None, max_bytes: str | None, dry_run: bool, task: str | None, all_: bool, as_json: bool) -> int:

@@ -6,11 +6,11 @@ from typing import Any
 
 import click
 
-from . import emit, json_option, open_repo, say
+from . import NAME, emit, json_option, open_repo, say
 
 
 @click.command("list")
-@click.option("--task", default=None, help="List this task instead of the current one.")
+@click.option("--task", default=None, type=NAME, help="List this task instead of the current one.")
 @click.option("--all", "all_", is_flag=True, help="List every task.")
 @click.option("--remote", default=None, help="List checkpoints fetched from REMOTE (git ckpt fetch): every task, or --task T.")
 @json_option
@@ -29,10 +29,10 @@ def command(task: str | None, all_: bool, remote: str | None, as_json: bool) -> 
     prefix, shown = store.PREFIX, ""
     if task and store.is_fetched_task(store.check_task_spec(task)):
         named, bare = store.split_task(task)  # --task REMOTE:T is --remote REMOTE --task T
-        if remote and remote != named:
+        if remote is not None and remote != named:
             raise UsageError(f"--remote {remote} and --task {task} name two remotes", f"git ckpt list --task {task}")
         remote, task = named, bare
-    if remote:
+    if remote is not None:  # '' too: it is no configured remote, said as for every other name
         prefix, shown = f"{store.REMOTE_PREFIX}{remote}/", f"{remote}:"
         all_ = all_ or not task
         if not repo.refs_under(prefix) and (problem := store.remote_problem(repo, remote)) is not None:

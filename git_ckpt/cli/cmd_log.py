@@ -6,7 +6,7 @@ import click
 
 from ..model import escape
 from ..words import counted
-from . import emit, json_option, open_repo, say
+from . import NAME, emit, json_option, open_repo, say
 
 
 def _since(text: str) -> str:
@@ -26,7 +26,7 @@ def _since(text: str) -> str:
 
 
 @click.command("log")
-@click.option("--task", default=None, help="Show this task instead of the current one.")
+@click.option("--task", default=None, type=NAME, help="Show this task instead of the current one.")
 @click.option("--verify", "verify_", is_flag=True, help="Re-check the hash chain; exit 1 naming the first broken link.")
 @click.option("--graph", is_flag=True, help="Draw the timeline: checkpoints, verifier pass/fail, restores and undos as jumps, promotions, handoffs.")
 @click.option("-n", "--max-count", "max_count", type=click.IntRange(min=0), default=None,

@@ -5,12 +5,12 @@ from __future__ import annotations
 import click
 
 from ..model import escape
-from . import emit, json_option, open_repo, say
+from . import NAME, emit, json_option, open_repo, say
 
 
 @click.command("push")
 @click.argument("remote", required=False, default="origin")
-@click.option("--task", default=None, help="Push this task (default: the current task; results are always pushed).")
+@click.option("--task", default=None, type=NAME, help="Push this task (default: the current task; results are always pushed).")
 @click.option("--all", "all_", is_flag=True, help="Push every task.")
 @click.option("--allow-secrets", is_flag=True, help="Push even when the secret scan finds something.")
 @json_option

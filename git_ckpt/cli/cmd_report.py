@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from . import emit, json_option, open_repo, say
+from . import NAME, emit, json_option, open_repo, say
 
 
 @click.command("report")
 @click.option("--html", "html_file", required=True, type=click.Path(dir_okay=False, writable=True),
               help="Write the page to FILE ('-' for stdout).")
-@click.option("--task", default=None, help="Report on this task instead of the current one.")
+@click.option("--task", default=None, type=NAME, help="Report on this task instead of the current one.")
 @json_option
 def command(html_file: str, task: str | None, as_json: bool) -> int:
     """Write one self-contained HTML page about TASK: its timeline, card, per-checkpoint changed files and verifier results.

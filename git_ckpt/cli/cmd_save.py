@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from . import emit, json_option, open_repo, say, warn
+from . import NAME, emit, json_option, open_repo, say, warn
 
 if TYPE_CHECKING:
     from ..model import Kind
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 @click.option("-m", "--message", default="", help="What this checkpoint is.")
 @click.option("--next", "next_", default=None, help="The next step (recorded on the task card).")
 @click.option("--hypothesis", default=None, help="What you expect this state to show.")
-@click.option("--task", default=None, help="Save into this existing task instead of the current one (task start begins a task).")
+@click.option("--task", default=None, type=NAME, help="Save into this existing task instead of the current one (task start begins a task).")
 @click.option("--allow-empty", is_flag=True, help="Save even when nothing changed since the latest checkpoint.")
 @click.option("--kind", type=click.Choice(["manual", "auto"]), default="manual", help="Recorded in the manifest.")
 @json_option
