@@ -67,17 +67,41 @@ def _corrupt(task: str, commit: str, exc: Exception) -> CorruptError:
                         f"git ckpt log --verify --task {task} names the first bad event")
 
 
-def _read(repo: Repo, commit: str, task: str) -> Record:
+#: The most bytes of event and card JSON one walk decodes from a fetched ledger (``REMOTE:T``).
+#: Each event is bounded (:data:`MAX_EVENT`), but a teammate's ledger can name one 1 MiB event
+#: from thousands of commits in a push of a few kilobytes, and a view that keeps every event
+#: (stats, log --graph, report) then held gigabytes.  8 MiB is ~20,000 events of a real ledger.
+FETCHED_LEDGER_BYTES = 8 << 20
+
+
+class _Budget:
+    """What one walk of ``task``'s ledger may still decode: :data:`FETCHED_LEDGER_BYTES` for a
+    fetched task, unbounded for this repository's own (its events are this tool's writing)."""
+
+    def __init__(self, task: str) -> None:
+        self.left: int | None = FETCHED_LEDGER_BYTES if store.is_fetched_task(task) else None
+
+    def charge(self, size: int) -> None:
+        """Spend ``size`` bytes; :class:`CorruptError` once the walk has read too much."""
+        if self.left is None:
+            return
+        self.left -= size
+        if self.left < 0:
+            raise CorruptError(f"the fetched ledger holds more than {FETCHED_LEDGER_BYTES >> 20} MiB of events, "
+                               "more than git ckpt reads of a teammate's ledger")
+
+
+def _read(repo: Repo, commit: str, task: str, budget: _Budget | None = None) -> Record:
     try:
         tree = repo.read_commit(commit).tree
-        ev = decode_json(_file(repo, tree, "event.json", MAX_EVENT), Event)
+        ev = decode_json(_file(repo, tree, "event.json", MAX_EVENT, budget), Event)
         card_entry = repo.tree_entry(tree, "card.json")
     except (CorruptError, msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise _corrupt(task, commit, exc) from None
 
     def load() -> Card:
         try:
-            return decode_json(_file(repo, tree, "card.json", MAX_CARD), Card)
+            return decode_json(_file(repo, tree, "card.json", MAX_CARD, budget), Card)
         except (CorruptError, msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise _corrupt(task, commit, exc) from None
 
@@ -86,14 +110,17 @@ def _read(repo: Repo, commit: str, task: str) -> Record:
     return Record(commit, ev, load=load)
 
 
-def _file(repo: Repo, tree: str, name: str, limit: int) -> bytes:
+def _file(repo: Repo, tree: str, name: str, limit: int, budget: _Budget | None = None) -> bytes:
     """The blob ``name`` at the top of ledger tree ``tree`` (at most ``limit`` bytes, checked
-    before it is read); :class:`CorruptError` when absent or larger."""
+    before it is read, and charged to ``budget``); :class:`CorruptError` when absent or larger."""
     entry = repo.tree_entry(tree, name)
     if entry is None:
         raise CorruptError(f"no {name}")
-    if repo.blob_size(entry.oid) > limit:  # a fetched ledger is someone else's: bounded before it is read
+    size = repo.blob_size(entry.oid)
+    if size > limit:  # a fetched ledger is someone else's: bounded before it is read
         raise CorruptError(f"{name} is larger than {limit} bytes")
+    if budget is not None:
+        budget.charge(size)
     return repo.read_blob(entry.oid)
 
 
@@ -167,9 +194,10 @@ def append_or_warn(repo: Repo, task: str, type: str, data: dict[str, Any],
 def records(repo: Repo, task: str) -> list[Record]:
     """All ledger entries of ``task``, oldest first (first-parent walk from the ref)."""
     out = []
+    budget = _Budget(task)
     oid = repo.read_ref(store.log_ref(task))
     while oid:
-        rec = _read(repo, oid, task)
+        rec = _read(repo, oid, task, budget)
         out.append(rec)
         parents = repo.read_commit(oid).parents
         oid = parents[0] if parents else None
@@ -189,8 +217,9 @@ def iter_records(repo: Repo, task: str, newest: int | None = None) -> Iterator[R
         repo.read_commit(oid)
     except CorruptError as exc:
         raise _corrupt(task, oid, exc) from None
+    budget = _Budget(task)
     for commit in reversed(repo.first_parent_chain(oid, newest)):
-        yield _read(repo, commit, task)
+        yield _read(repo, commit, task, budget)
 
 
 def changed_nothing(data: Mapping[str, Any]) -> bool:
@@ -300,9 +329,10 @@ def verify(repo: Repo, task: str) -> list[str]:
     promoted_on_chain: set[str] = set()
     saved_on_chain: set[str] = set()
     results_on_chain: set[str] = set()
+    budget = _Budget(task)
     for i, commit in enumerate(chain, start=1):
         try:
-            rec = _read(repo, commit, task)
+            rec = _read(repo, commit, task, budget)
         except CorruptError as exc:
             problems.append(f"event #{i} ({commit[:12]}): unreadable: {exc.message}")
             break

@@ -151,3 +151,23 @@ def test_a_ledger_ref_naming_no_commit_is_corrupt_in_every_view(tmp_path, kind):
     assert (error["code"], error["message"]) == ("corrupt", said), error
     res = ckpt(bob, "log", "--verify", "--task", "origin:q", rc=1)
     assert f"ledger commit {target[:12]}: object {target} is a {kind}, not a commit" in res.err, res
+
+
+def test_a_fetched_ledger_naming_one_large_event_many_times_is_refused_within_a_bound(tmp_path):
+    """Attack 25: 40 ledger commits naming one ~1 MiB event (a push of under 1 MB) made stats,
+    log --graph and report hold a gigabyte each, growing with every commit.  One walk of a
+    fetched ledger decodes at most 8 MiB of events: past that it is corrupt (exit 7)."""
+    from test_remote import _team
+
+    bare, _alice, bob = _team(tmp_path)
+    big = _event(1, "note", {"x": [0] * 300_000})  # 600 KB: within the bound of one event
+    assert 500_000 < len(big) < 1 << 20
+    _fast_import(bare, "refs/ckpt/bomb/log", [[("card.json", CARD), ("event.json", big)]] * 16)
+    ckpt(bob, "fetch")
+    for args in (["stats", "origin:bomb"], ["log", "--task", "origin:bomb"], ["log", "--graph", "--task", "origin:bomb"],
+                 ["report", "--html", "-", "--task", "origin:bomb"]):
+        res = ckpt(bob, *args, rc=7)
+        assert "the fetched ledger holds more than 8 MiB of events, more than git ckpt reads of a teammate's ledger" in res.err, (args, res)
+    problems = ckpt(bob, "log", "--verify", "--task", "origin:bomb", "--json", rc=1).out
+    assert '"ok":false' in problems  # the first broken link ends its walk (within the same bound past it)
+    assert ckpt(bob, "handoff", "origin:bomb").out.startswith("# Handoff: origin:bomb\n")  # reads only what it shows
