@@ -10,9 +10,11 @@ replacements for every directory whose depth git ckpt does not choose: each keep
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import resource
 import tempfile
-from typing import Any, AnyStr, Iterator
+from typing import AnyStr, Iterator
 
 
 def walk(top: AnyStr, *, topdown: bool = True) -> Iterator[tuple[AnyStr, list[AnyStr], list[AnyStr]]]:
@@ -69,20 +71,21 @@ def makedirs(path: AnyStr) -> None:
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-_ANCHOR = 2048  # bytes of a path relative to an open directory before the next one is opened
 
 
 def rmtree(path: AnyStr) -> None:
-    """``shutil.rmtree(path, ignore_errors=True)`` without recursion, and at any length: never
-    follows a symlink (it is removed, not what it points to); what cannot be removed stays.
-    Raises nothing.
+    """``shutil.rmtree(path, ignore_errors=True)`` without recursion, at any depth and length:
+    never follows a symlink (it is removed, not what it points to); what cannot be removed
+    stays.  Raises nothing.
 
-    Every removal is relative to an open directory (``dir_fd``), never a path from ``/``, so a
-    tree whose paths pass ``PATH_MAX`` (4096 bytes on Linux: a checkpoint may hold a file 4079
-    bytes below its root, and a scratch copy of it sits below ``/tmp/...``) is removed too.  A
-    directory is opened (``O_NOFOLLOW``) only where the path relative to the nearest open one
-    would pass 2048 bytes, and only while its subtree is removed: the descriptors held at once
-    are the tree's path length / 2048, whatever its depth or width."""
+    Every directory is opened from its parent's descriptor with ``O_NOFOLLOW`` and every entry
+    removed relative to it (``dir_fd``), as ``shutil.rmtree``'s safe variant does, so a path
+    longer than ``PATH_MAX`` (a checkpoint may hold a file 4079 bytes below its root, and a
+    scratch copy of it sits below ``/tmp/...``) is removed too, and a directory swapped for a
+    symlink while the walk runs (by a verifier's leftover process in a scratch worktree) is
+    removed as a link, never entered.  The walk holds one descriptor per level of the path it
+    is in (raising the soft ``RLIMIT_NOFILE`` to the hard one for a deeper tree); a subtree
+    deeper than that stays."""
     try:
         if os.path.islink(path) or not os.path.isdir(path):
             os.unlink(path)
@@ -90,48 +93,64 @@ def rmtree(path: AnyStr) -> None:
         root = os.open(path, _DIR_FLAGS)
     except OSError:
         return
-    # A frame: [directory fd, path relative to it, that path needs an fd of its own, listed].
-    stack: list[list[Any]] = [[root, ".", False, False]]
-    opened: dict[int, tuple[int, str]] = {}  # an fd this walk opened -> (its frame's fd and path)
+    # the directories of the path the walk is in: (fd, entries not yet removed, name in parent)
+    stack: list[tuple[int, list[tuple[str, bool]], str | None]] = [(root, _entries(root), None)]
     while stack:
-        frame = stack[-1]
-        fd, rel, needs_fd, listed = frame
-        if listed:  # what is below it is gone (or stays): remove it
+        fd, entries, _name = stack[-1]
+        if not entries:  # emptied (or what stays, stays): close it and remove it from its parent
             stack.pop()
-            if rel == ".":  # a directory this walk opened: close it, then remove it from its parent
-                os.close(fd)
-                if fd == root:
-                    with contextlib.suppress(OSError):
-                        os.rmdir(path)
-                    continue
-                fd, rel = opened.pop(fd)
+            os.close(fd)
             with contextlib.suppress(OSError):
-                os.rmdir(rel, dir_fd=fd)
+                if not stack:
+                    os.rmdir(path)
+                elif _name is not None:
+                    try:
+                        os.rmdir(_name, dir_fd=stack[-1][0])
+                    except NotADirectoryError:  # swapped for a symlink or file meanwhile: that goes
+                        os.unlink(_name, dir_fd=stack[-1][0])
             continue
-        frame[3] = True
+        name, is_dir = entries.pop()
+        if is_dir:
+            sub = _open_dir(name, fd)
+            if sub is not None:
+                stack.append((sub, _entries(sub), name))
+                continue
+        with contextlib.suppress(OSError):  # a file, a symlink, or what replaced a directory
+            os.unlink(name, dir_fd=fd)
+
+
+def _entries(fd: int) -> list[tuple[str, bool]]:
+    """The names in directory ``fd`` and whether each is a directory (not following symlinks)."""
+    try:
+        with os.scandir(fd) as it:
+            return [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+    except OSError:
+        return []
+
+
+def _open_dir(name: str, parent: int) -> int | None:
+    """``name`` in directory ``parent`` opened as a directory, never through a symlink; None when
+    it is no directory now (a symlink or file swapped in) or cannot be opened.  Out of
+    descriptors, the soft limit is raised to the hard one once and the open tried again."""
+    for attempt in (1, 2):
         try:
-            if needs_fd:
-                sub = os.open(rel, _DIR_FLAGS, dir_fd=fd)
-                opened[sub] = (fd, rel)
-                frame[0], frame[1] = fd, rel = sub, "."
-            listing = fd if rel == "." else os.open(rel, _DIR_FLAGS, dir_fd=fd)
-        except OSError:
-            continue
-        try:
-            with os.scandir(listing) as it:
-                entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
-        except OSError:
-            entries = []
-        finally:
-            if listing != fd:
-                os.close(listing)
-        for name, is_dir in entries:
-            child = name if rel == "." else os.path.join(rel, name)
-            if is_dir:
-                stack.append([fd, child, len(os.fsencode(child)) > _ANCHOR, False])
-            else:
-                with contextlib.suppress(OSError):
-                    os.unlink(child, dir_fd=fd)
+            return os.open(name, _DIR_FLAGS, dir_fd=parent)
+        except OSError as exc:
+            if exc.errno != errno.EMFILE or attempt == 2 or not _more_descriptors():
+                return None
+    return None
+
+
+def _more_descriptors() -> bool:
+    """Raise this process's soft ``RLIMIT_NOFILE`` to its hard limit; whether it grew."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft >= hard:
+        return False
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else soft * 4, hard))
+    except (ValueError, OSError):
+        return False
+    return True
 
 
 @contextlib.contextmanager

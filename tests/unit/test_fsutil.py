@@ -82,7 +82,8 @@ def test_rmtree_removes_symlinks_and_never_what_they_point_to(tmp_path):
 
 def test_rmtree_holds_a_handful_of_descriptors_whatever_the_width(tmp_path):
     """Under RLIMIT_NOFILE = 32 (stdin/out/err and Python's own take some), a tree 60 directories
-    wide at 9 long levels is removed: a descriptor per open level, not per directory waiting."""
+    wide at 9 long levels is removed: a descriptor per level of the path walked, not per
+    directory waiting."""
     top = tmp_path / "scratch"
     top.mkdir()
     _build(str(top), [NAME] * 9)
@@ -114,3 +115,35 @@ def test_rmtree_leaves_what_it_cannot_remove_and_raises_nothing(tmp_path):
         assert sorted(os.listdir(top)) == ["ro"] and os.listdir(top / "ro") == ["f"]
     finally:
         (top / "ro").chmod(0o755)
+
+
+def test_rmtree_never_follows_a_directory_swapped_for_a_symlink_while_it_walks(tmp_path, monkeypatch):
+    """Attack 25: once a directory was listed, a path below it was opened by its relative path
+    (``a/b``) from an anchor, and O_NOFOLLOW guards only the last component: a process that
+    swapped ``a`` for a symlink to another directory (a verifier's leftover process in a scratch
+    worktree) had that directory emptied.  Each level is opened from its parent's descriptor."""
+    outside = tmp_path / "victim"
+    (outside / "b").mkdir(parents=True)
+    (outside / "b/precious.txt").write_text("keep\n")
+    (outside / "thesis.tex").write_text("keep\n")
+    top = tmp_path / "scratch"
+    (top / "a/b").mkdir(parents=True)
+    (top / "a/b/f").write_text("x\n")
+    for i in range(20):
+        (top / f"z{i}").write_text("x\n")
+    real = fsutil._entries
+    swapped = []
+
+    def entries_then_swap(fd):
+        out = real(fd)
+        if not swapped and out == [("b", True)]:  # a was listed (a real directory then)...
+            os.rename(top / "a", tmp_path / "a-moved")
+            (top / "a").symlink_to(outside)  # ...and a symlink before the walk opens it
+            swapped.append(True)
+        return out
+
+    monkeypatch.setattr(fsutil, "_entries", entries_then_swap)
+    fsutil.rmtree(str(top))
+    assert swapped and not top.exists()  # the symlink swapped in is removed as a link
+    assert sorted(os.listdir(tmp_path)) == ["a-moved", "victim"] and os.listdir(tmp_path / "a-moved") == []
+    assert (outside / "b/precious.txt").read_text() == "keep\n" and (outside / "thesis.tex").read_text() == "keep\n"
