@@ -229,4 +229,4 @@ IN_PLACE = (" (only a run in place passed: with [gate] isolated = true, or git c
 def was_forced(repo: Repo, task: str, commit: str) -> bool:
     """Whether the newest ``promote`` event of ``task`` for ``commit`` was forced."""
     rec = ledger.find_last(repo, task, lambda ev: ev.type == "promote" and ev.data.get("commit") == commit)
-    return bool(rec and rec.event.data.get("forced"))
+    return bool(rec and rec.event.data.get("forced") is True)

@@ -517,7 +517,7 @@ def describe(ev: Event, card: Card | None = None, shown: Callable[[Any], Any] = 
         return (f"verifier: {d.get('verifier')} ...... {result_word(d.get('status'), d.get('exit_code'))} on {shown(d.get('id'))}"
                 + reused_text(d, shown))
     if t == "promote":
-        return f"promoted {shown(d.get('id'))}" + (" (forced)" if d.get("forced") else "")
+        return f"promoted {shown(d.get('id'))}" + (" (forced)" if d.get("forced") is True else "")
     if t == "gate-refused":
         return f"gate refused a commit: {d.get('reason')}"
     if t == "task-start":
@@ -552,7 +552,7 @@ def describe(ev: Event, card: Card | None = None, shown: Callable[[Any], Any] = 
     if t == "handoff":
         return f"handoff receipt given at {shown(d.get('id'))}"
     if t == "drop":
-        return (f"dropped {shown(d.get('id'))}" + (" (forced)" if d.get("forced") else "")
+        return (f"dropped {shown(d.get('id'))}" + (" (forced)" if d.get("forced") is True else "")
                 + (", and with it the promotion" if d.get("unpromoted") else ""))
     if t == "prune":
         from .words import counted

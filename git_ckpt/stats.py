@@ -104,13 +104,13 @@ def stats(repo: Repo, cfg: Config, task: str, *, commits: bool = True) -> dict[s
             if d.get("status") == "passed":
                 passed += ours
                 if t is not None:
-                    recoveries.extend(t - p for p in pending)
+                    recoveries.extend(t - p for p in pending if t >= p)  # a clock that went back measures nothing
                 pending = []
         elif ev.type == "promote":
             if d.get("previous") is not None and d.get("previous") == d.get("commit"):
                 continue  # the promoted checkpoint promoted again (a forced record): no new promotion
             promotions += 1
-            if d.get("forced"):
+            if d.get("forced") is True:
                 forced += 1
         elif ev.type == "gate-refused":
             refusals += 1

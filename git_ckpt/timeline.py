@@ -151,7 +151,7 @@ def build(repo: Repo, task: str) -> Timeline:
             steps.append(Step("verify", plain(ev.at), cid, f"{res.verifier} {word} on {cid}{reused}", ok=res.ok))
         elif t == "promote":
             promoted = plain(shown(d.get("id")))
-            steps.append(Step("promote", plain(ev.at), promoted, f"promoted {promoted}" + (" (forced)" if d.get("forced") else "")))
+            steps.append(Step("promote", plain(ev.at), promoted, f"promoted {promoted}" + (" (forced)" if d.get("forced") is True else "")))
         elif t == "drop" and d.get("unpromoted"):  # the promoted checkpoint went, and its promotion with it
             if plain(shown(d.get("id"))) == promoted:
                 promoted = None

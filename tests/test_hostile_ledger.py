@@ -171,3 +171,27 @@ def test_a_fetched_ledger_naming_one_large_event_many_times_is_refused_within_a_
     problems = ckpt(bob, "log", "--verify", "--task", "origin:bomb", "--json", rc=1).out
     assert '"ok":false' in problems  # the first broken link ends its walk (within the same bound past it)
     assert ckpt(bob, "handoff", "origin:bomb").out.startswith("# Handoff: origin:bomb\n")  # reads only what it shows
+
+
+def test_odd_forced_values_and_a_clock_gone_back_are_read_as_what_they_are(tmp_path):
+    """Attack 25: ``"forced": "no"`` showed ``(forced)`` and counted as a forced promotion (the
+    gate reads ``is True``), and a verify stamped before the restore it follows made a negative
+    median recovery time.  Only ``true`` is forced; a clock gone back measures nothing."""
+    from test_remote import _team
+
+    bare, _alice, bob = _team(tmp_path)
+
+    def at(ev: bytes, stamp: str) -> bytes:
+        return ev.replace(b'"at": "2026-12-01T04:00:00Z"', f'"at": "{stamp}"'.encode())
+
+    events = [at(_event(1, "save", {"id": "q/1", "commit": "0" * 40, "kind": "manual"}), "2026-12-01T04:00:00Z"),
+              at(_event(2, "promote", {"id": "q/1", "commit": "0" * 40, "forced": "no"}), "2026-12-01T04:00:01Z"),
+              at(_event(3, "restore", {"target": "q/1", "from": "q/2", "from_commit": "1" * 40, "target_commit": "0" * 40}),
+                 "2026-12-01T04:00:20Z"),
+              at(_event(4, "verify", {"id": "q/1", "verifier": "t", "status": "passed", "exit_code": 0}), "2026-12-01T04:00:05Z")]
+    _fast_import(bare, "refs/ckpt/q/log", [[("card.json", CARD), ("event.json", e)] for e in events])
+    ckpt(bob, "fetch")
+    assert "(forced)" not in ckpt(bob, "log", "--task", "origin:q").out
+    assert "(forced)" not in ckpt(bob, "log", "--graph", "--task", "origin:q").out
+    st = ckpt(bob, "stats", "origin:q", "--json").json()["result"]
+    assert (st["promotions"], st["forced_promotions"], st["recoveries"], st["recovery_median_seconds"]) == (1, 0, 0, None), st
