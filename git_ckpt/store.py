@@ -670,7 +670,7 @@ def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = No
     info = repo.read_commit(commit)
     parents: list[str] = list(info.parents)
     if len(parents) not in (2, 3):
-        raise not_a_checkpoint(id or commit, ref, "")
+        raise not_a_checkpoint(id or commit, ref, "", commit)
     try:
         entry = repo.tree_entry(parents[-1], "manifest.json")
         if entry is None:
@@ -679,7 +679,7 @@ def load(repo: Repo, commit: str, *, id: str | None = None, ref: str | None = No
         if cached is None:
             data = repo.read_blob(entry.oid) if repo.blob_size(entry.oid) <= MAX_MANIFEST else None
     except (KeyError, CkptError):
-        raise not_a_checkpoint(id or commit, ref, " (no manifest)") from None
+        raise not_a_checkpoint(id or commit, ref, " (no manifest)", commit) from None
     if cached is None:
         if data is None:
             cached = f"larger than {MAX_MANIFEST} bytes"
@@ -718,7 +718,7 @@ _MANIFESTS: dict[str, Manifest | str] = {}
 NOT_MADE_BY_US = "the ref was not made by git ckpt"
 
 
-def not_a_checkpoint(name: str, ref: str | None, detail: str) -> CkptError:
+def not_a_checkpoint(name: str, ref: str | None, detail: str, commit: str | None = None) -> CkptError:
     """The error for a commit that is not a checkpoint: corrupt stored data (exit 7) when a ref
     under ``refs/ckpt/`` names it (git ckpt never writes such a ref), else an unknown checkpoint
     (exit 4: the user named some other commit)."""
@@ -729,7 +729,8 @@ def not_a_checkpoint(name: str, ref: str | None, detail: str) -> CkptError:
             fix = f"git update-ref -d {ref} ends the promotion (then git ckpt verify promotes a checkpoint again)"
         else:
             fix = f"git ckpt drop {ref[len(PREFIX):]} removes the ref (the ledger records it)"
-        return CorruptError(f"{ref} names {escape(name)}, which is not a checkpoint commit{detail}: {NOT_MADE_BY_US}", fix)
+        named = commit[:12] if commit else escape(name)  # the ref's own name says nothing new
+        return CorruptError(f"{ref} names {named}, which is not a checkpoint commit{detail}: {NOT_MADE_BY_US}", fix)
     return NotFoundError(f"{escape(name)} is not a checkpoint commit{detail}", "git ckpt list shows the checkpoints")
 
 

@@ -77,7 +77,7 @@ def test_a_restore_to_an_unknown_name_before_every_save_opens_no_lane(repo):
     ]
     assert _lanes(repo) == (1, [("q/1", "x0", 0), ("q/2", "x1", 0), ("q/3", "x2", 0), ("q/4", "x3", 0)])
     res = ckpt(repo, "report", "--html", "page.html", "--task", "q", "--json").json()["result"]
-    assert res == {"task": "q", "checkpoints": 0, "pruned": 4, "lanes": 1, "jumps": 4, "promoted": None, "file": "page.html"}
+    assert res == {"task": "q", "checkpoints": 0, "pruned": 4, "damaged": 0, "lanes": 1, "jumps": 4, "promoted": None, "file": "page.html"}
     assert '<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="376" height="116" ' in (repo / "page.html").read_text()
 
 

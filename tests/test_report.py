@@ -79,7 +79,7 @@ def test_report_html_is_self_contained_and_escaped(repo):
     assert 'class="node manual passed promoted"' in page and 'class="node manual failed"' in page
     assert "<code>A</code></td><td><code>g</code>" in page  # demo/3 added g against demo/1
     js = ckpt(repo, "report", "--html", "again.html", "--json").json()["result"]
-    assert js == {"task": "demo", "checkpoints": 3, "pruned": 0, "lanes": 2, "jumps": 2, "promoted": "demo/2", "file": "again.html"}
+    assert js == {"task": "demo", "checkpoints": 3, "pruned": 0, "damaged": 0, "lanes": 2, "jumps": 2, "promoted": "demo/2", "file": "again.html"}
     assert ckpt(repo, "report", "--html", "-", fsck=False).out.startswith("<!DOCTYPE html>")
     res = ckpt(repo, "report", rc=2, fsck=False)
     assert "--html" in res.err

@@ -360,7 +360,7 @@ def test_non_checkpoint_under_refs_ckpt_is_corrupt_everywhere(repo):
     ckpt(repo, "save", "-m", "one")
     git(repo, "update-ref", "refs/ckpt/default/5", "HEAD")
     head = git(repo, "rev-parse", "HEAD").decode().strip()
-    msg = "error: refs/ckpt/default/5 names default/5, which is not a checkpoint commit: the ref was not made by git ckpt\n"
+    msg = f"error: refs/ckpt/default/5 names {head[:12]}, which is not a checkpoint commit: the ref was not made by git ckpt\n"
     for args in (["show", "default/5"], ["show"], ["diff", "5"], ["restore", "default/5"], ["verify", "@"],
                  ["promote", "5"], ["restore", "--dry-run", "@"]):
         res = ckpt(repo, *args, rc=None)
@@ -370,7 +370,7 @@ def test_non_checkpoint_under_refs_ckpt_is_corrupt_everywhere(repo):
     listed = ckpt(repo, "list", "--json").json()["result"]
     assert listed[-1]["id"] == "default/5" and listed[-1]["kind"] == "corrupt"
     res = ckpt(repo, "log", "--verify", rc=1)
-    assert res.err == ("error: task default: refs/ckpt/default/5 names default/5, which is not a checkpoint commit: "
+    assert res.err == (f"error: task default: refs/ckpt/default/5 names {head[:12]}, which is not a checkpoint commit: "
                        "the ref was not made by git ckpt\nhint: git ckpt drop default/5 removes it (the ledger records that)\n"), res
     res = ckpt(repo, "show", head, rc=4)
     assert res.err == f"error: {head} is not a checkpoint commit\nhint: git ckpt list shows the checkpoints\n"
