@@ -16,7 +16,7 @@ import msgspec
 
 from .errors import ConfigError, CorruptError
 from .gitcore import read_state
-from .model import MAX_JSON_DEPTH, nested_deeper_than
+from .model import MAX_JSON_DEPTH, escape, nested_deeper_than
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -448,7 +448,7 @@ def _check(cfg: Config, origin: str, k: Callable[[str], str]) -> None:
             problem = overlay_pattern_problem(pat, compiled=compiled)
             if problem:
                 escapes = problem != wildcard_problem(pat.strip().removeprefix("!"), compiled=compiled)  # not a matter of wildcards
-                raise ConfigError(f"{origin}: {k(key)} pattern {pat!r} {problem}"
+                raise ConfigError(f"{origin}: {k(key)} pattern '{escape(pat)}' {problem}"
                                   + ("; overlay patterns stay inside the worktree" if escapes else ""),
                                   f"fix {k(key)} (patterns are relative to the worktree root)")
     parse_size(cfg.overlay.max_file_size, f"{origin}: {k('overlay.max_file_size')}")

@@ -16,6 +16,7 @@ import subprocess
 
 import pytest
 
+from git_ckpt.model import escape
 from conftest import ckpt, forge_checkpoint, git
 from test_remote import _team
 
@@ -103,7 +104,7 @@ def test_a_config_overlay_pattern_that_could_backtrack_is_refused(repo, pattern,
     (repo / ".ckpt.toml").write_text(f'[overlay]\ninclude = ["{pattern}"]\n')
     (repo / "f.txt").write_text("1\n")
     rc, out, err = _run(repo, "save", "-m", "x")
-    assert rc == 6 and err.startswith(f"error: .ckpt.toml: overlay.include pattern {pattern!r} {problem}\n"), err
+    assert rc == 6 and err.startswith(f"error: .ckpt.toml: overlay.include pattern '{escape(pattern)}' {problem}\n"), err
 
 
 @pytest.mark.parametrize("pattern", ["***.db", "data/****/x", "a**b"])

@@ -16,6 +16,7 @@ import subprocess
 
 import pytest
 
+from git_ckpt.model import escape
 from conftest import ckpt, git
 from test_attack17 import _craft, _renumber
 from test_remote import _team
@@ -43,7 +44,7 @@ def test_an_overlay_pattern_git_and_pathspec_read_apart_or_slowly_is_refused(rep
     deep.mkdir(parents=True)
     (deep / "x").write_text("x\n")
     rc, out, err = _run(repo, "save", "-m", "x")
-    assert rc == 6 and err.startswith(f"error: .ckpt.toml: overlay.include pattern {pattern!r} {problem}\n"), err
+    assert rc == 6 and err.startswith(f"error: .ckpt.toml: overlay.include pattern '{escape(pattern)}' {problem}\n"), err
     # a restore and an undo still go back (the .ckpt.toml is left out, and said)
     (repo / ".ckpt.toml").unlink()
     ckpt(repo, "save", "-m", "good")

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from git_ckpt.model import escape
 from conftest import ckpt, forge_checkpoint, git, index_state, init_repo, worktree_state
 
 # -- finding 4: names git unquotes on line-based stdin (a leading '"', backslash, newline ...)
@@ -64,11 +65,11 @@ def test_overlay_pattern_into_git_is_a_config_error(repo, pattern, source):
     if source == "dash-c":
         r = subprocess.run(["git", *args], cwd=repo, capture_output=True)
         assert r.returncode == 6, r
-        assert f"overlay.include pattern {pattern!r} points into .git" in r.stderr.decode()
+        assert f"overlay.include pattern '{escape(pattern)}' points into .git" in r.stderr.decode()
         assert git(repo, "for-each-ref", "refs/ckpt/") == b""
     else:
         res = ckpt(repo, *args, rc=6)
-        assert f"overlay.include pattern {pattern!r} points into .git" in res.err
+        assert f"overlay.include pattern '{escape(pattern)}' points into .git" in res.err
         assert res.err.count("error:") == 1
 
 

@@ -20,6 +20,7 @@ import json
 
 import pytest
 
+from git_ckpt.model import escape
 from conftest import ckpt, git, init_repo
 
 
@@ -226,7 +227,7 @@ def test_a_refused_overlay_pattern_says_why_and_only_an_escape_says_patterns_sta
     proc = subprocess.run(["git", "-c", f"ckpt.overlay.include={pattern}", "ckpt", "save"], cwd=repo, capture_output=True, text=True)
     tail = "; overlay patterns stay inside the worktree" if escapes else ""
     assert (proc.returncode, proc.stderr.splitlines()[0]) == (
-        6, f"error: git config: ckpt.overlay.include pattern {pattern!r} {problem}{tail}"), proc
+        6, f"error: git config: ckpt.overlay.include pattern '{escape(pattern)}' {problem}{tail}"), proc
     ok = subprocess.run(["git", "-c", "ckpt.overlay.include=tmp/??????????", "ckpt", "save"], cwd=repo, capture_output=True)
     assert ok.returncode == 0, ok
 

@@ -230,7 +230,7 @@ def test_save_takes_the_worktree_lock_itself(core, repo, monkeypatch):
     fd = os.open(core.ckpt_dir() / "lock", os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # another open file: as another process's restore
-        with pytest.raises(BusyError, match="another git ckpt restore or save"):
+        with pytest.raises(BusyError, match="a git ckpt restore or undo is running"):
             snapshot.save(core, config.load(core), task="t")
     finally:
         os.close(fd)
