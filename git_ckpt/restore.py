@@ -1477,7 +1477,7 @@ def restore(
     when ``reset_head`` would move a branch other than the one ``target`` was saved on, unless
     ``force``.
     """
-    with repo.worktree_lock(exclusive=True):
+    with repo.worktree_lock(exclusive=not dry_run):  # a dry run reads, as save and verify do
         busy = _check_ready(repo, type, dry_run)
         if not ignore_journal and read_journal(repo) is not None:
             raise BusyError("a restore was interrupted in this worktree", "run git ckpt restore --continue to finish it, or git ckpt undo to go back")

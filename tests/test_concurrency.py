@@ -138,3 +138,27 @@ def test_a_held_lock_gives_a_clear_message(tmp_path):
     assert (root / "a.txt").read_text() == "two\n"
     ckpt(root, "restore", "1")
     assert (root / "a.txt").read_text() == "one\n"
+
+
+def test_a_dry_run_reads_beside_a_running_verify_and_waits_only_for_a_restore(tmp_path):
+    """Walkthrough 30: ``restore --dry-run`` waited while a ``verify`` ran (it took the lock a
+    restore takes).  It reads, as save and verify do: a shared hold passes it, an exclusive one
+    (a restore running) still makes it wait, then exit 5."""
+    import fcntl
+    import os
+
+    root = init_repo(tmp_path / "r")
+    (root / "a.txt").write_text("one\n")
+    ckpt(root, "save")
+    (root / "a.txt").write_text("two\n")
+    fd = os.open(root / ".git" / "ckpt" / "lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)  # what a running verify holds
+        res = ckpt(root, "restore", "--dry-run", "1", env={"GIT_CKPT_LOCK_TIMEOUT": "0"}, fsck=False)
+        assert res.out.splitlines()[:2] == ["would restore default/1:", "write   a.txt"] and res.err == "", res
+        fcntl.flock(fd, fcntl.LOCK_EX)  # what a running restore holds
+        res = ckpt(root, "restore", "--dry-run", "1", rc=5, env={"GIT_CKPT_LOCK_TIMEOUT": "0"}, fsck=False)
+        assert res.err.splitlines()[0] == "error: a git ckpt restore or undo is running in this worktree", res
+    finally:
+        os.close(fd)
+    assert (root / "a.txt").read_text() == "two\n"
