@@ -32,6 +32,7 @@ from . import config
 from .config import Config
 from .errors import CkptError, UsageError
 from .gitcore import Repo
+from .promote import promoted_line
 from .verify import Report, Sink, describe, verify
 
 
@@ -164,9 +165,7 @@ def attempt(
     if report.promoted:
         if report.empty_requirement:
             log("no verifiers configured: promoted on the empty requirement")
-        log(f"{post.id} is already promoted" if report.already_promoted
-            else f"promoted {post.id} (its verifiers passed; it was promoted by force before)" if report.earned
-            else f"promoted {post.id}")
+        log(promoted_line(post.id, already=report.already_promoted, earned=report.earned))
         res.outcome = "promoted"
         res.exit_code = 0
         res.clean = _matches(repo, cfg, post.id)

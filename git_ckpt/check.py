@@ -84,9 +84,10 @@ def targets(repo: Repo, *, spec: str | None, all_tasks: bool, task: str) -> list
     for t in names:
         numbered = store.numbered(repo, t)
         out += [(f"{t}/{n}", store.ckpt_ref(t, n), oid) for n, oid in numbered]
-        promoted = repo.read_ref(store.promoted_ref(t))
+        promoted_ref = store.promoted_ref(t)
+        promoted = repo.read_ref(promoted_ref)
         if promoted and (promoted not in {oid for _n, oid in numbered} or repo.object_type(promoted) != "commit"):
-            out.append((f"{t}/promoted", store.promoted_ref(t), promoted))
+            out.append((f"{t}/promoted", promoted_ref, promoted))
     return out
 
 

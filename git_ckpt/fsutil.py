@@ -96,18 +96,18 @@ def rmtree(path: AnyStr) -> None:
     # the directories of the path the walk is in: (fd, entries not yet removed, name in parent)
     stack: list[tuple[int, list[tuple[str, bool]], str | None]] = [(root, _entries(root), None)]
     while stack:
-        fd, entries, _name = stack[-1]
+        fd, entries, in_parent = stack[-1]
         if not entries:  # emptied (or what stays, stays): close it and remove it from its parent
             stack.pop()
             os.close(fd)
             with contextlib.suppress(OSError):
                 if not stack:
                     os.rmdir(path)
-                elif _name is not None:
+                elif in_parent is not None:
                     try:
-                        os.rmdir(_name, dir_fd=stack[-1][0])
+                        os.rmdir(in_parent, dir_fd=stack[-1][0])
                     except NotADirectoryError:  # swapped for a symlink or file meanwhile: that goes
-                        os.unlink(_name, dir_fd=stack[-1][0])
+                        os.unlink(in_parent, dir_fd=stack[-1][0])
             continue
         name, is_dir = entries.pop()
         if is_dir:

@@ -121,10 +121,9 @@ def check_tree(repo: Repo, cfg: Config, tree: str, task: str) -> GateResult:
     cp = store.load(repo, oid, ref=store.promoted_ref(task))
     res.promoted = cp.id
     if not store.is_local(repo, cp):  # a promotion left naming a dropped checkpoint: none holds
-        held = store.replaced_by(repo, cp)
-        if held is not None:  # not dropped: its ref names something else
-            res.reason = (f"the promoted checkpoint {cp.id} of task {task} is damaged: "
-                          f"{store.ckpt_ref(cp.manifest.task, cp.manifest.number)} names {held[:12]}, not its commit")
+        replaced = store.replaced_by(repo, cp)
+        if replaced is not None:  # not dropped: its ref names something else
+            res.reason = f"the promoted checkpoint {cp.id} of task {task} is damaged: {replaced}"
             res.fix = "git ckpt check --all names the damage; git ckpt save && git ckpt verify promotes another checkpoint"
             return res
         res.reason = f"the promoted checkpoint {cp.id} of task {task} was dropped"

@@ -138,6 +138,15 @@ def promote(repo: Repo, cfg: Config, cp: Checkpoint, *, force: bool = False, rea
     return PromoteResult(cp.id, cp.commit, task, previous, changed, forced, sorted(req.passed), why_forced, earned)
 
 
+def promoted_line(cid: str, *, already: bool, earned: bool) -> str:
+    """What verify, attempt and promote say of a promotion of ``cid`` that was not forced: it
+    was ``already`` promoted, or promoted now, and ``earned`` when it was promoted by force
+    before (:attr:`PromoteResult.earned`)."""
+    if already:
+        return f"{cid} is already promoted"
+    return f"promoted {cid}" + (" (its verifiers passed; it was promoted by force before)" if earned else "")
+
+
 def _forced_last(repo: Repo, task: str, commit: str) -> bool:
     """Whether the newest ``promote`` event of ``task`` promoted ``commit`` by force (an
     unreadable ledger: False, the promotion stands as it is)."""

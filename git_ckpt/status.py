@@ -99,10 +99,9 @@ def status(repo: Repo) -> dict[str, Any]:
         try:
             pcp = store.load(repo, promoted_commit, id=f"{task}/promoted", ref=store.promoted_ref(task))
             promoted, promoted_dropped = pcp.manifest.id, not store.is_local(repo, pcp)
-            held = store.replaced_by(repo, pcp) if promoted_dropped else None
-            if held is not None:  # not dropped: the ref of its number names something else
-                promoted_dropped = False
-                damaged["promoted"] = f"{store.ckpt_ref(pcp.manifest.task, pcp.manifest.number)} names {held[:12]}, not its commit"
+            replaced = store.replaced_by(repo, pcp) if promoted_dropped else None
+            if replaced is not None:  # not dropped: the ref of its number names something else
+                promoted_dropped, damaged["promoted"] = False, replaced
         except CkptError as exc:
             promoted, damaged["promoted"] = f"{task}/promoted", exc.message
     unknown = None  # why the worktree cannot be compared (the error's own line)

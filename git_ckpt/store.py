@@ -765,14 +765,16 @@ def is_local(repo: Repo, cp: Checkpoint) -> bool:
 
 
 def replaced_by(repo: Repo, cp: Checkpoint) -> str | None:
-    """What ``refs/ckpt/T/N`` (T and N from ``cp``'s manifest) holds when it exists but names
-    another object than ``cp``'s commit: not a dropped checkpoint but a damaged ref (a tree, a
-    blob, another commit put there).  None when the ref is absent or holds ``cp``."""
+    """Why ``cp`` is no longer its task's ``T/N`` though not dropped: ``refs/ckpt/T/N`` (T and N
+    from its manifest) exists and names another object (a tree, a blob, another commit put
+    there), said as ``"REF names OID, not its commit"`` for status and the gate alike.  None when
+    the ref is absent (dropped) or holds ``cp``."""
     m = cp.manifest
     if not _TASK_RE.fullmatch(m.task or "") or ".." in m.task or m.number < 1:
         return None
-    held = repo.read_ref(ckpt_ref(m.task, m.number))
-    return held if held is not None and held != cp.commit else None
+    ref = ckpt_ref(m.task, m.number)
+    held = repo.read_ref(ref)
+    return f"{ref} names {held[:12]}, not its commit" if held is not None and held != cp.commit else None
 
 
 def checkpoint_task(cp: Checkpoint) -> str:

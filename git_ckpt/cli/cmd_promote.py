@@ -24,7 +24,7 @@ def command(ckpt: str | None, force: bool, as_json: bool) -> int:
     fetched checkpoint (REMOTE:T/N) is never promoted (exit 2).
     """
     from .. import config, store
-    from ..promote import promote
+    from ..promote import promote, promoted_line
 
     repo = open_repo()
     cfg = config.load(repo)
@@ -32,12 +32,10 @@ def command(ckpt: str | None, force: bool, as_json: bool) -> int:
     res = promote(repo, cfg, cp, force=force, reason="promote")
 
     def human() -> None:
-        if res.earned:
-            say(f"promoted {res.id} (its verifiers passed; it was promoted by force before)")
-        elif not res.changed and not res.forced:
-            say(f"{res.id} is already promoted")
+        if res.forced:
+            say(f"promoted {res.id} (forced: {'; '.join(res.why_forced)})")
         else:
-            say(f"promoted {res.id}" + (f" (forced: {'; '.join(res.why_forced)})" if res.forced else ""))
+            say(promoted_line(res.id, already=not res.changed and not res.earned, earned=res.earned))
 
     emit("promote", res.to_json(), as_json, human)
     return 0

@@ -41,9 +41,9 @@ def print_report(report: Report, *, said_outcomes: bool) -> None:
     if report.promoted:
         if report.empty_requirement:
             say("no verifiers configured: promoting on the empty requirement")
-        say(f"{report.promoted} is already promoted" if report.already_promoted
-            else f"promoted {report.promoted} (its verifiers passed; it was promoted by force before)" if report.earned
-            else f"promoted {report.promoted}")
+        from ..promote import promoted_line
+
+        say(promoted_line(report.promoted, already=report.already_promoted, earned=report.earned))
     elif report.newer_promoted:
         say(f"not promoted: the newer {report.newer_promoted} stays promoted (git ckpt promote {report.checkpoint} moves promotion back to it)")
     elif report.fetched:
